@@ -1,0 +1,53 @@
+/* Everything one mount (or one `tracemount cat`) shares: the chunk cache, the traces seen so
+ * far, and the format overrides. Every mutable part is behind a lock. */
+#ifndef TRACEMOUNT_CONTEXT_H
+#define TRACEMOUNT_CONTEXT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tm_format;
+struct tm_trace;
+struct tm_chunk_cache;
+
+#define TM_DEFAULT_MEMORY (64u << 20)
+
+struct tm_override {
+	char *glob; /* matched against the base name, or the relative path if it has a '/' */
+	const struct tm_format *fmt;
+};
+
+struct tm_context {
+	struct tm_chunk_cache *cache;
+	struct tm_override *overrides;
+	unsigned n_overrides;
+
+	pthread_mutex_t lock; /* guards the table */
+	struct tm_trace **table;
+	size_t table_size, n_traces;
+	uint64_t next_uid;
+};
+
+int tm_context_new(size_t memory, struct tm_context **out);
+void tm_context_free(struct tm_context *ctx);
+
+/* Adds a "GLOB:NAME" override. Returns 0, -EINVAL for a malformed spec, -ENOENT for an
+ * unknown format. Call before the context is shared. */
+int tm_context_add_override(struct tm_context *ctx, const char *spec);
+
+/* The format of the file at path (relative to dirfd), or NULL: overrides first, then the
+ * formats' probes. Reads the file's head only if some format needs it. */
+const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, const char *path);
+
+/* The trace at path with format fmt, created on first use, with a reference taken.
+ * Returns 0 or -ENOMEM. */
+int tm_context_trace(struct tm_context *ctx, const char *path, const struct tm_format *fmt,
+		     struct tm_trace **out);
+void tm_context_trace_put(struct tm_context *ctx, struct tm_trace *t);
+
+/* The text of .tracemount/status: one line per trace seen, sorted by path. Returns 0 or
+ * -ENOMEM; the caller frees *text. */
+int tm_context_status(struct tm_context *ctx, char **text, size_t *len);
+
+#endif

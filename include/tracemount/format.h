@@ -1,0 +1,114 @@
+/* A trace format: one const table of operations per format, registered in registry.c.
+ *
+ * The core reads a trace as a stream of records. A format decodes bytes into fixed-stride
+ * record structs that begin with struct tm_record, classifies each record, renders its dump
+ * line, and computes its statistics. Everything a view shows is derived from those records,
+ * so the index pass and a later read of one chunk decode with the same code and agree. */
+#ifndef TRACEMOUNT_FORMAT_H
+#define TRACEMOUNT_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct json_object;
+struct tm_diag;
+
+#define TM_MAX_CLASSES 32
+
+/* Common head of every decoded record. */
+struct tm_record {
+	uint32_t raw_rel; /* offset of the record's bytes from its chunk's first byte */
+	uint32_t raw_len; /* number of trace bytes the record came from */
+	uint16_t cls;	  /* index into tm_format.classes */
+	uint16_t flags;	  /* the format's own */
+};
+
+/* Records decoded from one contiguous run of trace bytes. */
+struct tm_chunk {
+	uint64_t first_record; /* record number of records[0] */
+	uint64_t raw_off;      /* trace offset of raw[0] */
+	const uint8_t *raw;    /* the trace bytes the records came from */
+	size_t raw_len;
+	void *records; /* n_records structs of record_size bytes */
+	size_t n_records;
+	size_t record_size;
+};
+
+static inline const struct tm_record *tm_chunk_rec(const struct tm_chunk *c, size_t i)
+{
+	return (const struct tm_record *)((const char *)c->records + i * c->record_size);
+}
+
+/* How a record view turns records into bytes. render() must write exactly measure() bytes;
+ * the core checks the total of every rendered chunk against the index. */
+struct tm_render_ops {
+	/* Bytes every record of class cls produces, or 0 when it varies (then measure() is
+	 * called per record). Optional. Lets the index pass size a view from class counts. */
+	size_t (*fixed_len)(unsigned cls);
+	/* Bytes record i of c produces. */
+	size_t (*measure)(const struct tm_chunk *c, size_t i);
+	/* Writes record i of c to out, which has room for measure() bytes; returns the count. */
+	size_t (*render)(const struct tm_chunk *c, size_t i, char *out);
+};
+
+/* A view a format adds to the generic ones (raw, dump.txt, stats.json, errors.txt, class/). */
+struct tm_view_desc {
+	const char *path;    /* relative to the trace folder; "%s" is replaced by the stem */
+	uint64_t class_mask; /* bit c set: records of class c contribute */
+	const struct tm_render_ops *ops;
+};
+
+/* Input of one decode call. */
+struct tm_decode_in {
+	const uint8_t *buf; /* bytes from the decoder's position on */
+	size_t len;
+	uint64_t raw_off; /* trace offset of buf[0], for messages */
+	bool at_eof;	  /* nothing follows buf[len - 1] */
+};
+
+struct tm_format {
+	const char *name;	 /* short, lower case: "byu"; also the format= override name */
+	const char *description; /* one line for .tracemount/formats and --help */
+	const char *recognition; /* how it is recognised, for .tracemount/formats */
+	const char *const *extensions; /* name endings that are evidence, NULL-terminated */
+	const char *const *classes;    /* class names, lower case; classes[cls] */
+	unsigned n_classes;
+	const char *class_ext; /* extension of class/CLASS.EXT streams; NULL: no binary streams */
+
+	size_t record_size;	 /* stride of decoded records, >= sizeof(struct tm_record) */
+	size_t state_size;	 /* decoder state kept in each checkpoint (a multiple of 8) */
+	size_t stats_size;	 /* private statistics state allocated by the core */
+	size_t chunk_records;	 /* records between checkpoints */
+	uint32_t raw_record_len; /* bytes per record when fixed, else 0 */
+
+	/* Confidence 0-100 that a file is in this format. name is the file's base name; head
+	 * holds up to the file's first 4 KiB. Extensions are weak evidence (50), magic numbers
+	 * and plausible first records strong (90+). */
+	int (*probe)(const char *name, const uint8_t *head, size_t head_len);
+	bool probe_needs_head; /* probe looks at content, so detection must read the file */
+
+	/* Sets up the decoder state at the start of the trace. Optional (zeroed state). */
+	void (*state_init)(void *state);
+	/* Decodes records from in until max records are produced or the bytes run out; sets
+	 * *n_out and *used (bytes consumed). Sets raw_rel relative to in->buf. Returns 0, or
+	 * -EAGAIN when the next record needs bytes beyond in->len and !in->at_eof. Problems in
+	 * the data go to diag (which may be NULL) and never stop decoding. */
+	int (*decode)(void *state, const struct tm_decode_in *in, void *recs, size_t max,
+		      size_t *n_out, size_t *used, struct tm_diag *diag);
+
+	/* The dump.txt line of a record; class/CLASS.txt shows the same lines. */
+	const struct tm_render_ops *dump;
+
+	/* Statistics for stats.json, fed every chunk of the index pass in order. Optional. */
+	int (*stats_init)(void *stats);
+	void (*stats_update)(void *stats, const struct tm_chunk *c);
+	/* Adds the format's keys to obj and reports whole-trace findings to diag. */
+	int (*stats_finish)(void *stats, struct json_object *obj, struct tm_diag *diag);
+	void (*stats_free)(void *stats);
+
+	const struct tm_view_desc *extra_views;
+	unsigned n_extra_views;
+};
+
+#endif

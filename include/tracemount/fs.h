@@ -1,0 +1,92 @@
+/* The mounted tree, without FUSE: what a path in the mount is, its attributes, its entries
+ * and its bytes. The FUSE glue (src/fuse/tmfs.c) only translates calls to these. */
+#ifndef TRACEMOUNT_FS_H
+#define TRACEMOUNT_FS_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "tracemount/reader.h"
+#include "tracemount/source.h"
+
+struct tm_context;
+struct tm_format;
+struct tm_trace;
+
+/* The name of the hidden folder at the mount root. */
+#define TM_META_DIR ".tracemount"
+
+struct tm_fs {
+	struct tm_context *ctx;
+	int root_fd;	/* the SOURCE directory, or the directory holding the SOURCE file */
+	char *single;	/* when SOURCE is a file: its name, the root's only entry */
+	uid_t uid;	/* owner of the virtual .tracemount folder */
+	gid_t gid;
+	struct timespec mounted;
+};
+
+enum tm_node_kind {
+	TM_NODE_DIR,	  /* a source folder */
+	TM_NODE_FILE,	  /* a source file shown as it is */
+	TM_NODE_LINK,	  /* a symbolic link, shown as a link */
+	TM_NODE_TRACE,	  /* a trace file, shown as a folder of views */
+	TM_NODE_VIEW_DIR, /* a folder of views inside a trace, such as class/ */
+	TM_NODE_VIEW,	  /* a view */
+	TM_NODE_META_DIR, /* .tracemount/ */
+	TM_NODE_META,	  /* a file in .tracemount/ */
+};
+
+enum tm_meta_file { TM_META_VERSION, TM_META_FORMATS, TM_META_STATUS, TM_META_N };
+
+struct tm_node {
+	enum tm_node_kind kind;
+	char src[PATH_MAX];	     /* source path relative to root_fd; "." for the root */
+	char sub[PATH_MAX];	     /* inside a trace: the view or view folder path */
+	struct stat st;		     /* the source object's attributes (lstat) */
+	const struct tm_format *fmt; /* TRACE, VIEW_DIR, VIEW */
+	struct tm_trace *trace;	     /* VIEW_DIR, VIEW: a reference, dropped by tm_node_put */
+	int view;		     /* VIEW: index in the trace's view table */
+	enum tm_meta_file meta;	     /* META */
+};
+
+/* Opens SOURCE (a folder or one trace file). Returns 0, or -errno with a message in err. */
+int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, char *err,
+	       size_t err_len);
+void tm_fs_destroy(struct tm_fs *fs);
+
+/* What path ("/a/b.byu/dump.txt") is. Returns 0 or -errno; release with tm_node_put(). */
+int tm_fs_resolve(struct tm_fs *fs, const char *path, struct tm_node *n);
+void tm_node_put(struct tm_fs *fs, struct tm_node *n);
+
+int tm_fs_getattr(struct tm_fs *fs, const char *path, struct stat *st);
+int tm_fs_readlink(struct tm_fs *fs, const char *path, char *buf, size_t size);
+/* Calls fill for each entry of folder path, "." and ".." first. */
+int tm_fs_readdir(struct tm_fs *fs, const char *path,
+		  int (*fill)(void *arg, const char *name, mode_t type), void *arg);
+int tm_fs_statfs(struct tm_fs *fs, struct statvfs *st);
+
+/* An open file of the mount. */
+struct tm_fs_file {
+	pthread_mutex_t lock; /* reads of one open file are serialised */
+	enum tm_node_kind kind;
+	struct tm_trace *trace;
+	struct tm_source src;
+	struct tm_reader reader; /* VIEW */
+	char *text;		 /* META: the content, fixed at open */
+	size_t text_len;
+};
+
+/* Opens path for reading (flags are open(2)'s). Returns 0 or -errno (-EROFS for writing). */
+int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file **out);
+ssize_t tm_fs_read(struct tm_fs *fs, struct tm_fs_file *f, char *buf, size_t size, off_t off);
+void tm_fs_release(struct tm_fs *fs, struct tm_fs_file *f);
+
+/* The content of a .tracemount file. Returns 0 or -ENOMEM; the caller frees *text. */
+int tm_fs_meta_text(struct tm_fs *fs, enum tm_meta_file which, char **text, size_t *len);
+extern const char *const tm_meta_names[TM_META_N];
+
+#endif

@@ -1,0 +1,31 @@
+/* Random access to a trace's bytes: the plain file now, a decompressing reader later. */
+#ifndef TRACEMOUNT_SOURCE_H
+#define TRACEMOUNT_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct tm_source;
+
+struct tm_source_ops {
+	/* Reads up to len bytes at off; returns the count (short only at the end) or -errno. */
+	ssize_t (*read)(struct tm_source *s, void *buf, size_t len, uint64_t off);
+	void (*close)(struct tm_source *s);
+};
+
+struct tm_source {
+	const struct tm_source_ops *ops;
+	uint64_t size; /* bytes of trace data */
+	int fd;
+};
+
+/* Opens path (relative to dirfd) without following a final symbolic link. Returns 0 or
+ * -errno; on success the caller must tm_source_close(). */
+int tm_source_open(int dirfd, const char *path, struct tm_source *s);
+
+/* Reads exactly len bytes unless the end comes first; returns the count or -errno. */
+ssize_t tm_source_read(struct tm_source *s, void *buf, size_t len, uint64_t off);
+void tm_source_close(struct tm_source *s);
+
+#endif

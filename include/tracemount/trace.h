@@ -1,0 +1,52 @@
+/* One recognised trace: its format, its views and, once built, its index.
+ *
+ * The index is built at most once at a time: the first caller builds it while others wait on
+ * the trace's condition variable. A failed build is not kept, so the next access retries. */
+#ifndef TRACEMOUNT_TRACE_H
+#define TRACEMOUNT_TRACE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tracemount/view.h"
+
+struct tm_context;
+struct tm_index;
+struct tm_source;
+struct tm_cached_chunk;
+
+enum tm_trace_state { TM_TRACE_NEW, TM_TRACE_INDEXING, TM_TRACE_INDEXED, TM_TRACE_FAILED };
+
+struct tm_trace {
+	uint64_t uid;	 /* unique within a context; keys the chunk cache */
+	char *path;	 /* relative to the source root */
+	const struct tm_format *fmt;
+	struct tm_view_table views;
+
+	pthread_mutex_t lock; /* guards everything below */
+	pthread_cond_t changed;
+	enum tm_trace_state state;
+	uint64_t progress_done, progress_total;
+	struct tm_index *index;
+	int error; /* last build's -errno */
+
+	/* owned by the context's table */
+	unsigned refs;
+	struct tm_trace *hash_next;
+};
+
+/* The trace's index, building it from src if needed. Returns 0 or -errno. The index stays
+ * valid while the caller holds its reference to the trace. */
+int tm_trace_index(struct tm_trace *t, struct tm_source *src, const struct tm_index **out);
+
+/* Decodes chunk `chunk` of the trace (through the context's cache). Returns 0 or -errno;
+ * -EIO when the data no longer matches the index. Release with tm_trace_chunk_release(). */
+int tm_trace_chunk(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
+		   struct tm_source *src, uint64_t chunk, struct tm_cached_chunk **out);
+void tm_trace_chunk_release(struct tm_context *ctx, struct tm_cached_chunk *c);
+
+/* One line for .tracemount/status, without the newline; returns snprintf's count. */
+int tm_trace_status(struct tm_trace *t, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,57 @@
+/* The views of one trace: the files of its folder, instantiated from its format's table.
+ *
+ * Every format gets raw, dump.txt, stats.json, errors.txt, class/CLASS.txt and, when it has
+ * a class extension, class/CLASS.EXT; then its extra views. Record views are numbered in the
+ * order the index stores their offsets. */
+#ifndef TRACEMOUNT_VIEW_H
+#define TRACEMOUNT_VIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracemount/format.h"
+
+enum tm_view_kind {
+	TM_VIEW_RAW,	 /* the trace's own bytes */
+	TM_VIEW_RECORDS, /* bytes rendered from records, located through the index */
+	TM_VIEW_STATS,	 /* stats.json, produced by the index pass */
+	TM_VIEW_ERRORS,	 /* errors.txt, produced by the index pass */
+};
+
+struct tm_view {
+	char *path; /* relative to the trace folder: "class/d_read.txt" */
+	enum tm_view_kind kind;
+	const struct tm_render_ops *ops; /* record views */
+	uint64_t class_mask;		 /* record views */
+	unsigned column;		 /* record views: index column */
+};
+
+struct tm_view_table {
+	struct tm_view *views;
+	unsigned n_views;
+	unsigned n_record_views;
+	char *stem; /* the trace's name less its extensions, for "%s" in view paths */
+};
+
+/* Builds the views of a trace of format fmt named name (its base name). Returns 0 or -ENOMEM. */
+int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, const char *name);
+void tm_view_table_free(struct tm_view_table *t);
+
+/* Index of the view at path, or -ENOENT. */
+int tm_view_table_find(const struct tm_view_table *t, const char *path);
+
+/* Whether path ("class") is a folder of views. */
+int tm_view_table_is_dir(const struct tm_view_table *t, const char *path);
+
+/* Calls fn once for each entry directly inside folder dir ("" for the trace folder), with
+ * is_dir set for subfolders. Stops and returns fn's value when it is non-zero. */
+int tm_view_table_list(const struct tm_view_table *t, const char *dir,
+		       int (*fn)(void *arg, const char *name, int is_dir), void *arg);
+
+/* The stem of a trace file name: without ".gz", then without its last extension. */
+char *tm_trace_stem(const char *name);
+
+/* Render ops shared by every format: the record's own trace bytes, for class/CLASS.EXT. */
+extern const struct tm_render_ops tm_raw_copy_ops;
+
+#endif

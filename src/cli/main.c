@@ -1,0 +1,59 @@
+/* tracemount: mount a folder of CPU traces as decoded views, or read one view directly. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../fuse/tmfs.h"
+#include "commands.h"
+#include "tracemount/registry.h"
+#include "tracemount/util.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: tracemount [options] SOURCE MOUNTPOINT\n"
+		"       tracemount cat [--format NAME] TRACE VIEW\n"
+		"       tracemount ls [--format NAME] TRACE\n"
+		"       tracemount --help | --version\n"
+		"\n"
+		"Mounts SOURCE (a folder of traces, or one trace) read-only at MOUNTPOINT, showing\n"
+		"every recognised trace as a folder of decoded views. Unmount with\n"
+		"fusermount3 -u MOUNTPOINT.\n"
+		"\n"
+		"tracemount options:\n"
+		"    -o memory=SIZE         budget of the decoded-chunk cache (default 64M)\n"
+		"    -o format=GLOB:NAME    treat files matching GLOB as format NAME (repeatable)\n"
+		"    -o cache=DIR|none      index cache folder; this version keeps indexes in\n"
+		"                           memory and accepts the option for compatibility\n"
+		"    -f, -d, -s, -o allow_other and the other libfuse options below\n"
+		"\n"
+		"formats:");
+	for (const struct tm_format *const *f = tm_formats; *f; f++)
+		fprintf(out, " %s", (*f)->name);
+	fprintf(out, "\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "cat") == 0)
+		return tm_cmd_cat(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "ls") == 0)
+		return tm_cmd_ls(argc - 1, argv + 1);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			tm_mount_help();
+			return 0;
+		}
+		if (strcmp(argv[i], "-V") == 0 || strcmp(argv[i], "--version") == 0) {
+			printf("tracemount %s\n", TM_VERSION);
+			return 0;
+		}
+	}
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	return tm_mount_main(argc, argv);
+}

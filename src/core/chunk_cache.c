@@ -1,0 +1,199 @@
+/* LRU cache of decoded chunks: a chained hash table plus a recency list, one mutex. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracemount/chunk_cache.h"
+
+#define N_BUCKETS 4096
+
+struct tm_chunk_cache {
+	pthread_mutex_t lock;
+	size_t budget, used;
+	struct tm_cached_chunk *buckets[N_BUCKETS];
+	struct tm_cached_chunk *mru, *lru; /* recency list, most recent first */
+};
+
+static size_t bucket_of(uint64_t uid, uint64_t index)
+{
+	uint64_t h = (uid * 0x9e3779b97f4a7c15ull) ^ (index * 0xc2b2ae3d27d4eb4full);
+	return (size_t)(h >> 40) % N_BUCKETS;
+}
+
+int tm_chunk_cache_new(size_t budget, struct tm_chunk_cache **out)
+{
+	struct tm_chunk_cache *cc = calloc(1, sizeof(*cc));
+	if (!cc)
+		return -ENOMEM;
+	pthread_mutex_init(&cc->lock, NULL);
+	cc->budget = budget;
+	*out = cc;
+	return 0;
+}
+
+struct tm_cached_chunk *tm_cached_chunk_new(size_t raw_len, size_t n_records, size_t record_size)
+{
+	struct tm_cached_chunk *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->chunk.raw = malloc(raw_len ? raw_len : 1);
+	c->chunk.records = malloc(n_records ? n_records * record_size : 1);
+	if (!c->chunk.raw || !c->chunk.records) {
+		tm_cached_chunk_free(c);
+		return NULL;
+	}
+	c->chunk.raw_len = raw_len;
+	c->chunk.record_size = record_size;
+	c->mem = sizeof(*c) + raw_len + n_records * record_size;
+	return c;
+}
+
+void tm_cached_chunk_free(struct tm_cached_chunk *c)
+{
+	if (!c)
+		return;
+	free((void *)c->chunk.raw);
+	free(c->chunk.records);
+	free(c);
+}
+
+static void lru_unlink(struct tm_chunk_cache *cc, struct tm_cached_chunk *c)
+{
+	if (c->lru_prev)
+		c->lru_prev->lru_next = c->lru_next;
+	else
+		cc->mru = c->lru_next;
+	if (c->lru_next)
+		c->lru_next->lru_prev = c->lru_prev;
+	else
+		cc->lru = c->lru_prev;
+	c->lru_prev = c->lru_next = NULL;
+}
+
+static void lru_push_front(struct tm_chunk_cache *cc, struct tm_cached_chunk *c)
+{
+	c->lru_prev = NULL;
+	c->lru_next = cc->mru;
+	if (cc->mru)
+		cc->mru->lru_prev = c;
+	cc->mru = c;
+	if (!cc->lru)
+		cc->lru = c;
+}
+
+static void hash_unlink(struct tm_chunk_cache *cc, struct tm_cached_chunk *c)
+{
+	struct tm_cached_chunk **p = &cc->buckets[bucket_of(c->trace_uid, c->index)];
+	while (*p != c)
+		p = &(*p)->hash_next;
+	*p = c->hash_next;
+}
+
+static void drop(struct tm_chunk_cache *cc, struct tm_cached_chunk *c)
+{
+	hash_unlink(cc, c);
+	lru_unlink(cc, c);
+	cc->used -= c->mem;
+	tm_cached_chunk_free(c);
+}
+
+/* Evicts unreferenced entries, oldest first, until used fits the budget. */
+static void evict(struct tm_chunk_cache *cc)
+{
+	struct tm_cached_chunk *c = cc->lru;
+	while (c && cc->used > cc->budget) {
+		struct tm_cached_chunk *prev = c->lru_prev;
+		if (!c->refs)
+			drop(cc, c);
+		c = prev;
+	}
+}
+
+static struct tm_cached_chunk *lookup(struct tm_chunk_cache *cc, uint64_t uid, uint64_t index)
+{
+	struct tm_cached_chunk *c = cc->buckets[bucket_of(uid, index)];
+	while (c && (c->trace_uid != uid || c->index != index))
+		c = c->hash_next;
+	return c;
+}
+
+struct tm_cached_chunk *tm_chunk_cache_get(struct tm_chunk_cache *cc, uint64_t trace_uid,
+					   uint64_t index)
+{
+	pthread_mutex_lock(&cc->lock);
+	struct tm_cached_chunk *c = lookup(cc, trace_uid, index);
+	if (c) {
+		c->refs++;
+		lru_unlink(cc, c);
+		lru_push_front(cc, c);
+	}
+	pthread_mutex_unlock(&cc->lock);
+	return c;
+}
+
+struct tm_cached_chunk *tm_chunk_cache_put(struct tm_chunk_cache *cc, uint64_t trace_uid,
+					   uint64_t index, struct tm_cached_chunk *c)
+{
+	pthread_mutex_lock(&cc->lock);
+	struct tm_cached_chunk *old = lookup(cc, trace_uid, index);
+	if (old) {
+		old->refs++;
+		lru_unlink(cc, old);
+		lru_push_front(cc, old);
+		pthread_mutex_unlock(&cc->lock);
+		tm_cached_chunk_free(c);
+		return old;
+	}
+	c->trace_uid = trace_uid;
+	c->index = index;
+	c->refs = 1;
+	size_t b = bucket_of(trace_uid, index);
+	c->hash_next = cc->buckets[b];
+	cc->buckets[b] = c;
+	lru_push_front(cc, c);
+	cc->used += c->mem;
+	evict(cc);
+	pthread_mutex_unlock(&cc->lock);
+	return c;
+}
+
+void tm_chunk_cache_release(struct tm_chunk_cache *cc, struct tm_cached_chunk *c)
+{
+	pthread_mutex_lock(&cc->lock);
+	c->refs--;
+	if (!c->refs && cc->used > cc->budget)
+		evict(cc);
+	pthread_mutex_unlock(&cc->lock);
+}
+
+void tm_chunk_cache_forget(struct tm_chunk_cache *cc, uint64_t trace_uid)
+{
+	pthread_mutex_lock(&cc->lock);
+	struct tm_cached_chunk *c = cc->lru;
+	while (c) {
+		struct tm_cached_chunk *prev = c->lru_prev;
+		if (c->trace_uid == trace_uid && !c->refs)
+			drop(cc, c);
+		c = prev;
+	}
+	pthread_mutex_unlock(&cc->lock);
+}
+
+void tm_chunk_cache_usage(struct tm_chunk_cache *cc, size_t *used, size_t *budget)
+{
+	pthread_mutex_lock(&cc->lock);
+	*used = cc->used;
+	*budget = cc->budget;
+	pthread_mutex_unlock(&cc->lock);
+}
+
+void tm_chunk_cache_free(struct tm_chunk_cache *cc)
+{
+	if (!cc)
+		return;
+	while (cc->lru)
+		drop(cc, cc->lru);
+	pthread_mutex_destroy(&cc->lock);
+	free(cc);
+}

@@ -1,0 +1,247 @@
+/* The traces of one mount, found by path in a hash table, and format detection. */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tracemount/chunk_cache.h"
+#include "tracemount/context.h"
+#include "tracemount/index.h"
+#include "tracemount/registry.h"
+#include "tracemount/trace.h"
+
+int tm_context_new(size_t memory, struct tm_context **out)
+{
+	struct tm_context *ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	ctx->table_size = 256;
+	ctx->table = calloc(ctx->table_size, sizeof(*ctx->table));
+	if (!ctx->table || tm_chunk_cache_new(memory, &ctx->cache) < 0) {
+		free(ctx->table);
+		free(ctx);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&ctx->lock, NULL);
+	ctx->next_uid = 1;
+	*out = ctx;
+	return 0;
+}
+
+static void trace_free(struct tm_trace *t)
+{
+	tm_index_free(t->index);
+	tm_view_table_free(&t->views);
+	pthread_mutex_destroy(&t->lock);
+	pthread_cond_destroy(&t->changed);
+	free(t->path);
+	free(t);
+}
+
+void tm_context_free(struct tm_context *ctx)
+{
+	if (!ctx)
+		return;
+	for (size_t i = 0; i < ctx->table_size; i++) {
+		while (ctx->table[i]) {
+			struct tm_trace *t = ctx->table[i];
+			ctx->table[i] = t->hash_next;
+			trace_free(t);
+		}
+	}
+	for (unsigned i = 0; i < ctx->n_overrides; i++)
+		free(ctx->overrides[i].glob);
+	free(ctx->overrides);
+	free(ctx->table);
+	tm_chunk_cache_free(ctx->cache);
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+}
+
+int tm_context_add_override(struct tm_context *ctx, const char *spec)
+{
+	const char *colon = strrchr(spec, ':');
+	if (!colon || colon == spec || !colon[1])
+		return -EINVAL;
+	const struct tm_format *fmt = tm_format_find(colon + 1);
+	if (!fmt)
+		return -ENOENT;
+	struct tm_override *o = realloc(ctx->overrides, (ctx->n_overrides + 1) * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	ctx->overrides = o;
+	o[ctx->n_overrides].glob = strndup(spec, (size_t)(colon - spec));
+	if (!o[ctx->n_overrides].glob)
+		return -ENOMEM;
+	o[ctx->n_overrides++].fmt = fmt;
+	return 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, const char *path)
+{
+	const char *name = base_name(path);
+	for (unsigned i = 0; i < ctx->n_overrides; i++) {
+		const char *glob = ctx->overrides[i].glob;
+		const char *subject = strchr(glob, '/') ? path : name;
+		if (fnmatch(glob, subject, strchr(glob, '/') ? FNM_PATHNAME : 0) == 0)
+			return ctx->overrides[i].fmt;
+	}
+	if (!tm_format_detect_needs_head())
+		return tm_format_detect(name, NULL, 0);
+
+	uint8_t head[TM_PROBE_HEAD_LEN];
+	ssize_t n = -1;
+	int fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd >= 0) {
+		n = pread(fd, head, sizeof(head), 0);
+		close(fd);
+	}
+	return tm_format_detect(name, n > 0 ? head : NULL, n > 0 ? (size_t)n : 0);
+}
+
+static size_t hash_path(const char *s, size_t table_size)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return (size_t)h & (table_size - 1);
+}
+
+static int table_grow(struct tm_context *ctx)
+{
+	size_t n = ctx->table_size * 2;
+	struct tm_trace **table = calloc(n, sizeof(*table));
+	if (!table)
+		return -ENOMEM;
+	for (size_t i = 0; i < ctx->table_size; i++) {
+		while (ctx->table[i]) {
+			struct tm_trace *t = ctx->table[i];
+			ctx->table[i] = t->hash_next;
+			size_t h = hash_path(t->path, n);
+			t->hash_next = table[h];
+			table[h] = t;
+		}
+	}
+	free(ctx->table);
+	ctx->table = table;
+	ctx->table_size = n;
+	return 0;
+}
+
+static struct tm_trace *trace_new(const char *path, const struct tm_format *fmt)
+{
+	struct tm_trace *t = calloc(1, sizeof(*t));
+	if (!t || !(t->path = strdup(path)) ||
+	    tm_view_table_init(&t->views, fmt, base_name(path)) < 0) {
+		if (t)
+			free(t->path);
+		free(t);
+		return NULL;
+	}
+	t->fmt = fmt;
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->changed, NULL);
+	return t;
+}
+
+int tm_context_trace(struct tm_context *ctx, const char *path, const struct tm_format *fmt,
+		     struct tm_trace **out)
+{
+	int err = 0;
+	pthread_mutex_lock(&ctx->lock);
+	size_t h = hash_path(path, ctx->table_size);
+	struct tm_trace *t = ctx->table[h];
+	while (t && strcmp(t->path, path) != 0)
+		t = t->hash_next;
+	if (t && t->fmt != fmt) {
+		err = -ESTALE; /* same path, now another format: the file was replaced */
+		goto out;
+	}
+	if (!t) {
+		if (ctx->n_traces >= ctx->table_size && table_grow(ctx) < 0) {
+			err = -ENOMEM;
+			goto out;
+		}
+		if (!(t = trace_new(path, fmt))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		t->uid = ctx->next_uid++;
+		h = hash_path(path, ctx->table_size);
+		t->hash_next = ctx->table[h];
+		ctx->table[h] = t;
+		ctx->n_traces++;
+	}
+	t->refs++;
+	*out = t;
+out:
+	pthread_mutex_unlock(&ctx->lock);
+	return err;
+}
+
+void tm_context_trace_put(struct tm_context *ctx, struct tm_trace *t)
+{
+	pthread_mutex_lock(&ctx->lock);
+	t->refs--;
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+	return strcmp((*(struct tm_trace *const *)a)->path, (*(struct tm_trace *const *)b)->path);
+}
+
+int tm_context_status(struct tm_context *ctx, char **text, size_t *len)
+{
+	int err = -ENOMEM;
+	char *buf = NULL;
+	size_t used = 0, cap = 0;
+
+	pthread_mutex_lock(&ctx->lock);
+	struct tm_trace **all = malloc((ctx->n_traces + 1) * sizeof(*all));
+	if (!all)
+		goto out;
+	size_t n = 0;
+	for (size_t i = 0; i < ctx->table_size; i++)
+		for (struct tm_trace *t = ctx->table[i]; t; t = t->hash_next)
+			all[n++] = t;
+	qsort(all, n, sizeof(*all), cmp_path);
+	for (size_t i = 0; i < n; i++) {
+		char line[4608];
+		int l = tm_trace_status(all[i], line, sizeof(line) - 1);
+		if (l < 0)
+			continue;
+		if ((size_t)l > sizeof(line) - 2)
+			l = sizeof(line) - 2;
+		line[l++] = '\n';
+		if (used + (size_t)l > cap) {
+			size_t ncap = cap ? cap * 2 : 4096;
+			while (ncap < used + (size_t)l)
+				ncap *= 2;
+			char *nb = realloc(buf, ncap);
+			if (!nb)
+				goto out;
+			buf = nb;
+			cap = ncap;
+		}
+		memcpy(buf + used, line, (size_t)l);
+		used += (size_t)l;
+	}
+	*text = buf;
+	*len = used;
+	buf = NULL;
+	err = 0;
+out:
+	pthread_mutex_unlock(&ctx->lock);
+	free(all);
+	free(buf);
+	return err;
+}

@@ -1,0 +1,95 @@
+/* Distinct-member counting with bitmap blocks in an open-addressing hash table. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracemount/footprint.h"
+
+#define BLOCK_BITS 15 /* members per block: 32768, a 4 KiB bitmap */
+
+struct tm_footprint_block {
+	uint64_t key; /* member >> BLOCK_BITS */
+	uint64_t bits[(1u << BLOCK_BITS) / 64];
+};
+
+void tm_footprint_init(struct tm_footprint *f)
+{
+	memset(f, 0, sizeof(*f));
+}
+
+void tm_footprint_free(struct tm_footprint *f)
+{
+	for (size_t i = 0; i < f->n_slots; i++)
+		free(f->slots[i]);
+	free(f->slots);
+	memset(f, 0, sizeof(*f));
+}
+
+static size_t slot_of(uint64_t key, size_t n_slots)
+{
+	key *= 0x9e3779b97f4a7c15ull; /* Fibonacci hashing spreads consecutive keys */
+	return (size_t)(key >> 32) & (n_slots - 1);
+}
+
+static int grow(struct tm_footprint *f)
+{
+	size_t n = f->n_slots ? f->n_slots * 2 : 64;
+	struct tm_footprint_block **slots = calloc(n, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->n_slots; i++) {
+		struct tm_footprint_block *b = f->slots[i];
+		if (!b)
+			continue;
+		size_t s = slot_of(b->key, n);
+		while (slots[s])
+			s = (s + 1) & (n - 1);
+		slots[s] = b;
+	}
+	free(f->slots);
+	f->slots = slots;
+	f->n_slots = n;
+	return 0;
+}
+
+static struct tm_footprint_block *find_block(struct tm_footprint *f, uint64_t key)
+{
+	if (f->n_slots) {
+		size_t s = slot_of(key, f->n_slots);
+		for (; f->slots[s]; s = (s + 1) & (f->n_slots - 1))
+			if (f->slots[s]->key == key)
+				return f->slots[s];
+	}
+	if ((f->n_blocks + 1) * 2 > f->n_slots && grow(f) < 0)
+		return NULL;
+	struct tm_footprint_block *b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->key = key;
+	size_t s = slot_of(key, f->n_slots);
+	while (f->slots[s])
+		s = (s + 1) & (f->n_slots - 1);
+	f->slots[s] = b;
+	f->n_blocks++;
+	return b;
+}
+
+void tm_footprint_add(struct tm_footprint *f, uint64_t member)
+{
+	uint64_t key = member >> BLOCK_BITS;
+	struct tm_footprint_block *b = f->last;
+	if (!b || b->key != key) {
+		b = find_block(f, key);
+		if (!b) {
+			f->err = -ENOMEM;
+			return;
+		}
+		f->last = b;
+	}
+	uint64_t bit = member & ((1u << BLOCK_BITS) - 1);
+	uint64_t mask = 1ull << (bit & 63);
+	if (!(b->bits[bit >> 6] & mask)) {
+		b->bits[bit >> 6] |= mask;
+		f->count++;
+	}
+}

@@ -1,0 +1,301 @@
+/* The index pass: one streaming read of the trace that decodes every record once, records a
+ * checkpoint every chunk_records records, sizes every record view and gathers statistics. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "tracemount/diag.h"
+#include "tracemount/format.h"
+#include "tracemount/index.h"
+#include "tracemount/source.h"
+#include "tracemount/view.h"
+
+#define READ_BLOCK (4u << 20)		 /* bytes read from the trace at a time */
+#define MAX_RECORD_BYTES (1024u << 20) /* a record needing more is an error */
+#define BATCH_RECORDS 4096
+#define PROGRESS_STEP (16u << 20)
+
+struct builder {
+	const struct tm_format *fmt;
+	const struct tm_view_table *views;
+	struct tm_source *src;
+	struct tm_index *ix;
+	uint64_t rows_cap;
+	uint64_t *cur;	 /* the running row: totals so far and the current decoder state */
+	size_t *fixed;	 /* fixed[v * n_classes + c]: bytes per record, 0 when it varies */
+	const struct tm_view **record_views;
+	void *recs;	 /* one batch of decoded records */
+	void *stats;
+	struct tm_diag diag;
+	/* read buffer: buf[0] is trace offset buf_off; the decoder is at buf[pos] */
+	uint8_t *buf;
+	size_t cap, len, pos;
+	uint64_t buf_off;
+	int eof;
+};
+
+static void *state_of(struct builder *b)
+{
+	return b->cur + TM_ROW_VIEWS + b->ix->n_views + b->ix->n_classes;
+}
+
+static int push_row(struct builder *b)
+{
+	struct tm_index *ix = b->ix;
+	if (ix->n_rows == b->rows_cap) {
+		uint64_t cap = b->rows_cap ? b->rows_cap * 2 : 64;
+		uint64_t *rows = realloc(ix->rows, cap * ix->row_words * sizeof(uint64_t));
+		if (!rows)
+			return -ENOMEM;
+		ix->rows = rows;
+		b->rows_cap = cap;
+	}
+	memcpy(ix->rows + ix->n_rows * ix->row_words, b->cur, ix->row_words * sizeof(uint64_t));
+	ix->n_rows++;
+	return 0;
+}
+
+/* Bytes per record of class c in view v when constant, so a batch is sized by counting. */
+static size_t fixed_len(const struct tm_format *fmt, const struct tm_view *v, unsigned c)
+{
+	if (v->ops->fixed_len)
+		return v->ops->fixed_len(c);
+	if (v->ops == &tm_raw_copy_ops)
+		return fmt->raw_record_len;
+	return 0;
+}
+
+static int setup(struct builder *b)
+{
+	const struct tm_format *fmt = b->fmt;
+	struct tm_index *ix = b->ix;
+	unsigned nv = b->views->n_record_views, nc = fmt->n_classes;
+
+	ix->n_views = nv;
+	ix->n_classes = nc;
+	ix->state_words = (uint32_t)((fmt->state_size + 7) / 8);
+	ix->row_words = TM_ROW_VIEWS + nv + nc + ix->state_words;
+	b->cur = calloc(ix->row_words, sizeof(uint64_t));
+	b->fixed = calloc((size_t)nv * nc + 1, sizeof(size_t));
+	b->record_views = calloc(nv + 1, sizeof(*b->record_views));
+	b->recs = malloc(BATCH_RECORDS * fmt->record_size);
+	b->stats = calloc(1, fmt->stats_size + 1);
+	b->cap = READ_BLOCK;
+	b->buf = malloc(b->cap);
+	if (!b->cur || !b->fixed || !b->record_views || !b->recs || !b->stats || !b->buf)
+		return -ENOMEM;
+	for (unsigned i = 0; i < b->views->n_views; i++) {
+		const struct tm_view *v = &b->views->views[i];
+		if (v->kind != TM_VIEW_RECORDS)
+			continue;
+		b->record_views[v->column] = v;
+		for (unsigned c = 0; c < nc; c++)
+			b->fixed[v->column * nc + c] = fixed_len(fmt, v, c);
+	}
+	if (fmt->state_init)
+		fmt->state_init(state_of(b));
+	if (fmt->stats_init)
+		return fmt->stats_init(b->stats);
+	return 0;
+}
+
+/* Moves the undecoded bytes to the front and reads more, growing the buffer when a single
+ * record needs more than it holds. */
+static int refill(struct builder *b)
+{
+	if (b->pos == 0 && b->len == b->cap) {
+		if (b->cap >= MAX_RECORD_BYTES)
+			return -EFBIG;
+		uint8_t *buf = realloc(b->buf, b->cap * 2);
+		if (!buf)
+			return -ENOMEM;
+		b->buf = buf;
+		b->cap *= 2;
+	}
+	memmove(b->buf, b->buf + b->pos, b->len - b->pos);
+	b->buf_off += b->pos;
+	b->len -= b->pos;
+	b->pos = 0;
+	size_t want = b->cap - b->len;
+	ssize_t n = tm_source_read(b->src, b->buf + b->len, want, b->buf_off + b->len);
+	if (n < 0)
+		return (int)n;
+	b->len += (size_t)n;
+	b->eof = (size_t)n < want;
+	return 0;
+}
+
+/* Adds a batch of decoded records to the running row and the statistics. */
+static void account(struct builder *b, const struct tm_chunk *c)
+{
+	unsigned nc = b->fmt->n_classes, nv = b->ix->n_views;
+	uint64_t counts[TM_MAX_CLASSES] = {0};
+	uint64_t *view_off = b->cur + TM_ROW_VIEWS, *class_count = view_off + nv;
+
+	for (size_t i = 0; i < c->n_records; i++)
+		counts[tm_chunk_rec(c, i)->cls]++;
+	for (unsigned v = 0; v < nv; v++) {
+		const struct tm_view *view = b->record_views[v];
+		const size_t *fixed = b->fixed + (size_t)v * nc;
+		uint64_t varying = 0; /* classes whose records must be measured one by one */
+		for (unsigned k = 0; k < nc; k++) {
+			if (!counts[k] || !(view->class_mask >> k & 1))
+				continue;
+			if (fixed[k])
+				view_off[v] += counts[k] * fixed[k];
+			else
+				varying |= 1ull << k;
+		}
+		for (size_t i = 0; varying && i < c->n_records; i++)
+			if (varying >> tm_chunk_rec(c, i)->cls & 1)
+				view_off[v] += view->ops->measure(c, i);
+	}
+	for (unsigned k = 0; k < nc; k++)
+		class_count[k] += counts[k];
+	b->cur[TM_ROW_RECORD] += c->n_records;
+	b->cur[TM_ROW_RAW_OFF] += c->raw_len;
+	if (b->fmt->stats_update)
+		b->fmt->stats_update(b->stats, c);
+}
+
+static int decode_all(struct builder *b, tm_progress_fn progress, void *progress_arg)
+{
+	const struct tm_format *fmt = b->fmt;
+	size_t in_chunk = 0;
+	uint64_t next_progress = PROGRESS_STEP;
+	int err = push_row(b);
+
+	while (!err) {
+		if (in_chunk == fmt->chunk_records) {
+			err = push_row(b);
+			in_chunk = 0;
+			if (err)
+				break;
+		}
+		struct tm_decode_in in = {
+			.buf = b->buf + b->pos,
+			.len = b->len - b->pos,
+			.raw_off = b->buf_off + b->pos,
+			.at_eof = b->eof,
+		};
+		size_t max = fmt->chunk_records - in_chunk, n = 0, used = 0;
+		if (max > BATCH_RECORDS)
+			max = BATCH_RECORDS;
+		int r = fmt->decode(state_of(b), &in, b->recs, max, &n, &used, &b->diag);
+		if (r < 0 && r != -EAGAIN)
+			return r;
+		if (used > in.len || n > max)
+			return -EPROTO; /* the decoder broke its contract */
+		struct tm_chunk c = {
+			.first_record = b->cur[TM_ROW_RECORD],
+			.raw_off = in.raw_off,
+			.raw = in.buf,
+			.raw_len = used,
+			.records = b->recs,
+			.n_records = n,
+			.record_size = fmt->record_size,
+		};
+		account(b, &c);
+		b->pos += used;
+		in_chunk += n;
+		if (progress && b->cur[TM_ROW_RAW_OFF] >= next_progress) {
+			progress(progress_arg, b->cur[TM_ROW_RAW_OFF], b->src->size);
+			next_progress = b->cur[TM_ROW_RAW_OFF] + PROGRESS_STEP;
+		}
+		if (n || used)
+			continue;
+		if (b->eof)
+			break; /* nothing more will come */
+		err = refill(b);
+	}
+	return err;
+}
+
+static int finish(struct builder *b, const char *source_name)
+{
+	const struct tm_format *fmt = b->fmt;
+	struct tm_index *ix = b->ix;
+	json_object *root = json_object_new_object(), *classes = json_object_new_object();
+	json_object *own = json_object_new_object();
+	int err = -ENOMEM;
+
+	if (!root || !classes || !own)
+		goto out;
+	ix->raw_size = b->cur[TM_ROW_RAW_OFF];
+	json_object_object_add(root, "format", json_object_new_string(fmt->name));
+	json_object_object_add(root, "source", json_object_new_string(source_name));
+	json_object_object_add(root, "bytes", json_object_new_int64((int64_t)ix->raw_size));
+	json_object_object_add(root, "records",
+			       json_object_new_int64((int64_t)b->cur[TM_ROW_RECORD]));
+	for (unsigned k = 0; k < fmt->n_classes; k++) {
+		uint64_t n = b->cur[TM_ROW_VIEWS + ix->n_views + k];
+		json_object_object_add(classes, fmt->classes[k], json_object_new_int64((int64_t)n));
+	}
+	json_object_object_add(root, "classes", classes);
+	classes = NULL;
+	if (fmt->stats_finish && (err = fmt->stats_finish(b->stats, own, &b->diag)) < 0)
+		goto out;
+	if ((err = tm_diag_finish(&b->diag)) < 0)
+		goto out;
+	ix->n_errors = b->diag.count;
+	ix->truncated = b->diag.truncated;
+	json_object_object_add(root, "errors", json_object_new_int64((int64_t)ix->n_errors));
+	json_object_object_add(root, "truncated", json_object_new_boolean(ix->truncated));
+	json_object_object_add(root, fmt->name, own);
+	own = NULL;
+
+	size_t len;
+	const char *s = json_object_to_json_string_length(
+		root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	err = -ENOMEM;
+	if (!s || !(ix->stats_json = malloc(len + 1)))
+		goto out;
+	memcpy(ix->stats_json, s, len);
+	ix->stats_json[len] = '\n';
+	ix->stats_len = len + 1;
+	ix->errors_txt = b->diag.text;
+	ix->errors_len = b->diag.len;
+	b->diag.text = NULL;
+	err = push_row(b);
+out:
+	json_object_put(own);
+	json_object_put(classes);
+	json_object_put(root);
+	return err;
+}
+
+int tm_index_build(const struct tm_format *fmt, const struct tm_view_table *views,
+		   struct tm_source *src, const char *source_name, tm_progress_fn progress,
+		   void *progress_arg, struct tm_index **out)
+{
+	struct builder b = {.fmt = fmt, .views = views, .src = src};
+	int err = -ENOMEM;
+
+	tm_diag_init(&b.diag);
+	if (!(b.ix = calloc(1, sizeof(*b.ix))))
+		goto out;
+	if ((err = setup(&b)) < 0)
+		goto out;
+	if ((err = decode_all(&b, progress, progress_arg)) < 0)
+		goto out;
+	if ((err = finish(&b, source_name)) < 0)
+		goto out;
+	if (progress)
+		progress(progress_arg, src->size, src->size);
+	*out = b.ix;
+	b.ix = NULL;
+out:
+	if (fmt->stats_free && b.stats)
+		fmt->stats_free(b.stats);
+	free(b.stats);
+	tm_index_free(b.ix);
+	tm_diag_free(&b.diag);
+	free(b.buf);
+	free(b.recs);
+	free(b.record_views);
+	free(b.fixed);
+	free(b.cur);
+	return err;
+}

@@ -1,0 +1,156 @@
+/* Reading a view: locate the chunk through the index, render it once, copy from it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracemount/chunk_cache.h"
+#include "tracemount/index.h"
+#include "tracemount/reader.h"
+#include "tracemount/source.h"
+#include "tracemount/trace.h"
+
+static const struct tm_view *view_of(const struct tm_reader *r)
+{
+	return &r->trace->views.views[r->view];
+}
+
+int tm_reader_open(struct tm_reader *r, struct tm_context *ctx, struct tm_trace *t,
+		   struct tm_source *src, unsigned view)
+{
+	memset(r, 0, sizeof(*r));
+	if (view >= t->views.n_views)
+		return -ENOENT;
+	r->ctx = ctx;
+	r->trace = t;
+	r->src = src;
+	r->view = view;
+	if (view_of(r)->kind == TM_VIEW_RAW)
+		return 0;
+	return tm_trace_index(t, src, &r->index);
+}
+
+void tm_reader_close(struct tm_reader *r)
+{
+	free(r->buf);
+	memset(r, 0, sizeof(*r));
+}
+
+uint64_t tm_reader_size(const struct tm_reader *r)
+{
+	const struct tm_view *v = view_of(r);
+	switch (v->kind) {
+	case TM_VIEW_RAW: return r->src->size;
+	case TM_VIEW_STATS: return r->index->stats_len;
+	case TM_VIEW_ERRORS: return r->index->errors_len;
+	case TM_VIEW_RECORDS: return tm_index_view_size(r->index, v->column);
+	}
+	return 0;
+}
+
+int tm_view_size(struct tm_trace *t, struct tm_source *src, unsigned view, uint64_t *size)
+{
+	struct tm_reader r;
+	int err = tm_reader_open(&r, NULL, t, src, view);
+	if (!err)
+		*size = tm_reader_size(&r);
+	tm_reader_close(&r);
+	return err;
+}
+
+/* Renders chunk `chunk` of the reader's record view into r->buf. */
+static int render_chunk(struct tm_reader *r, uint64_t chunk)
+{
+	const struct tm_view *v = view_of(r);
+	const struct tm_index *ix = r->index;
+	uint64_t start = tm_index_view_off(ix, chunk, v->column);
+	uint64_t size = tm_index_view_off(ix, chunk + 1, v->column) - start;
+	struct tm_cached_chunk *cc;
+
+	r->have = 0;
+	if (size > SIZE_MAX / 2)
+		return -EFBIG;
+	if (size > r->cap) {
+		char *buf = realloc(r->buf, size);
+		if (!buf)
+			return -ENOMEM;
+		r->buf = buf;
+		r->cap = size;
+	}
+	int err = tm_trace_chunk(r->ctx, r->trace, ix, r->src, chunk, &cc);
+	if (err)
+		return err;
+	const struct tm_chunk *c = &cc->chunk;
+	size_t len = 0;
+	err = -EIO; /* a view whose records render to other than their indexed size */
+	for (size_t i = 0; i < c->n_records; i++) {
+		if (!(v->class_mask >> tm_chunk_rec(c, i)->cls & 1))
+			continue;
+		size_t n = v->ops->measure(c, i);
+		if (n > size - len)
+			goto out;
+		if (v->ops->render(c, i, r->buf + len) != n)
+			goto out;
+		len += n;
+	}
+	if (len != size)
+		goto out;
+	r->chunk = chunk;
+	r->len = len;
+	r->have = 1;
+	err = 0;
+out:
+	tm_trace_chunk_release(r->ctx, cc);
+	return err;
+}
+
+static ssize_t read_memory(const char *data, size_t data_len, void *out, size_t size,
+			   uint64_t off)
+{
+	if (off >= data_len)
+		return 0;
+	if (size > data_len - off)
+		size = data_len - (size_t)off;
+	memcpy(out, data + off, size);
+	return (ssize_t)size;
+}
+
+static ssize_t read_records(struct tm_reader *r, char *out, size_t size, uint64_t off)
+{
+	const struct tm_view *v = view_of(r);
+	size_t done = 0;
+
+	while (done < size) {
+		uint64_t chunk;
+		if (tm_index_find(r->index, v->column, off + done, &chunk) < 0)
+			break; /* end of the view */
+		if (!r->have || r->chunk != chunk) {
+			int err = render_chunk(r, chunk);
+			if (err)
+				return done ? (ssize_t)done : err;
+		}
+		uint64_t start = tm_index_view_off(r->index, chunk, v->column);
+		size_t in = (size_t)(off + done - start), n = r->len - in;
+		if (n > size - done)
+			n = size - done;
+		memcpy(out + done, r->buf + in, n);
+		done += n;
+	}
+	return (ssize_t)done;
+}
+
+ssize_t tm_reader_read(struct tm_reader *r, void *out, size_t size, uint64_t off)
+{
+	const struct tm_view *v = view_of(r);
+	switch (v->kind) {
+	case TM_VIEW_RAW:
+		if (off >= r->src->size)
+			return 0;
+		if (size > r->src->size - off)
+			size = (size_t)(r->src->size - off);
+		return tm_source_read(r->src, out, size, off);
+	case TM_VIEW_STATS: return read_memory(r->index->stats_json, r->index->stats_len, out, size, off);
+	case TM_VIEW_ERRORS: return read_memory(r->index->errors_txt, r->index->errors_len, out, size, off);
+	case TM_VIEW_RECORDS: return read_records(r, out, size, off);
+	}
+	return -EINVAL;
+}

@@ -1,0 +1,70 @@
+/* A trace stored as a plain file. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tracemount/source.h"
+
+static ssize_t file_read(struct tm_source *s, void *buf, size_t len, uint64_t off)
+{
+	ssize_t n;
+	do
+		n = pread(s->fd, buf, len, (off_t)off);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+static void file_close(struct tm_source *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
+static const struct tm_source_ops file_ops = {
+	.read = file_read,
+	.close = file_close,
+};
+
+int tm_source_open(int dirfd, const char *path, struct tm_source *s)
+{
+	struct stat st;
+	int fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	s->ops = &file_ops;
+	s->fd = fd;
+	s->size = (uint64_t)st.st_size;
+	return 0;
+}
+
+ssize_t tm_source_read(struct tm_source *s, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = s->ops->read(s, (char *)buf + done, len - done, off + done);
+		if (n < 0)
+			return n;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+void tm_source_close(struct tm_source *s)
+{
+	if (s->ops)
+		s->ops->close(s);
+	s->ops = NULL;
+}

@@ -1,0 +1,156 @@
+/* A trace's index, built once, and its chunks, decoded on demand. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tracemount/chunk_cache.h"
+#include "tracemount/context.h"
+#include "tracemount/index.h"
+#include "tracemount/source.h"
+#include "tracemount/trace.h"
+
+static void build_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct tm_trace *t = arg;
+	pthread_mutex_lock(&t->lock);
+	t->progress_done = done;
+	t->progress_total = total;
+	pthread_mutex_unlock(&t->lock);
+}
+
+int tm_trace_index(struct tm_trace *t, struct tm_source *src, const struct tm_index **out)
+{
+	int err;
+
+	pthread_mutex_lock(&t->lock);
+	while (t->state == TM_TRACE_INDEXING)
+		pthread_cond_wait(&t->changed, &t->lock);
+	if (t->state == TM_TRACE_INDEXED) {
+		*out = t->index;
+		pthread_mutex_unlock(&t->lock);
+		return 0;
+	}
+	t->state = TM_TRACE_INDEXING;
+	t->progress_done = 0;
+	t->progress_total = src->size;
+	pthread_mutex_unlock(&t->lock);
+
+	struct tm_index *ix = NULL;
+	err = tm_index_build(t->fmt, &t->views, src, t->path, build_progress, t, &ix);
+
+	pthread_mutex_lock(&t->lock);
+	t->error = err;
+	if (err) {
+		t->state = TM_TRACE_FAILED;
+	} else {
+		t->state = TM_TRACE_INDEXED;
+		t->index = ix;
+		*out = ix;
+	}
+	pthread_cond_broadcast(&t->changed);
+	pthread_mutex_unlock(&t->lock);
+	return err;
+}
+
+/* Decodes chunk `chunk` from the trace bytes, restarting from its checkpoint. */
+static int decode_chunk(struct tm_trace *t, const struct tm_index *ix, struct tm_source *src,
+			uint64_t chunk, struct tm_cached_chunk **out)
+{
+	const struct tm_format *fmt = t->fmt;
+	const uint64_t *row = tm_index_row(ix, chunk), *next = tm_index_row(ix, chunk + 1);
+	uint64_t raw_off = row[TM_ROW_RAW_OFF], raw_end = next[TM_ROW_RAW_OFF];
+	uint64_t expected = next[TM_ROW_RECORD] - row[TM_ROW_RECORD];
+	uint64_t state[ix->state_words + 1];
+	int err = -EIO;
+
+	struct tm_cached_chunk *c = tm_cached_chunk_new(raw_end - raw_off, expected,
+							fmt->record_size);
+	if (!c)
+		return -ENOMEM;
+	ssize_t got = tm_source_read(src, (void *)c->chunk.raw, c->chunk.raw_len, raw_off);
+	if (got < 0) {
+		err = (int)got;
+		goto out_free;
+	}
+	if ((size_t)got != c->chunk.raw_len)
+		goto out_free; /* the trace shrank since it was indexed */
+	memcpy(state, tm_index_state(ix, chunk), ix->state_words * sizeof(uint64_t));
+
+	size_t pos = 0, n_total = 0;
+	while (n_total < expected) {
+		struct tm_decode_in in = {
+			.buf = c->chunk.raw + pos,
+			.len = c->chunk.raw_len - pos,
+			.raw_off = raw_off + pos,
+			.at_eof = raw_end == ix->raw_size,
+		};
+		size_t n = 0, used = 0;
+		char *recs = (char *)c->chunk.records + n_total * fmt->record_size;
+		int r = fmt->decode(state, &in, recs, expected - n_total, &n, &used, NULL);
+		if (r < 0 && r != -EAGAIN) {
+			err = r;
+			goto out_free;
+		}
+		if (!n && !used)
+			break;
+		for (size_t i = 0; i < n; i++) /* make raw_rel relative to the chunk */
+			((struct tm_record *)(recs + i * fmt->record_size))->raw_rel += (uint32_t)pos;
+		pos += used;
+		n_total += n;
+	}
+	if (n_total != expected)
+		goto out_free; /* the bytes no longer decode as indexed */
+	c->chunk.first_record = row[TM_ROW_RECORD];
+	c->chunk.raw_off = raw_off;
+	c->chunk.n_records = n_total;
+	*out = c;
+	return 0;
+out_free:
+	tm_cached_chunk_free(c);
+	return err;
+}
+
+int tm_trace_chunk(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
+		   struct tm_source *src, uint64_t chunk, struct tm_cached_chunk **out)
+{
+	struct tm_cached_chunk *c = tm_chunk_cache_get(ctx->cache, t->uid, chunk);
+	if (!c) {
+		int err = decode_chunk(t, ix, src, chunk, &c);
+		if (err)
+			return err;
+		c = tm_chunk_cache_put(ctx->cache, t->uid, chunk, c);
+	}
+	*out = c;
+	return 0;
+}
+
+void tm_trace_chunk_release(struct tm_context *ctx, struct tm_cached_chunk *c)
+{
+	tm_chunk_cache_release(ctx->cache, c);
+}
+
+int tm_trace_status(struct tm_trace *t, char *buf, size_t len)
+{
+	char state[128];
+
+	pthread_mutex_lock(&t->lock);
+	switch (t->state) {
+	case TM_TRACE_NEW:
+		snprintf(state, sizeof(state), "not indexed\t-");
+		break;
+	case TM_TRACE_INDEXING:
+		snprintf(state, sizeof(state), "indexing %u%%\t-",
+			 t->progress_total ? (unsigned)(t->progress_done * 100 / t->progress_total)
+					   : 0);
+		break;
+	case TM_TRACE_INDEXED:
+		snprintf(state, sizeof(state), "indexed\t%" PRIu64, tm_index_records(t->index));
+		break;
+	case TM_TRACE_FAILED:
+		snprintf(state, sizeof(state), "error: %s\t-", strerror(-t->error));
+		break;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return snprintf(buf, len, "%s\t%s\t%s", t->path, t->fmt->name, state);
+}

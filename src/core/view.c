@@ -1,0 +1,163 @@
+/* The view table of a trace: generic views first, then the format's extras. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracemount/view.h"
+
+static size_t raw_copy_measure(const struct tm_chunk *c, size_t i)
+{
+	return tm_chunk_rec(c, i)->raw_len;
+}
+
+static size_t raw_copy_render(const struct tm_chunk *c, size_t i, char *out)
+{
+	const struct tm_record *r = tm_chunk_rec(c, i);
+	memcpy(out, c->raw + r->raw_rel, r->raw_len);
+	return r->raw_len;
+}
+
+const struct tm_render_ops tm_raw_copy_ops = {
+	.measure = raw_copy_measure,
+	.render = raw_copy_render,
+};
+
+char *tm_trace_stem(const char *name)
+{
+	size_t n = strlen(name);
+	if (n > 3 && strcmp(name + n - 3, ".gz") == 0)
+		n -= 3;
+	const char *dot = memrchr(name, '.', n);
+	if (dot && dot > name)
+		n = (size_t)(dot - name);
+	return strndup(name, n);
+}
+
+static int add_view(struct tm_view_table *t, char *path, enum tm_view_kind kind,
+		    const struct tm_render_ops *ops, uint64_t mask)
+{
+	if (!path)
+		return -ENOMEM;
+	struct tm_view *v = &t->views[t->n_views++];
+	v->path = path;
+	v->kind = kind;
+	v->ops = ops;
+	v->class_mask = mask;
+	v->column = kind == TM_VIEW_RECORDS ? t->n_record_views++ : 0;
+	return 0;
+}
+
+static char *path_printf(const char *fmt, const char *a, const char *b)
+{
+	char *s;
+	return asprintf(&s, fmt, a, b) < 0 ? NULL : s;
+}
+
+int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, const char *name)
+{
+	unsigned per_class = fmt->class_ext ? 2 : 1;
+	unsigned n = 4 + fmt->n_classes * per_class + fmt->n_extra_views;
+	int err = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->views = calloc(n, sizeof(*t->views));
+	t->stem = tm_trace_stem(name);
+	if (!t->views || !t->stem)
+		goto out_nomem;
+
+	err = add_view(t, strdup("raw"), TM_VIEW_RAW, NULL, 0);
+	err = err ? err : add_view(t, strdup("dump.txt"), TM_VIEW_RECORDS, fmt->dump, ~0ull);
+	err = err ? err : add_view(t, strdup("stats.json"), TM_VIEW_STATS, NULL, 0);
+	err = err ? err : add_view(t, strdup("errors.txt"), TM_VIEW_ERRORS, NULL, 0);
+	for (unsigned c = 0; c < fmt->n_classes && !err; c++) {
+		const char *cls = fmt->classes[c];
+		err = add_view(t, path_printf("class/%s.%s", cls, "txt"), TM_VIEW_RECORDS,
+			       fmt->dump, 1ull << c);
+		if (!err && fmt->class_ext)
+			err = add_view(t, path_printf("class/%s.%s", cls, fmt->class_ext),
+				       TM_VIEW_RECORDS, &tm_raw_copy_ops, 1ull << c);
+	}
+	for (unsigned i = 0; i < fmt->n_extra_views && !err; i++) {
+		const struct tm_view_desc *d = &fmt->extra_views[i];
+		err = add_view(t, path_printf(d->path, t->stem, ""), TM_VIEW_RECORDS, d->ops,
+			       d->class_mask);
+	}
+	if (!err)
+		return 0;
+out_nomem:
+	tm_view_table_free(t);
+	return -ENOMEM;
+}
+
+void tm_view_table_free(struct tm_view_table *t)
+{
+	for (unsigned i = 0; i < t->n_views; i++)
+		free(t->views[i].path);
+	free(t->views);
+	free(t->stem);
+	memset(t, 0, sizeof(*t));
+}
+
+int tm_view_table_find(const struct tm_view_table *t, const char *path)
+{
+	for (unsigned i = 0; i < t->n_views; i++)
+		if (strcmp(t->views[i].path, path) == 0)
+			return (int)i;
+	return -ENOENT;
+}
+
+/* If view path lies inside dir, the length of its next component, else 0. */
+static size_t child_len(const char *path, const char *dir, const char **child)
+{
+	size_t dl = strlen(dir);
+	if (dl) {
+		if (strncmp(path, dir, dl) != 0 || path[dl] != '/')
+			return 0;
+		path += dl + 1;
+	}
+	*child = path;
+	const char *slash = strchr(path, '/');
+	return slash ? (size_t)(slash - path) : strlen(path);
+}
+
+int tm_view_table_is_dir(const struct tm_view_table *t, const char *path)
+{
+	size_t pl = strlen(path);
+	for (unsigned i = 0; i < t->n_views; i++) {
+		const char *p = t->views[i].path;
+		if (strncmp(p, path, pl) == 0 && p[pl] == '/')
+			return 1;
+	}
+	return 0;
+}
+
+int tm_view_table_list(const struct tm_view_table *t, const char *dir,
+		       int (*fn)(void *arg, const char *name, int is_dir), void *arg)
+{
+	for (unsigned i = 0; i < t->n_views; i++) {
+		const char *child;
+		size_t len = child_len(t->views[i].path, dir, &child);
+		if (!len)
+			continue;
+		int is_dir = child[len] == '/';
+		/* a folder is listed at its first view only */
+		int seen = 0;
+		for (unsigned j = 0; j < i && is_dir && !seen; j++) {
+			const char *other;
+			size_t ol = child_len(t->views[j].path, dir, &other);
+			seen = ol == len && strncmp(other, child, len) == 0;
+		}
+		if (seen)
+			continue;
+		char name[256];
+		if (len >= sizeof(name))
+			continue;
+		memcpy(name, child, len);
+		name[len] = '\0';
+		int r = fn(arg, name, is_dir);
+		if (r)
+			return r;
+	}
+	return 0;
+}

@@ -1,0 +1,287 @@
+/* BYU Pentium address traces (specs/001_56d74c835ee11964.txt).
+ *
+ *   byte  0      4     5        6
+ *         +------+-----+--------+
+ *         | addr | be  | control|   addr: 32-bit physical address, big-endian
+ *         +------+-----+--------+   be: byte enables, bit clear = byte requested
+ *                                   control >> 4: bus cycle type; low 4 bits unused
+ *
+ * A trailing partial record is reported, not decoded. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "tracemount/diag.h"
+#include "tracemount/footprint.h"
+#include "tracemount/format.h"
+#include "tracemount/registry.h"
+#include "tracemount/util.h"
+
+#define BYU_RECORD_LEN 6
+
+enum byu_class {
+	BYU_INVALID, BYU_INT_ACK, BYU_SPECIAL, BYU_IO_READ, BYU_IO_WRITE, BYU_I_FETCH,
+	BYU_NC_I_FETCH, BYU_D_READ, BYU_NC_D_READ, BYU_WRITE_BACK, BYU_D_WRITE, BYU_N_CLASSES
+};
+
+static const char *const byu_classes[BYU_N_CLASSES] = {
+	"invalid", "int_ack", "special", "io_read", "io_write", "i_fetch",
+	"nc_i_fetch", "d_read", "nc_d_read", "write_back", "d_write",
+};
+
+/* The reference decoder's names, which dump.txt reproduces. */
+static const char *const byu_op_names[BYU_N_CLASSES] = {
+	"INVALID", "INT_ACK", "SPECIAL", "IO_READ", "IO_WRITE", "I_FETCH",
+	"NC_I_FETCH", "D_READ", "NC_D_READ", "WRITE_BACK", "D_WRITE",
+};
+
+static const uint8_t byu_class_of_control[16] = {
+	BYU_INVALID, BYU_INT_ACK, BYU_INVALID, BYU_SPECIAL, BYU_INVALID, BYU_IO_READ,
+	BYU_INVALID, BYU_IO_WRITE, BYU_I_FETCH, BYU_NC_I_FETCH, BYU_INVALID, BYU_INVALID,
+	BYU_D_READ, BYU_NC_D_READ, BYU_WRITE_BACK, BYU_D_WRITE,
+};
+
+#define CLASS_BIT(c) (1ull << (c))
+#define BYU_FETCHES (CLASS_BIT(BYU_I_FETCH) | CLASS_BIT(BYU_NC_I_FETCH))
+#define BYU_READS (CLASS_BIT(BYU_D_READ) | CLASS_BIT(BYU_NC_D_READ))
+#define BYU_WRITES (CLASS_BIT(BYU_D_WRITE) | CLASS_BIT(BYU_WRITE_BACK))
+#define BYU_MEMORY (BYU_FETCHES | BYU_READS | BYU_WRITES)
+
+struct byu_record {
+	struct tm_record head;
+	uint32_t addr;
+	uint8_t be;
+	uint8_t control;
+};
+
+static const char *const byu_extensions[] = {"byu", NULL};
+
+/* Six-byte records carry no magic: the name is the only evidence. */
+static int byu_probe(const char *name, const uint8_t *head, size_t head_len)
+{
+	(void)head;
+	(void)head_len;
+	return tm_name_has_extension(name, byu_extensions) ? 50 : 0;
+}
+
+static int byu_decode(void *state, const struct tm_decode_in *in, void *recs, size_t max,
+		      size_t *n_out, size_t *used, struct tm_diag *diag)
+{
+	struct byu_record *r = recs;
+	size_t n = in->len / BYU_RECORD_LEN;
+	(void)state;
+
+	if (n > max)
+		n = max;
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *p = in->buf + i * BYU_RECORD_LEN;
+		r[i].head.raw_rel = (uint32_t)(i * BYU_RECORD_LEN);
+		r[i].head.raw_len = BYU_RECORD_LEN;
+		r[i].head.cls = byu_class_of_control[p[5] >> 4];
+		r[i].head.flags = 0;
+		r[i].addr = tm_be32(p);
+		r[i].be = p[4];
+		r[i].control = p[5];
+	}
+	*n_out = n;
+	*used = n * BYU_RECORD_LEN;
+	if (n == max)
+		return 0;
+	if (!in->at_eof)
+		return -EAGAIN;
+	size_t rest = in->len - *used;
+	if (rest) {
+		tm_diag_truncated(diag, in->raw_off + *used,
+				  "trailing partial record: %zu of %d bytes, not decoded", rest,
+				  BYU_RECORD_LEN);
+		*used += rest;
+	}
+	return 0;
+}
+
+/* dump.txt: "%08x %02x %s\n" as the reference decoder prints it. */
+static size_t byu_dump_fixed_len(unsigned cls)
+{
+	return 8 + 1 + 2 + 1 + strlen(byu_op_names[cls]) + 1;
+}
+
+static size_t byu_dump_measure(const struct tm_chunk *c, size_t i)
+{
+	return byu_dump_fixed_len(tm_chunk_rec(c, i)->cls);
+}
+
+static size_t byu_dump_render(const struct tm_chunk *c, size_t i, char *out)
+{
+	const struct byu_record *r = (const struct byu_record *)tm_chunk_rec(c, i);
+	const char *name = byu_op_names[r->head.cls];
+	size_t name_len = strlen(name);
+	char *p = tm_put_hex(out, r->addr, 8);
+	*p++ = ' ';
+	p = tm_put_hex(p, r->be, 2);
+	*p++ = ' ';
+	memcpy(p, name, name_len);
+	p += name_len;
+	*p++ = '\n';
+	return (size_t)(p - out);
+}
+
+static const struct tm_render_ops byu_dump_ops = {
+	.fixed_len = byu_dump_fixed_len,
+	.measure = byu_dump_measure,
+	.render = byu_dump_render,
+};
+
+/* convert/NAME.din: "LABEL ADDRESS" with 0 read, 1 write, 2 fetch; write-backs are writes.
+ * The class mask leaves out cycles that are not memory references. */
+#define DIN_LINE_LEN 11 /* "2 0000abcd\n" */
+
+static size_t byu_din_fixed_len(unsigned cls)
+{
+	(void)cls;
+	return DIN_LINE_LEN;
+}
+
+static size_t byu_din_measure(const struct tm_chunk *c, size_t i)
+{
+	(void)c;
+	(void)i;
+	return DIN_LINE_LEN;
+}
+
+static size_t byu_din_render(const struct tm_chunk *c, size_t i, char *out)
+{
+	const struct byu_record *r = (const struct byu_record *)tm_chunk_rec(c, i);
+	uint64_t bit = CLASS_BIT(r->head.cls);
+	out[0] = bit & BYU_FETCHES ? '2' : bit & BYU_READS ? '0' : '1';
+	out[1] = ' ';
+	tm_put_hex(out + 2, r->addr, 8);
+	out[10] = '\n';
+	return DIN_LINE_LEN;
+}
+
+static const struct tm_render_ops byu_din_ops = {
+	.fixed_len = byu_din_fixed_len,
+	.measure = byu_din_measure,
+	.render = byu_din_render,
+};
+
+static const struct tm_view_desc byu_extra_views[] = {
+	{.path = "convert/%s.din", .class_mask = BYU_MEMORY, .ops = &byu_din_ops},
+};
+
+/* Statistics over memory references (fetches, reads, writes, write-backs); I/O and other
+ * bus cycles carry port numbers or nothing, not memory addresses. */
+struct byu_stats {
+	uint64_t be_hist[256];
+	uint64_t mem_refs, bytes_requested, invalid;
+	uint32_t addr_min, addr_max;
+	struct tm_footprint lines, pages;
+};
+
+static int byu_stats_init(void *p)
+{
+	struct byu_stats *s = p;
+	s->addr_min = UINT32_MAX;
+	tm_footprint_init(&s->lines);
+	tm_footprint_init(&s->pages);
+	return 0;
+}
+
+static void byu_stats_update(void *p, const struct tm_chunk *c)
+{
+	struct byu_stats *s = p;
+	for (size_t i = 0; i < c->n_records; i++) {
+		const struct byu_record *r = (const struct byu_record *)tm_chunk_rec(c, i);
+		s->be_hist[r->be]++;
+		if (r->head.cls == BYU_INVALID)
+			s->invalid++;
+		if (!(BYU_MEMORY & CLASS_BIT(r->head.cls)))
+			continue;
+		s->mem_refs++;
+		s->bytes_requested += 8 - (unsigned)__builtin_popcount(r->be);
+		if (r->addr < s->addr_min)
+			s->addr_min = r->addr;
+		if (r->addr > s->addr_max)
+			s->addr_max = r->addr;
+		tm_footprint_add(&s->lines, r->addr >> 6);
+		tm_footprint_add(&s->pages, r->addr >> 12);
+	}
+}
+
+static json_object *hex_string(uint64_t v)
+{
+	char buf[24];
+	snprintf(buf, sizeof(buf), "0x%08" PRIx64, v);
+	return json_object_new_string(buf);
+}
+
+static int byu_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
+{
+	struct byu_stats *s = p;
+	uint64_t records = 0;
+	json_object *be = json_object_new_object();
+	if (!be)
+		return -ENOMEM;
+	for (unsigned v = 0; v < 256; v++) {
+		char key[3] = {tm_hex_digits[v >> 4], tm_hex_digits[v & 15], 0};
+		records += s->be_hist[v];
+		if (s->be_hist[v])
+			json_object_object_add(be, key, json_object_new_int64((int64_t)s->be_hist[v]));
+	}
+	json_object_object_add(obj, "memory_references", json_object_new_int64((int64_t)s->mem_refs));
+	json_object_object_add(obj, "byte_enables", be);
+	json_object_object_add(obj, "address_min", s->mem_refs ? hex_string(s->addr_min) : NULL);
+	json_object_object_add(obj, "address_max", s->mem_refs ? hex_string(s->addr_max) : NULL);
+	json_object_object_add(obj, "distinct_lines_64b",
+			       json_object_new_int64((int64_t)s->lines.count));
+	json_object_object_add(obj, "distinct_pages_4k",
+			       json_object_new_int64((int64_t)s->pages.count));
+	json_object_object_add(obj, "bytes_requested",
+			       json_object_new_int64((int64_t)s->bytes_requested));
+	json_object_object_add(obj, "invalid_fraction",
+			       json_object_new_double(records ? (double)s->invalid / records : 0));
+	/* Real 12-byte BYU files read as 6-byte records decode almost entirely as INVALID. */
+	int suspect = records >= 64 && s->invalid * 10 >= records * 9;
+	json_object_object_add(obj, "probably_not_byu", json_object_new_boolean(suspect));
+	if (suspect)
+		tm_diag_note(diag,
+			     "%" PRIu64 " of %" PRIu64 " records are INVALID: probably not a "
+			     "6-byte BYU trace (a 12-byte BYU trace, or another format?)",
+			     s->invalid, records);
+	if (s->lines.err || s->pages.err)
+		tm_diag_note(diag, "out of memory counting distinct lines: counts are lower bounds");
+	return 0;
+}
+
+static void byu_stats_free(void *p)
+{
+	struct byu_stats *s = p;
+	tm_footprint_free(&s->lines);
+	tm_footprint_free(&s->pages);
+}
+
+const struct tm_format tm_format_byu = {
+	.name = "byu",
+	.description = "BYU Pentium address trace, 6-byte records",
+	.recognition = "extension .byu",
+	.extensions = byu_extensions,
+	.classes = byu_classes,
+	.n_classes = BYU_N_CLASSES,
+	.class_ext = "byu",
+	.record_size = sizeof(struct byu_record),
+	.chunk_records = 16384,
+	.raw_record_len = BYU_RECORD_LEN,
+	.probe = byu_probe,
+	.decode = byu_decode,
+	.dump = &byu_dump_ops,
+	.stats_size = sizeof(struct byu_stats),
+	.stats_init = byu_stats_init,
+	.stats_update = byu_stats_update,
+	.stats_finish = byu_stats_finish,
+	.stats_free = byu_stats_free,
+	.extra_views = byu_extra_views,
+	.n_extra_views = 1,
+};

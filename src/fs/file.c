@@ -1,0 +1,100 @@
+/* Open files of the mount: views, source files shown as they are, .tracemount files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracemount/context.h"
+#include "tracemount/fs.h"
+#include "tracemount/trace.h"
+
+int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file **out)
+{
+	struct tm_node n;
+	int err;
+
+	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
+		return -EROFS;
+	if ((err = tm_fs_resolve(fs, path, &n)) < 0)
+		return err;
+	struct tm_fs_file *f = calloc(1, sizeof(*f));
+	if (!f) {
+		err = -ENOMEM;
+		goto out_node;
+	}
+	f->kind = n.kind;
+	switch (n.kind) {
+	case TM_NODE_FILE:
+		err = tm_source_open(fs->root_fd, n.src, &f->src);
+		break;
+	case TM_NODE_VIEW:
+		if ((err = tm_source_open(fs->root_fd, n.src, &f->src)) < 0)
+			break;
+		err = tm_reader_open(&f->reader, fs->ctx, n.trace, &f->src, (unsigned)n.view);
+		if (err) {
+			tm_source_close(&f->src);
+			break;
+		}
+		f->trace = n.trace; /* the open file keeps the node's reference */
+		n.trace = NULL;
+		break;
+	case TM_NODE_META:
+		err = tm_fs_meta_text(fs, n.meta, &f->text, &f->text_len);
+		break;
+	case TM_NODE_LINK:
+		err = -ELOOP;
+		break;
+	default:
+		err = -EISDIR;
+	}
+	if (err) {
+		free(f);
+		goto out_node;
+	}
+	pthread_mutex_init(&f->lock, NULL);
+	*out = f;
+out_node:
+	tm_node_put(fs, &n);
+	return err;
+}
+
+ssize_t tm_fs_read(struct tm_fs *fs, struct tm_fs_file *f, char *buf, size_t size, off_t off)
+{
+	ssize_t n = 0;
+	(void)fs;
+	if (off < 0)
+		return -EINVAL;
+	pthread_mutex_lock(&f->lock);
+	switch (f->kind) {
+	case TM_NODE_VIEW:
+		n = tm_reader_read(&f->reader, buf, size, (uint64_t)off);
+		break;
+	case TM_NODE_FILE:
+		n = tm_source_read(&f->src, buf, size, (uint64_t)off);
+		break;
+	case TM_NODE_META:
+		if ((size_t)off < f->text_len) {
+			n = (ssize_t)(f->text_len - (size_t)off < size ? f->text_len - (size_t)off
+								       : size);
+			memcpy(buf, f->text + off, (size_t)n);
+		}
+		break;
+	default:
+		n = -EISDIR;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return n;
+}
+
+void tm_fs_release(struct tm_fs *fs, struct tm_fs_file *f)
+{
+	if (f->kind == TM_NODE_VIEW)
+		tm_reader_close(&f->reader);
+	if (f->kind == TM_NODE_VIEW || f->kind == TM_NODE_FILE)
+		tm_source_close(&f->src);
+	if (f->trace)
+		tm_context_trace_put(fs->ctx, f->trace);
+	free(f->text);
+	pthread_mutex_destroy(&f->lock);
+	free(f);
+}

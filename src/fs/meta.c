@@ -1,0 +1,51 @@
+/* The files of .tracemount/: version, formats and status. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracemount/context.h"
+#include "tracemount/fs.h"
+#include "tracemount/registry.h"
+#include "tracemount/util.h"
+
+/* One stanza per format: what it is, how it is recognised, its classes and views. */
+static int formats_text(char **text, size_t *len)
+{
+	FILE *f = open_memstream(text, len);
+	if (!f)
+		return -ENOMEM;
+	for (const struct tm_format *const *fp = tm_formats; *fp; fp++) {
+		const struct tm_format *fmt = *fp;
+		fprintf(f, "%s: %s\n  recognised by: %s\n  classes:", fmt->name,
+			fmt->description, fmt->recognition);
+		for (unsigned c = 0; c < fmt->n_classes; c++)
+			fprintf(f, " %s", fmt->classes[c]);
+		fprintf(f, "\n  views: raw dump.txt stats.json errors.txt class/CLASS.txt");
+		if (fmt->class_ext)
+			fprintf(f, " class/CLASS.%s", fmt->class_ext);
+		for (unsigned i = 0; i < fmt->n_extra_views; i++) {
+			fputc(' ', f);
+			fprintf(f, fmt->extra_views[i].path, "NAME");
+		}
+		fputc('\n', f);
+	}
+	return fclose(f) == 0 ? 0 : -ENOMEM;
+}
+
+int tm_fs_meta_text(struct tm_fs *fs, enum tm_meta_file which, char **text, size_t *len)
+{
+	switch (which) {
+	case TM_META_VERSION:
+		*text = strdup("tracemount " TM_VERSION "\n");
+		*len = *text ? strlen(*text) : 0;
+		return *text ? 0 : -ENOMEM;
+	case TM_META_FORMATS:
+		return formats_text(text, len);
+	case TM_META_STATUS:
+		return tm_context_status(fs->ctx, text, len);
+	case TM_META_N:
+		break;
+	}
+	return -ENOENT;
+}

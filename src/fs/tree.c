@@ -1,0 +1,411 @@
+/* What a path of the mount is, its attributes and its entries.
+ *
+ * A path is walked one component at a time with fstatat(AT_SYMLINK_NOFOLLOW) below the
+ * SOURCE folder's descriptor: a symbolic link ends the walk (the kernel resolves links
+ * itself, through readlink), so no lookup leaves SOURCE. The first regular file recognised
+ * as a trace turns the rest of the path into a view path. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tracemount/context.h"
+#include "tracemount/fs.h"
+#include "tracemount/registry.h"
+#include "tracemount/trace.h"
+
+const char *const tm_meta_names[TM_META_N] = {"version", "formats", "status"};
+
+int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, char *err,
+	       size_t err_len)
+{
+	struct stat st;
+
+	memset(fs, 0, sizeof(*fs));
+	fs->ctx = ctx;
+	fs->root_fd = -1;
+	fs->uid = getuid();
+	fs->gid = getgid();
+	clock_gettime(CLOCK_REALTIME, &fs->mounted);
+	if (stat(source, &st) < 0) {
+		snprintf(err, err_len, "%s: %s", source, strerror(errno));
+		return -errno;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		fs->root_fd = open(source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fs->root_fd < 0) {
+			snprintf(err, err_len, "%s: %s", source, strerror(errno));
+			return -errno;
+		}
+		return 0;
+	}
+	char *copy_dir = strdup(source), *copy_base = strdup(source);
+	int ret = -ENOMEM;
+	if (!copy_dir || !copy_base)
+		goto out;
+	const char *dir = dirname(copy_dir), *base = basename(copy_base);
+	ret = -EINVAL;
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, err_len, "%s: neither a folder nor a regular file", source);
+		goto out;
+	}
+	fs->root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fs->root_fd < 0) {
+		ret = -errno;
+		snprintf(err, err_len, "%s: %s", dir, strerror(errno));
+		goto out;
+	}
+	if (!tm_context_detect(ctx, fs->root_fd, base)) {
+		snprintf(err, err_len, "%s: not a recognised trace (see -o format=GLOB:NAME)",
+			 source);
+		goto out;
+	}
+	ret = (fs->single = strdup(base)) ? 0 : -ENOMEM;
+out:
+	free(copy_dir);
+	free(copy_base);
+	return ret;
+}
+
+void tm_fs_destroy(struct tm_fs *fs)
+{
+	if (fs->root_fd >= 0)
+		close(fs->root_fd);
+	free(fs->single);
+	fs->root_fd = -1;
+	fs->single = NULL;
+}
+
+/* Copies the next component of *p into comp and advances *p past it and its slashes. */
+static int next_component(const char **p, char *comp, size_t size)
+{
+	const char *s = *p, *end = strchr(s, '/');
+	size_t len = end ? (size_t)(end - s) : strlen(s);
+	if (len == 0 || len >= size)
+		return -ENAMETOOLONG;
+	memcpy(comp, s, len);
+	comp[len] = '\0';
+	if (strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0)
+		return -ENOENT;
+	s += len;
+	while (*s == '/')
+		s++;
+	*p = s;
+	return 0;
+}
+
+static int resolve_meta(const char *rest, struct tm_node *n)
+{
+	if (!*rest) {
+		n->kind = TM_NODE_META_DIR;
+		return 0;
+	}
+	for (int i = 0; i < TM_META_N; i++) {
+		if (strcmp(rest, tm_meta_names[i]) == 0) {
+			n->kind = TM_NODE_META;
+			n->meta = (enum tm_meta_file)i;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Inside a trace: rest names a view or a folder of views. */
+static int resolve_view(struct tm_fs *fs, const char *rest, struct tm_node *n)
+{
+	if (!*rest) {
+		n->kind = TM_NODE_TRACE;
+		return 0;
+	}
+	if (strlen(rest) >= sizeof(n->sub))
+		return -ENAMETOOLONG;
+	strcpy(n->sub, rest);
+	size_t len = strlen(n->sub);
+	while (len && n->sub[len - 1] == '/')
+		n->sub[--len] = '\0';
+	int err = tm_context_trace(fs->ctx, n->src, n->fmt, &n->trace);
+	if (err)
+		return err;
+	int v = tm_view_table_find(&n->trace->views, n->sub);
+	if (v >= 0) {
+		n->kind = TM_NODE_VIEW;
+		n->view = v;
+		return 0;
+	}
+	if (tm_view_table_is_dir(&n->trace->views, n->sub)) {
+		n->kind = TM_NODE_VIEW_DIR;
+		return 0;
+	}
+	tm_node_put(fs, n);
+	return -ENOENT;
+}
+
+int tm_fs_resolve(struct tm_fs *fs, const char *path, struct tm_node *n)
+{
+	char comp[NAME_MAX + 1];
+	size_t src_len = 0;
+	int err;
+
+	memset(n, 0, sizeof(*n));
+	n->view = -1;
+	while (*path == '/')
+		path++;
+	if (!*path) {
+		n->kind = TM_NODE_DIR;
+		strcpy(n->src, ".");
+		return fstat(fs->root_fd, &n->st) < 0 ? -errno : 0;
+	}
+	for (int depth = 0; *path; depth++) {
+		if ((err = next_component(&path, comp, sizeof(comp))) < 0)
+			return err;
+		if (depth == 0 && strcmp(comp, TM_META_DIR) == 0)
+			return resolve_meta(path, n);
+		if (depth == 0 && fs->single && strcmp(comp, fs->single) != 0)
+			return -ENOENT;
+		size_t cl = strlen(comp);
+		if (src_len + cl + 2 > sizeof(n->src))
+			return -ENAMETOOLONG;
+		if (src_len)
+			n->src[src_len++] = '/';
+		memcpy(n->src + src_len, comp, cl + 1);
+		src_len += cl;
+		if (fstatat(fs->root_fd, n->src, &n->st, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+
+		if (S_ISDIR(n->st.st_mode)) {
+			n->kind = TM_NODE_DIR;
+			continue;
+		}
+		if (S_ISLNK(n->st.st_mode)) {
+			n->kind = TM_NODE_LINK;
+			return *path ? -ENOTDIR : 0;
+		}
+		if (!S_ISREG(n->st.st_mode))
+			return -ENOENT; /* devices, fifos and sockets are not shown */
+		n->fmt = tm_context_detect(fs->ctx, fs->root_fd, n->src);
+		if (n->fmt)
+			return resolve_view(fs, path, n);
+		n->kind = TM_NODE_FILE;
+		return *path ? -ENOTDIR : 0;
+	}
+	return 0;
+}
+
+void tm_node_put(struct tm_fs *fs, struct tm_node *n)
+{
+	if (n->trace)
+		tm_context_trace_put(fs->ctx, n->trace);
+	n->trace = NULL;
+}
+
+/* A trace shown as a folder: readable where the file is, traversable where readable. */
+static void as_folder(struct stat *st)
+{
+	mode_t perm = st->st_mode & 0444;
+	st->st_mode = S_IFDIR | perm | perm >> 2;
+	st->st_nlink = 2;
+	st->st_size = 0;
+	st->st_blocks = 0;
+}
+
+static void meta_attrs(struct tm_fs *fs, struct stat *st, mode_t mode)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_mode = mode;
+	st->st_nlink = S_ISDIR(mode) ? 2 : 1;
+	st->st_uid = fs->uid;
+	st->st_gid = fs->gid;
+	st->st_atim = st->st_mtim = st->st_ctim = fs->mounted;
+}
+
+static int view_attrs(struct tm_fs *fs, struct tm_node *n, struct stat *st)
+{
+	struct tm_source src;
+	uint64_t size;
+	int err = tm_source_open(fs->root_fd, n->src, &src);
+	if (err)
+		return err;
+	err = tm_view_size(n->trace, &src, (unsigned)n->view, &size);
+	tm_source_close(&src);
+	if (err)
+		return err;
+	*st = n->st;
+	st->st_mode = S_IFREG | (n->st.st_mode & 0444);
+	st->st_nlink = 1;
+	st->st_size = (off_t)size;
+	st->st_blocks = (blkcnt_t)((size + 511) / 512);
+	return 0;
+}
+
+int tm_fs_getattr(struct tm_fs *fs, const char *path, struct stat *st)
+{
+	struct tm_node n;
+	char *text;
+	size_t len;
+	int err = tm_fs_resolve(fs, path, &n);
+	if (err)
+		return err;
+	switch (n.kind) {
+	case TM_NODE_DIR:
+	case TM_NODE_FILE:
+		*st = n.st;
+		st->st_mode &= ~(mode_t)0222;
+		break;
+	case TM_NODE_LINK:
+		*st = n.st;
+		break;
+	case TM_NODE_TRACE:
+	case TM_NODE_VIEW_DIR:
+		*st = n.st;
+		as_folder(st);
+		break;
+	case TM_NODE_VIEW:
+		err = view_attrs(fs, &n, st);
+		break;
+	case TM_NODE_META_DIR:
+		meta_attrs(fs, st, S_IFDIR | 0555);
+		break;
+	case TM_NODE_META:
+		meta_attrs(fs, st, S_IFREG | 0444);
+		if ((err = tm_fs_meta_text(fs, n.meta, &text, &len)) == 0) {
+			st->st_size = (off_t)len;
+			free(text);
+		}
+		break;
+	}
+	tm_node_put(fs, &n);
+	return err;
+}
+
+int tm_fs_readlink(struct tm_fs *fs, const char *path, char *buf, size_t size)
+{
+	struct tm_node n;
+	int err = tm_fs_resolve(fs, path, &n);
+	if (err)
+		return err;
+	tm_node_put(fs, &n);
+	if (n.kind != TM_NODE_LINK)
+		return -EINVAL;
+	if (size == 0)
+		return -EINVAL;
+	ssize_t len = readlinkat(fs->root_fd, n.src, buf, size - 1);
+	if (len < 0)
+		return -errno;
+	buf[len] = '\0';
+	return 0;
+}
+
+struct list_views_arg {
+	int (*fill)(void *arg, const char *name, mode_t type);
+	void *arg;
+};
+
+static int list_view(void *p, const char *name, int is_dir)
+{
+	struct list_views_arg *a = p;
+	return a->fill(a->arg, name, is_dir ? S_IFDIR : S_IFREG);
+}
+
+/* The entries of a source folder, with traces shown as folders. */
+static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
+			   int (*fill)(void *arg, const char *name, mode_t type), void *arg)
+{
+	char child[PATH_MAX];
+	int is_root = strcmp(n->src, ".") == 0;
+	int fd = openat(fs->root_fd, n->src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	int err = 0;
+	struct dirent *e;
+	while (!err && (errno = 0, e = readdir(d))) {
+		const char *name = e->d_name;
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+			continue;
+		if (is_root && strcmp(name, TM_META_DIR) == 0)
+			continue; /* the virtual folder takes its place */
+		if (snprintf(child, sizeof(child), "%s/%s", n->src, name) >= (int)sizeof(child))
+			continue;
+		const char *rel = is_root ? name : child;
+		unsigned char type = e->d_type;
+		if (type == DT_UNKNOWN) {
+			struct stat st;
+			if (fstatat(fs->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			type = S_ISDIR(st.st_mode)   ? DT_DIR
+			       : S_ISLNK(st.st_mode) ? DT_LNK
+			       : S_ISREG(st.st_mode) ? DT_REG
+						     : DT_UNKNOWN;
+		}
+		if (type == DT_DIR)
+			err = fill(arg, name, S_IFDIR);
+		else if (type == DT_LNK)
+			err = fill(arg, name, S_IFLNK);
+		else if (type == DT_REG)
+			err = fill(arg, name,
+				   tm_context_detect(fs->ctx, fs->root_fd, rel) ? S_IFDIR : S_IFREG);
+	}
+	if (!err && errno)
+		err = -errno;
+	closedir(d);
+	return err > 0 ? 0 : err;
+}
+
+int tm_fs_readdir(struct tm_fs *fs, const char *path,
+		  int (*fill)(void *arg, const char *name, mode_t type), void *arg)
+{
+	struct tm_node n;
+	int err = tm_fs_resolve(fs, path, &n);
+	if (err)
+		return err;
+	struct list_views_arg la = {fill, arg};
+	int is_root = n.kind == TM_NODE_DIR && strcmp(n.src, ".") == 0;
+
+	if (n.kind == TM_NODE_TRACE)
+		err = tm_context_trace(fs->ctx, n.src, n.fmt, &n.trace);
+	if (err)
+		return err;
+	if (fill(arg, ".", S_IFDIR) || fill(arg, "..", S_IFDIR))
+		goto out;
+	if (is_root && fill(arg, TM_META_DIR, S_IFDIR))
+		goto out;
+	switch (n.kind) {
+	case TM_NODE_DIR:
+		if (is_root && fs->single)
+			fill(arg, fs->single, S_IFDIR);
+		else
+			err = list_source_dir(fs, &n, fill, arg);
+		break;
+	case TM_NODE_TRACE:
+	case TM_NODE_VIEW_DIR:
+		tm_view_table_list(&n.trace->views, n.kind == TM_NODE_TRACE ? "" : n.sub,
+				   list_view, &la);
+		break;
+	case TM_NODE_META_DIR:
+		for (int i = 0; i < TM_META_N; i++)
+			if (fill(arg, tm_meta_names[i], S_IFREG))
+				break;
+		break;
+	default:
+		err = -ENOTDIR;
+	}
+out:
+	tm_node_put(fs, &n);
+	return err;
+}
+
+int tm_fs_statfs(struct tm_fs *fs, struct statvfs *st)
+{
+	if (fstatvfs(fs->root_fd, st) < 0)
+		return -errno;
+	st->f_flag |= ST_RDONLY;
+	return 0;
+}

@@ -1,0 +1,199 @@
+/* `tracemount [options] SOURCE MOUNTPOINT`: option parsing, then libfuse's loop. */
+#include <errno.h>
+#include <fuse.h>
+#include <fuse_lowlevel.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracemount/context.h"
+#include "tracemount/fs.h"
+#include "tracemount/util.h"
+#include "tmfs.h"
+#include "tmfs_ops.h"
+
+/* Views are immutable while their trace is: cache attributes for a minute, but look up
+ * missing names every time so that new files show at once. */
+#define DEFAULT_OPTIONS "-odefault_permissions,ro,subtype=tracemount,attr_timeout=60,entry_timeout=60,negative_timeout=0"
+
+struct mount_opts {
+	char *source;
+	char *cache;
+	char *memory;
+	char **formats;
+	unsigned n_formats;
+	int bad;
+};
+
+enum { KEY_FORMAT };
+
+static const struct fuse_opt mount_specs[] = {
+	{"cache=%s", offsetof(struct mount_opts, cache), 0},
+	{"memory=%s", offsetof(struct mount_opts, memory), 0},
+	FUSE_OPT_KEY("format=", KEY_FORMAT),
+	FUSE_OPT_END,
+};
+
+static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	struct mount_opts *o = data;
+	(void)outargs;
+	if (key == FUSE_OPT_KEY_NONOPT && !o->source) {
+		o->source = strdup(arg);
+		return 0;
+	}
+	if (key == KEY_FORMAT) {
+		char **f = realloc(o->formats, (o->n_formats + 1) * sizeof(*f));
+		if (!f || !(f[o->n_formats] = strdup(arg + strlen("format=")))) {
+			o->bad = 1;
+			free(f);
+			return -1;
+		}
+		o->formats = f;
+		o->n_formats++;
+		return 0;
+	}
+	return 1;
+}
+
+static void free_opts(struct mount_opts *o)
+{
+	for (unsigned i = 0; i < o->n_formats; i++)
+		free(o->formats[i]);
+	free(o->formats);
+	free(o->source);
+	free(o->cache);
+	free(o->memory);
+}
+
+/* Applies tracemount's own options to a new context; returns 0 or an exit status. */
+static int make_context(struct mount_opts *o, struct tm_context **ctx)
+{
+	uint64_t memory = TM_DEFAULT_MEMORY;
+	if (o->memory && tm_parse_size(o->memory, &memory) < 0) {
+		fprintf(stderr, "tracemount: -o memory=%s: not a size (such as 64M)\n", o->memory);
+		return 2;
+	}
+	if (tm_context_new((size_t)memory, ctx) < 0) {
+		fprintf(stderr, "tracemount: out of memory\n");
+		return 1;
+	}
+	for (unsigned i = 0; i < o->n_formats; i++) {
+		int err = tm_context_add_override(*ctx, o->formats[i]);
+		if (err == -EINVAL)
+			fprintf(stderr, "tracemount: -o format=%s: expected GLOB:NAME\n",
+				o->formats[i]);
+		else if (err == -ENOENT)
+			fprintf(stderr, "tracemount: -o format=%s: unknown format (see "
+					"tracemount --help)\n",
+				o->formats[i]);
+		if (err) {
+			tm_context_free(*ctx);
+			return err == -ENOMEM ? 1 : 2;
+		}
+	}
+	return 0;
+}
+
+static int add_default_options(struct fuse_args *args, const char *source)
+{
+	char *fsname = NULL;
+	size_t len = strlen("-o") + strlen("fsname=tracemount:") + 2 * strlen(source) + 1;
+	char *opt = malloc(len);
+	if (!opt)
+		return -1;
+	snprintf(opt, len, "fsname=tracemount:%s", source);
+	int err = fuse_opt_add_opt_escaped(&fsname, opt);
+	free(opt);
+	if (err)
+		return err;
+	size_t n = strlen(fsname) + 3;
+	char *dash_o = malloc(n);
+	if (!dash_o) {
+		free(fsname);
+		return -1;
+	}
+	snprintf(dash_o, n, "-o%s", fsname);
+	free(fsname);
+	err = fuse_opt_insert_arg(args, 1, DEFAULT_OPTIONS);
+	if (!err)
+		err = fuse_opt_insert_arg(args, 2, dash_o);
+	free(dash_o);
+	return err;
+}
+
+static int run_loop(struct fuse *fuse, const struct fuse_cmdline_opts *cmd)
+{
+	if (cmd->singlethread)
+		return fuse_loop(fuse);
+	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+	if (!cfg)
+		return -ENOMEM;
+	fuse_loop_cfg_set_clone_fd(cfg, (unsigned)cmd->clone_fd);
+	fuse_loop_cfg_set_idle_threads(cfg, cmd->max_idle_threads);
+	fuse_loop_cfg_set_max_threads(cfg, cmd->max_threads);
+	int ret = fuse_loop_mt(fuse, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	return ret;
+}
+
+void tm_mount_help(void)
+{
+	printf("\nFUSE options:\n");
+	fuse_cmdline_help();
+	fuse_lib_help(&(struct fuse_args)FUSE_ARGS_INIT(0, NULL));
+}
+
+int tm_mount_main(int argc, char **argv)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts cmd = {0};
+	struct mount_opts o = {0};
+	struct tm_context *ctx = NULL;
+	struct tm_fs fs = {.root_fd = -1};
+	struct fuse *fuse = NULL;
+	char err_msg[4352];
+	int status = 2;
+
+	if (fuse_opt_parse(&args, &o, mount_specs, opt_proc) < 0 || o.bad)
+		goto out;
+	if (fuse_parse_cmdline(&args, &cmd) < 0)
+		goto out;
+	if (!o.source || !cmd.mountpoint) {
+		fprintf(stderr, "tracemount: usage: tracemount [options] SOURCE MOUNTPOINT "
+				"(see tracemount --help)\n");
+		goto out;
+	}
+	if ((status = make_context(&o, &ctx)) != 0)
+		goto out;
+	status = 1;
+	if (tm_fs_init(&fs, ctx, o.source, err_msg, sizeof(err_msg)) < 0) {
+		fprintf(stderr, "tracemount: %s\n", err_msg);
+		goto out;
+	}
+	if (add_default_options(&args, o.source) < 0)
+		goto out;
+	status = 2; /* fuse_new fails on options it does not know, and says which */
+	if (!(fuse = fuse_new(&args, &tm_fuse_operations, sizeof(tm_fuse_operations), &fs)))
+		goto out;
+	status = 1;
+	if (fuse_mount(fuse, cmd.mountpoint) != 0)
+		goto out_destroy;
+	if (fuse_daemonize(cmd.foreground) != 0 ||
+	    fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
+		goto out_unmount;
+	status = run_loop(fuse, &cmd) == 0 ? 0 : 1;
+	fuse_remove_signal_handlers(fuse_get_session(fuse));
+out_unmount:
+	fuse_unmount(fuse);
+out_destroy:
+	fuse_destroy(fuse);
+out:
+	tm_fs_destroy(&fs);
+	tm_context_free(ctx);
+	free(cmd.mountpoint);
+	free_opts(&o);
+	fuse_opt_free_args(&args);
+	return status;
+}

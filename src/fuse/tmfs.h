@@ -1,0 +1,11 @@
+/* The FUSE front end: the operations table and the mount command. */
+#ifndef TRACEMOUNT_TMFS_H
+#define TRACEMOUNT_TMFS_H
+
+/* Runs `tracemount [options] SOURCE MOUNTPOINT`; returns the exit status (0, 1, or 2). */
+int tm_mount_main(int argc, char **argv);
+
+/* Prints libfuse's options, after tracemount's own --help text. */
+void tm_mount_help(void);
+
+#endif
