@@ -26,13 +26,13 @@ void tm_diag_free(struct tm_diag *d);
 
 /* Report a problem at a trace byte offset. */
 void tm_diag_at(struct tm_diag *d, uint64_t offset, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Report that the trace ends inside a record at offset; sets truncated. */
 void tm_diag_truncated(struct tm_diag *d, uint64_t offset, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Report a problem on a line of a text trace (1-based). */
 void tm_diag_line(struct tm_diag *d, uint64_t line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Report a finding about the whole trace. */
 void tm_diag_note(struct tm_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -22,9 +22,9 @@ struct tm_trace;
 
 struct tm_fs {
 	struct tm_context *ctx;
-	int root_fd;	/* the SOURCE directory, or the directory holding the SOURCE file */
-	char *single;	/* when SOURCE is a file: its name, the root's only entry */
-	uid_t uid;	/* owner of the virtual .tracemount folder */
+	int root_fd;  /* the SOURCE directory, or the directory holding the SOURCE file */
+	char *single; /* when SOURCE is a file: its name, the root's only entry */
+	uid_t uid;    /* owner of the virtual .tracemount folder */
 	gid_t gid;
 	struct timespec mounted;
 };

@@ -26,12 +26,12 @@ struct tm_index {
 	uint32_t n_views, n_classes, state_words, row_words;
 	uint64_t n_rows; /* chunks + 1 */
 	uint64_t *rows;
-	uint64_t raw_size;    /* trace bytes covered */
-	uint64_t n_errors;    /* lines of errors.txt */
-	bool truncated;	      /* the trace ends inside a record */
-	char *stats_json;     /* stats.json, ends in a newline */
+	uint64_t raw_size; /* trace bytes covered */
+	uint64_t n_errors; /* lines of errors.txt */
+	bool truncated;	   /* the trace ends inside a record */
+	char *stats_json;  /* stats.json, ends in a newline */
 	size_t stats_len;
-	char *errors_txt;     /* errors.txt */
+	char *errors_txt; /* errors.txt */
 	size_t errors_len;
 };
 

@@ -19,8 +19,8 @@ struct tm_cached_chunk;
 enum tm_trace_state { TM_TRACE_NEW, TM_TRACE_INDEXING, TM_TRACE_INDEXED, TM_TRACE_FAILED };
 
 struct tm_trace {
-	uint64_t uid;	 /* unique within a context; keys the chunk cache */
-	char *path;	 /* relative to the source root */
+	uint64_t uid; /* unique within a context; keys the chunk cache */
+	char *path;   /* relative to the source root */
 	const struct tm_format *fmt;
 	struct tm_view_table views;
 
@@ -46,7 +46,8 @@ int tm_trace_chunk(struct tm_context *ctx, struct tm_trace *t, const struct tm_i
 		   struct tm_source *src, uint64_t chunk, struct tm_cached_chunk **out);
 void tm_trace_chunk_release(struct tm_context *ctx, struct tm_cached_chunk *c);
 
-/* One line for .tracemount/status, without the newline; returns snprintf's count. */
+/* One line for .tracemount/status, without the newline: path, format, state, records and
+ * index bytes, separated by tabs ("-" where not known yet). Returns snprintf's count. */
 int tm_trace_status(struct tm_trace *t, char *buf, size_t len);
 
 #endif

@@ -24,12 +24,11 @@ struct cli_trace {
 };
 
 /* Parses [-F NAME | --format=NAME] and the expected operands; returns 0 or 2. */
-static int parse_args(int argc, char **argv, int n_operands, const char **format,
-		      const char *usage)
+static int parse_args(int argc, char **argv, int n_operands, const char **format, const char *usage)
 {
 	static const struct option longopts[] = {
-		{"format", required_argument, NULL, 'F'},
-		{NULL, 0, NULL, 0},
+	    {"format", required_argument, NULL, 'F'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 	optind = 1;
@@ -56,7 +55,8 @@ static int open_trace(struct cli_trace *ct, const char *path, const char *format
 		path += 2;
 	ct->path = path;
 	if (format && !(fmt = tm_format_find(format))) {
-		fprintf(stderr, "tracemount: unknown format '%s' (see tracemount --help)\n", format);
+		fprintf(stderr, "tracemount: unknown format '%s' (see tracemount --help)\n",
+			format);
 		return 2;
 	}
 	if (tm_context_new(TM_DEFAULT_MEMORY, &ct->ctx) < 0) {
@@ -69,8 +69,9 @@ static int open_trace(struct cli_trace *ct, const char *path, const char *format
 		return 1;
 	}
 	if (!fmt && !(fmt = tm_context_detect(ct->ctx, AT_FDCWD, path))) {
-		fprintf(stderr, "tracemount: %s: not a recognised trace (name a format with "
-				"--format)\n",
+		fprintf(stderr,
+			"tracemount: %s: not a recognised trace (name a format with "
+			"--format)\n",
 			path);
 		return 1;
 	}
@@ -127,7 +128,8 @@ int tm_cmd_cat(int argc, char **argv)
 {
 	const char *format = NULL;
 	struct cli_trace ct = {0};
-	int status = parse_args(argc, argv, 2, &format, "tracemount cat [--format NAME] TRACE VIEW");
+	int status =
+	    parse_args(argc, argv, 2, &format, "tracemount cat [--format NAME] TRACE VIEW");
 	if (status)
 		return status;
 	const char *view_name = argv[optind + 1];

@@ -9,24 +9,25 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: tracemount [options] SOURCE MOUNTPOINT\n"
-		"       tracemount cat [--format NAME] TRACE VIEW\n"
-		"       tracemount ls [--format NAME] TRACE\n"
-		"       tracemount --help | --version\n"
-		"\n"
-		"Mounts SOURCE (a folder of traces, or one trace) read-only at MOUNTPOINT, showing\n"
-		"every recognised trace as a folder of decoded views. Unmount with\n"
-		"fusermount3 -u MOUNTPOINT.\n"
-		"\n"
-		"tracemount options:\n"
-		"    -o memory=SIZE         budget of the decoded-chunk cache (default 64M)\n"
-		"    -o format=GLOB:NAME    treat files matching GLOB as format NAME (repeatable)\n"
-		"    -o cache=DIR|none      index cache folder; this version keeps indexes in\n"
-		"                           memory and accepts the option for compatibility\n"
-		"    -f, -d, -s, -o allow_other and the other libfuse options below\n"
-		"\n"
-		"formats:");
+	fprintf(
+	    out,
+	    "usage: tracemount [options] SOURCE MOUNTPOINT\n"
+	    "       tracemount cat [--format NAME] TRACE VIEW\n"
+	    "       tracemount ls [--format NAME] TRACE\n"
+	    "       tracemount --help | --version\n"
+	    "\n"
+	    "Mounts SOURCE (a folder of traces, or one trace) read-only at MOUNTPOINT, showing\n"
+	    "every recognised trace as a folder of decoded views. Unmount with\n"
+	    "fusermount3 -u MOUNTPOINT.\n"
+	    "\n"
+	    "tracemount options:\n"
+	    "    -o memory=SIZE         budget of the decoded-chunk cache (default 64M)\n"
+	    "    -o format=GLOB:NAME    treat files matching GLOB as format NAME (repeatable)\n"
+	    "    -o cache=DIR|none      index cache folder; this version keeps indexes in\n"
+	    "                           memory and accepts the option for compatibility\n"
+	    "    -f, -d, -s, -o allow_other and the other libfuse options below\n"
+	    "\n"
+	    "formats:");
 	for (const struct tm_format *const *f = tm_formats; *f; f++)
 		fprintf(out, " %s", (*f)->name);
 	fprintf(out, "\n");

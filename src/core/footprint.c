@@ -5,13 +5,6 @@
 
 #include "tracemount/footprint.h"
 
-#define BLOCK_BITS 15 /* members per block: 32768, a 4 KiB bitmap */
-
-struct tm_footprint_block {
-	uint64_t key; /* member >> BLOCK_BITS */
-	uint64_t bits[(1u << BLOCK_BITS) / 64];
-};
-
 void tm_footprint_init(struct tm_footprint *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -74,22 +67,25 @@ static struct tm_footprint_block *find_block(struct tm_footprint *f, uint64_t ke
 	return b;
 }
 
-void tm_footprint_add(struct tm_footprint *f, uint64_t member)
+void tm_footprint_add_slow(struct tm_footprint *f, uint64_t member)
 {
-	uint64_t key = member >> BLOCK_BITS;
-	struct tm_footprint_block *b = f->last;
-	if (!b || b->key != key) {
-		b = find_block(f, key);
-		if (!b) {
-			f->err = -ENOMEM;
-			return;
-		}
-		f->last = b;
+	uint64_t key = member >> TM_FOOTPRINT_BLOCK_BITS;
+	struct tm_footprint_block *b = find_block(f, key);
+	if (!b) {
+		f->err = -ENOMEM;
+		return;
 	}
-	uint64_t bit = member & ((1u << BLOCK_BITS) - 1);
-	uint64_t mask = 1ull << (bit & 63);
-	if (!(b->bits[bit >> 6] & mask)) {
-		b->bits[bit >> 6] |= mask;
-		f->count++;
+	f->recent[tm_footprint_recent_slot(key)] = b;
+	tm_footprint_add(f, member);
+}
+
+uint64_t tm_footprint_count(const struct tm_footprint *f)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < f->n_slots; i++) {
+		const struct tm_footprint_block *b = f->slots[i];
+		for (size_t w = 0; b && w < sizeof(b->bits) / sizeof(b->bits[0]); w++)
+			n += (uint64_t)__builtin_popcountll(b->bits[w]);
 	}
+	return n;
 }

@@ -12,10 +12,10 @@
 #include "tracemount/source.h"
 #include "tracemount/view.h"
 
-#define READ_BLOCK (4u << 20)		 /* bytes read from the trace at a time */
+#define READ_BLOCK	 (4u << 20)    /* bytes read from the trace at a time */
 #define MAX_RECORD_BYTES (1024u << 20) /* a record needing more is an error */
-#define BATCH_RECORDS 4096
-#define PROGRESS_STEP (16u << 20)
+#define BATCH_RECORDS	 4096
+#define PROGRESS_STEP	 (16u << 20)
 
 struct builder {
 	const struct tm_format *fmt;
@@ -23,10 +23,10 @@ struct builder {
 	struct tm_source *src;
 	struct tm_index *ix;
 	uint64_t rows_cap;
-	uint64_t *cur;	 /* the running row: totals so far and the current decoder state */
-	size_t *fixed;	 /* fixed[v * n_classes + c]: bytes per record, 0 when it varies */
+	uint64_t *cur; /* the running row: totals so far and the current decoder state */
+	size_t *fixed; /* fixed[v * n_classes + c]: bytes per record, 0 when it varies */
 	const struct tm_view **record_views;
-	void *recs;	 /* one batch of decoded records */
+	void *recs; /* one batch of decoded records */
 	void *stats;
 	struct tm_diag diag;
 	/* read buffer: buf[0] is trace offset buf_off; the decoder is at buf[pos] */
@@ -175,10 +175,10 @@ static int decode_all(struct builder *b, tm_progress_fn progress, void *progress
 				break;
 		}
 		struct tm_decode_in in = {
-			.buf = b->buf + b->pos,
-			.len = b->len - b->pos,
-			.raw_off = b->buf_off + b->pos,
-			.at_eof = b->eof,
+		    .buf = b->buf + b->pos,
+		    .len = b->len - b->pos,
+		    .raw_off = b->buf_off + b->pos,
+		    .at_eof = b->eof,
 		};
 		size_t max = fmt->chunk_records - in_chunk, n = 0, used = 0;
 		if (max > BATCH_RECORDS)
@@ -189,13 +189,13 @@ static int decode_all(struct builder *b, tm_progress_fn progress, void *progress
 		if (used > in.len || n > max)
 			return -EPROTO; /* the decoder broke its contract */
 		struct tm_chunk c = {
-			.first_record = b->cur[TM_ROW_RECORD],
-			.raw_off = in.raw_off,
-			.raw = in.buf,
-			.raw_len = used,
-			.records = b->recs,
-			.n_records = n,
-			.record_size = fmt->record_size,
+		    .first_record = b->cur[TM_ROW_RECORD],
+		    .raw_off = in.raw_off,
+		    .raw = in.buf,
+		    .raw_len = used,
+		    .records = b->recs,
+		    .n_records = n,
+		    .record_size = fmt->record_size,
 		};
 		account(b, &c);
 		b->pos += used;
@@ -248,7 +248,9 @@ static int finish(struct builder *b, const char *source_name)
 
 	size_t len;
 	const char *s = json_object_to_json_string_length(
-		root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	    root,
+	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE,
+	    &len);
 	err = -ENOMEM;
 	if (!s || !(ix->stats_json = malloc(len + 1)))
 		goto out;

@@ -6,8 +6,8 @@
 extern const struct tm_format tm_format_byu;
 
 const struct tm_format *const tm_formats[] = {
-	&tm_format_byu,
-	NULL,
+    &tm_format_byu,
+    NULL,
 };
 
 const struct tm_format *tm_format_find(const char *name)

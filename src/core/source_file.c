@@ -23,8 +23,8 @@ static void file_close(struct tm_source *s)
 }
 
 static const struct tm_source_ops file_ops = {
-	.read = file_read,
-	.close = file_close,
+    .read = file_read,
+    .close = file_close,
 };
 
 int tm_source_open(int dirfd, const char *path, struct tm_source *s)

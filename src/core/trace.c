@@ -64,8 +64,8 @@ static int decode_chunk(struct tm_trace *t, const struct tm_index *ix, struct tm
 	uint64_t state[ix->state_words + 1];
 	int err = -EIO;
 
-	struct tm_cached_chunk *c = tm_cached_chunk_new(raw_end - raw_off, expected,
-							fmt->record_size);
+	struct tm_cached_chunk *c =
+	    tm_cached_chunk_new(raw_end - raw_off, expected, fmt->record_size);
 	if (!c)
 		return -ENOMEM;
 	ssize_t got = tm_source_read(src, (void *)c->chunk.raw, c->chunk.raw_len, raw_off);
@@ -80,10 +80,10 @@ static int decode_chunk(struct tm_trace *t, const struct tm_index *ix, struct tm
 	size_t pos = 0, n_total = 0;
 	while (n_total < expected) {
 		struct tm_decode_in in = {
-			.buf = c->chunk.raw + pos,
-			.len = c->chunk.raw_len - pos,
-			.raw_off = raw_off + pos,
-			.at_eof = raw_end == ix->raw_size,
+		    .buf = c->chunk.raw + pos,
+		    .len = c->chunk.raw_len - pos,
+		    .raw_off = raw_off + pos,
+		    .at_eof = raw_end == ix->raw_size,
 		};
 		size_t n = 0, used = 0;
 		char *recs = (char *)c->chunk.records + n_total * fmt->record_size;
@@ -95,7 +95,8 @@ static int decode_chunk(struct tm_trace *t, const struct tm_index *ix, struct tm
 		if (!n && !used)
 			break;
 		for (size_t i = 0; i < n; i++) /* make raw_rel relative to the chunk */
-			((struct tm_record *)(recs + i * fmt->record_size))->raw_rel += (uint32_t)pos;
+			((struct tm_record *)(recs + i * fmt->record_size))->raw_rel +=
+			    (uint32_t)pos;
 		pos += used;
 		n_total += n;
 	}
@@ -136,19 +137,18 @@ int tm_trace_status(struct tm_trace *t, char *buf, size_t len)
 
 	pthread_mutex_lock(&t->lock);
 	switch (t->state) {
-	case TM_TRACE_NEW:
-		snprintf(state, sizeof(state), "not indexed\t-");
-		break;
+	case TM_TRACE_NEW: snprintf(state, sizeof(state), "not indexed\t-\t-"); break;
 	case TM_TRACE_INDEXING:
-		snprintf(state, sizeof(state), "indexing %u%%\t-",
+		snprintf(state, sizeof(state), "indexing %u%%\t-\t-",
 			 t->progress_total ? (unsigned)(t->progress_done * 100 / t->progress_total)
 					   : 0);
 		break;
 	case TM_TRACE_INDEXED:
-		snprintf(state, sizeof(state), "indexed\t%" PRIu64, tm_index_records(t->index));
+		snprintf(state, sizeof(state), "indexed\t%" PRIu64 "\t%zu",
+			 tm_index_records(t->index), tm_index_mem(t->index));
 		break;
 	case TM_TRACE_FAILED:
-		snprintf(state, sizeof(state), "error: %s\t-", strerror(-t->error));
+		snprintf(state, sizeof(state), "error: %s\t-\t-", strerror(-t->error));
 		break;
 	}
 	pthread_mutex_unlock(&t->lock);

@@ -19,8 +19,8 @@ static size_t raw_copy_render(const struct tm_chunk *c, size_t i, char *out)
 }
 
 const struct tm_render_ops tm_raw_copy_ops = {
-	.measure = raw_copy_measure,
-	.render = raw_copy_render,
+    .measure = raw_copy_measure,
+    .render = raw_copy_render,
 };
 
 char *tm_trace_stem(const char *name)

@@ -23,32 +23,50 @@
 #define BYU_RECORD_LEN 6
 
 enum byu_class {
-	BYU_INVALID, BYU_INT_ACK, BYU_SPECIAL, BYU_IO_READ, BYU_IO_WRITE, BYU_I_FETCH,
-	BYU_NC_I_FETCH, BYU_D_READ, BYU_NC_D_READ, BYU_WRITE_BACK, BYU_D_WRITE, BYU_N_CLASSES
+	BYU_INVALID,
+	BYU_INT_ACK,
+	BYU_SPECIAL,
+	BYU_IO_READ,
+	BYU_IO_WRITE,
+	BYU_I_FETCH,
+	BYU_NC_I_FETCH,
+	BYU_D_READ,
+	BYU_NC_D_READ,
+	BYU_WRITE_BACK,
+	BYU_D_WRITE,
+	BYU_N_CLASSES
 };
 
 static const char *const byu_classes[BYU_N_CLASSES] = {
-	"invalid", "int_ack", "special", "io_read", "io_write", "i_fetch",
-	"nc_i_fetch", "d_read", "nc_d_read", "write_back", "d_write",
+    "invalid",	  "int_ack", "special",	  "io_read",	"io_write", "i_fetch",
+    "nc_i_fetch", "d_read",  "nc_d_read", "write_back", "d_write",
 };
 
 /* The reference decoder's names, which dump.txt reproduces. */
-static const char *const byu_op_names[BYU_N_CLASSES] = {
-	"INVALID", "INT_ACK", "SPECIAL", "IO_READ", "IO_WRITE", "I_FETCH",
-	"NC_I_FETCH", "D_READ", "NC_D_READ", "WRITE_BACK", "D_WRITE",
+#define OP_NAME(s)                                                                                 \
+	{                                                                                          \
+		s, sizeof(s) - 1                                                                   \
+	}
+static const struct {
+	const char *name;
+	uint8_t len;
+} byu_ops[BYU_N_CLASSES] = {
+    OP_NAME("INVALID"),	  OP_NAME("INT_ACK"),	 OP_NAME("SPECIAL"),	OP_NAME("IO_READ"),
+    OP_NAME("IO_WRITE"),  OP_NAME("I_FETCH"),	 OP_NAME("NC_I_FETCH"), OP_NAME("D_READ"),
+    OP_NAME("NC_D_READ"), OP_NAME("WRITE_BACK"), OP_NAME("D_WRITE"),
 };
 
 static const uint8_t byu_class_of_control[16] = {
-	BYU_INVALID, BYU_INT_ACK, BYU_INVALID, BYU_SPECIAL, BYU_INVALID, BYU_IO_READ,
-	BYU_INVALID, BYU_IO_WRITE, BYU_I_FETCH, BYU_NC_I_FETCH, BYU_INVALID, BYU_INVALID,
-	BYU_D_READ, BYU_NC_D_READ, BYU_WRITE_BACK, BYU_D_WRITE,
+    BYU_INVALID, BYU_INT_ACK,	BYU_INVALID,	BYU_SPECIAL,	BYU_INVALID, BYU_IO_READ,
+    BYU_INVALID, BYU_IO_WRITE,	BYU_I_FETCH,	BYU_NC_I_FETCH, BYU_INVALID, BYU_INVALID,
+    BYU_D_READ,	 BYU_NC_D_READ, BYU_WRITE_BACK, BYU_D_WRITE,
 };
 
 #define CLASS_BIT(c) (1ull << (c))
-#define BYU_FETCHES (CLASS_BIT(BYU_I_FETCH) | CLASS_BIT(BYU_NC_I_FETCH))
-#define BYU_READS (CLASS_BIT(BYU_D_READ) | CLASS_BIT(BYU_NC_D_READ))
-#define BYU_WRITES (CLASS_BIT(BYU_D_WRITE) | CLASS_BIT(BYU_WRITE_BACK))
-#define BYU_MEMORY (BYU_FETCHES | BYU_READS | BYU_WRITES)
+#define BYU_FETCHES  (CLASS_BIT(BYU_I_FETCH) | CLASS_BIT(BYU_NC_I_FETCH))
+#define BYU_READS    (CLASS_BIT(BYU_D_READ) | CLASS_BIT(BYU_NC_D_READ))
+#define BYU_WRITES   (CLASS_BIT(BYU_D_WRITE) | CLASS_BIT(BYU_WRITE_BACK))
+#define BYU_MEMORY   (BYU_FETCHES | BYU_READS | BYU_WRITES)
 
 struct byu_record {
 	struct tm_record head;
@@ -105,7 +123,7 @@ static int byu_decode(void *state, const struct tm_decode_in *in, void *recs, si
 /* dump.txt: "%08x %02x %s\n" as the reference decoder prints it. */
 static size_t byu_dump_fixed_len(unsigned cls)
 {
-	return 8 + 1 + 2 + 1 + strlen(byu_op_names[cls]) + 1;
+	return 8 + 1 + 2 + 1 + byu_ops[cls].len + 1;
 }
 
 static size_t byu_dump_measure(const struct tm_chunk *c, size_t i)
@@ -116,8 +134,8 @@ static size_t byu_dump_measure(const struct tm_chunk *c, size_t i)
 static size_t byu_dump_render(const struct tm_chunk *c, size_t i, char *out)
 {
 	const struct byu_record *r = (const struct byu_record *)tm_chunk_rec(c, i);
-	const char *name = byu_op_names[r->head.cls];
-	size_t name_len = strlen(name);
+	const char *name = byu_ops[r->head.cls].name;
+	size_t name_len = byu_ops[r->head.cls].len;
 	char *p = tm_put_hex(out, r->addr, 8);
 	*p++ = ' ';
 	p = tm_put_hex(p, r->be, 2);
@@ -129,9 +147,9 @@ static size_t byu_dump_render(const struct tm_chunk *c, size_t i, char *out)
 }
 
 static const struct tm_render_ops byu_dump_ops = {
-	.fixed_len = byu_dump_fixed_len,
-	.measure = byu_dump_measure,
-	.render = byu_dump_render,
+    .fixed_len = byu_dump_fixed_len,
+    .measure = byu_dump_measure,
+    .render = byu_dump_render,
 };
 
 /* convert/NAME.din: "LABEL ADDRESS" with 0 read, 1 write, 2 fetch; write-backs are writes.
@@ -163,13 +181,13 @@ static size_t byu_din_render(const struct tm_chunk *c, size_t i, char *out)
 }
 
 static const struct tm_render_ops byu_din_ops = {
-	.fixed_len = byu_din_fixed_len,
-	.measure = byu_din_measure,
-	.render = byu_din_render,
+    .fixed_len = byu_din_fixed_len,
+    .measure = byu_din_measure,
+    .render = byu_din_render,
 };
 
 static const struct tm_view_desc byu_extra_views[] = {
-	{.path = "convert/%s.din", .class_mask = BYU_MEMORY, .ops = &byu_din_ops},
+    {.path = "convert/%s.din", .class_mask = BYU_MEMORY, .ops = &byu_din_ops},
 };
 
 /* Statistics over memory references (fetches, reads, writes, write-backs); I/O and other
@@ -180,6 +198,14 @@ struct byu_stats {
 	uint32_t addr_min, addr_max;
 	struct tm_footprint lines, pages;
 };
+
+/* Bytes a byte-enable value requests: its clear bits. */
+static unsigned bytes_requested(uint8_t be)
+{
+	unsigned set = be - ((be >> 1) & 0x55u);
+	set = (set & 0x33u) + ((set >> 2) & 0x33u);
+	return 8 - ((set + (set >> 4)) & 0x0fu);
+}
 
 static int byu_stats_init(void *p)
 {
@@ -201,7 +227,7 @@ static void byu_stats_update(void *p, const struct tm_chunk *c)
 		if (!(BYU_MEMORY & CLASS_BIT(r->head.cls)))
 			continue;
 		s->mem_refs++;
-		s->bytes_requested += 8 - (unsigned)__builtin_popcount(r->be);
+		s->bytes_requested += bytes_requested(r->be);
 		if (r->addr < s->addr_min)
 			s->addr_min = r->addr;
 		if (r->addr > s->addr_max)
@@ -229,16 +255,18 @@ static int byu_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 		char key[3] = {tm_hex_digits[v >> 4], tm_hex_digits[v & 15], 0};
 		records += s->be_hist[v];
 		if (s->be_hist[v])
-			json_object_object_add(be, key, json_object_new_int64((int64_t)s->be_hist[v]));
+			json_object_object_add(be, key,
+					       json_object_new_int64((int64_t)s->be_hist[v]));
 	}
-	json_object_object_add(obj, "memory_references", json_object_new_int64((int64_t)s->mem_refs));
+	json_object_object_add(obj, "memory_references",
+			       json_object_new_int64((int64_t)s->mem_refs));
 	json_object_object_add(obj, "byte_enables", be);
 	json_object_object_add(obj, "address_min", s->mem_refs ? hex_string(s->addr_min) : NULL);
 	json_object_object_add(obj, "address_max", s->mem_refs ? hex_string(s->addr_max) : NULL);
 	json_object_object_add(obj, "distinct_lines_64b",
-			       json_object_new_int64((int64_t)s->lines.count));
+			       json_object_new_int64((int64_t)tm_footprint_count(&s->lines)));
 	json_object_object_add(obj, "distinct_pages_4k",
-			       json_object_new_int64((int64_t)s->pages.count));
+			       json_object_new_int64((int64_t)tm_footprint_count(&s->pages)));
 	json_object_object_add(obj, "bytes_requested",
 			       json_object_new_int64((int64_t)s->bytes_requested));
 	json_object_object_add(obj, "invalid_fraction",
@@ -252,7 +280,8 @@ static int byu_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 			     "6-byte BYU trace (a 12-byte BYU trace, or another format?)",
 			     s->invalid, records);
 	if (s->lines.err || s->pages.err)
-		tm_diag_note(diag, "out of memory counting distinct lines: counts are lower bounds");
+		tm_diag_note(diag,
+			     "out of memory counting distinct lines: counts are lower bounds");
 	return 0;
 }
 
@@ -264,24 +293,24 @@ static void byu_stats_free(void *p)
 }
 
 const struct tm_format tm_format_byu = {
-	.name = "byu",
-	.description = "BYU Pentium address trace, 6-byte records",
-	.recognition = "extension .byu",
-	.extensions = byu_extensions,
-	.classes = byu_classes,
-	.n_classes = BYU_N_CLASSES,
-	.class_ext = "byu",
-	.record_size = sizeof(struct byu_record),
-	.chunk_records = 16384,
-	.raw_record_len = BYU_RECORD_LEN,
-	.probe = byu_probe,
-	.decode = byu_decode,
-	.dump = &byu_dump_ops,
-	.stats_size = sizeof(struct byu_stats),
-	.stats_init = byu_stats_init,
-	.stats_update = byu_stats_update,
-	.stats_finish = byu_stats_finish,
-	.stats_free = byu_stats_free,
-	.extra_views = byu_extra_views,
-	.n_extra_views = 1,
+    .name = "byu",
+    .description = "BYU Pentium address trace, 6-byte records",
+    .recognition = "extension .byu",
+    .extensions = byu_extensions,
+    .classes = byu_classes,
+    .n_classes = BYU_N_CLASSES,
+    .class_ext = "byu",
+    .record_size = sizeof(struct byu_record),
+    .chunk_records = 16384,
+    .raw_record_len = BYU_RECORD_LEN,
+    .probe = byu_probe,
+    .decode = byu_decode,
+    .dump = &byu_dump_ops,
+    .stats_size = sizeof(struct byu_stats),
+    .stats_init = byu_stats_init,
+    .stats_update = byu_stats_update,
+    .stats_finish = byu_stats_finish,
+    .stats_free = byu_stats_free,
+    .extra_views = byu_extra_views,
+    .n_extra_views = 1,
 };

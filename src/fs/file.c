@@ -24,9 +24,7 @@ int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file 
 	}
 	f->kind = n.kind;
 	switch (n.kind) {
-	case TM_NODE_FILE:
-		err = tm_source_open(fs->root_fd, n.src, &f->src);
-		break;
+	case TM_NODE_FILE: err = tm_source_open(fs->root_fd, n.src, &f->src); break;
 	case TM_NODE_VIEW:
 		if ((err = tm_source_open(fs->root_fd, n.src, &f->src)) < 0)
 			break;
@@ -38,14 +36,9 @@ int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file 
 		f->trace = n.trace; /* the open file keeps the node's reference */
 		n.trace = NULL;
 		break;
-	case TM_NODE_META:
-		err = tm_fs_meta_text(fs, n.meta, &f->text, &f->text_len);
-		break;
-	case TM_NODE_LINK:
-		err = -ELOOP;
-		break;
-	default:
-		err = -EISDIR;
+	case TM_NODE_META: err = tm_fs_meta_text(fs, n.meta, &f->text, &f->text_len); break;
+	case TM_NODE_LINK: err = -ELOOP; break;
+	default: err = -EISDIR;
 	}
 	if (err) {
 		free(f);
@@ -66,12 +59,8 @@ ssize_t tm_fs_read(struct tm_fs *fs, struct tm_fs_file *f, char *buf, size_t siz
 		return -EINVAL;
 	pthread_mutex_lock(&f->lock);
 	switch (f->kind) {
-	case TM_NODE_VIEW:
-		n = tm_reader_read(&f->reader, buf, size, (uint64_t)off);
-		break;
-	case TM_NODE_FILE:
-		n = tm_source_read(&f->src, buf, size, (uint64_t)off);
-		break;
+	case TM_NODE_VIEW: n = tm_reader_read(&f->reader, buf, size, (uint64_t)off); break;
+	case TM_NODE_FILE: n = tm_source_read(&f->src, buf, size, (uint64_t)off); break;
 	case TM_NODE_META:
 		if ((size_t)off < f->text_len) {
 			n = (ssize_t)(f->text_len - (size_t)off < size ? f->text_len - (size_t)off
@@ -79,8 +68,7 @@ ssize_t tm_fs_read(struct tm_fs *fs, struct tm_fs_file *f, char *buf, size_t siz
 			memcpy(buf, f->text + off, (size_t)n);
 		}
 		break;
-	default:
-		n = -EISDIR;
+	default: n = -EISDIR;
 	}
 	pthread_mutex_unlock(&f->lock);
 	return n;

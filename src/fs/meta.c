@@ -17,8 +17,8 @@ static int formats_text(char **text, size_t *len)
 		return -ENOMEM;
 	for (const struct tm_format *const *fp = tm_formats; *fp; fp++) {
 		const struct tm_format *fmt = *fp;
-		fprintf(f, "%s: %s\n  recognised by: %s\n  classes:", fmt->name,
-			fmt->description, fmt->recognition);
+		fprintf(f, "%s: %s\n  recognised by: %s\n  classes:", fmt->name, fmt->description,
+			fmt->recognition);
 		for (unsigned c = 0; c < fmt->n_classes; c++)
 			fprintf(f, " %s", fmt->classes[c]);
 		fprintf(f, "\n  views: raw dump.txt stats.json errors.txt class/CLASS.txt");
@@ -40,12 +40,9 @@ int tm_fs_meta_text(struct tm_fs *fs, enum tm_meta_file which, char **text, size
 		*text = strdup("tracemount " TM_VERSION "\n");
 		*len = *text ? strlen(*text) : 0;
 		return *text ? 0 : -ENOMEM;
-	case TM_META_FORMATS:
-		return formats_text(text, len);
-	case TM_META_STATUS:
-		return tm_context_status(fs->ctx, text, len);
-	case TM_META_N:
-		break;
+	case TM_META_FORMATS: return formats_text(text, len);
+	case TM_META_STATUS: return tm_context_status(fs->ctx, text, len);
+	case TM_META_N: break;
 	}
 	return -ENOENT;
 }

@@ -255,20 +255,14 @@ int tm_fs_getattr(struct tm_fs *fs, const char *path, struct stat *st)
 		*st = n.st;
 		st->st_mode &= ~(mode_t)0222;
 		break;
-	case TM_NODE_LINK:
-		*st = n.st;
-		break;
+	case TM_NODE_LINK: *st = n.st; break;
 	case TM_NODE_TRACE:
 	case TM_NODE_VIEW_DIR:
 		*st = n.st;
 		as_folder(st);
 		break;
-	case TM_NODE_VIEW:
-		err = view_attrs(fs, &n, st);
-		break;
-	case TM_NODE_META_DIR:
-		meta_attrs(fs, st, S_IFDIR | 0555);
-		break;
+	case TM_NODE_VIEW: err = view_attrs(fs, &n, st); break;
+	case TM_NODE_META_DIR: meta_attrs(fs, st, S_IFDIR | 0555); break;
 	case TM_NODE_META:
 		meta_attrs(fs, st, S_IFREG | 0444);
 		if ((err = tm_fs_meta_text(fs, n.meta, &text, &len)) == 0) {
@@ -350,8 +344,9 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
 		else if (type == DT_LNK)
 			err = fill(arg, name, S_IFLNK);
 		else if (type == DT_REG)
-			err = fill(arg, name,
-				   tm_context_detect(fs->ctx, fs->root_fd, rel) ? S_IFDIR : S_IFREG);
+			err =
+			    fill(arg, name,
+				 tm_context_detect(fs->ctx, fs->root_fd, rel) ? S_IFDIR : S_IFREG);
 	}
 	if (!err && errno)
 		err = -errno;
@@ -386,16 +381,15 @@ int tm_fs_readdir(struct tm_fs *fs, const char *path,
 		break;
 	case TM_NODE_TRACE:
 	case TM_NODE_VIEW_DIR:
-		tm_view_table_list(&n.trace->views, n.kind == TM_NODE_TRACE ? "" : n.sub,
-				   list_view, &la);
+		tm_view_table_list(&n.trace->views, n.kind == TM_NODE_TRACE ? "" : n.sub, list_view,
+				   &la);
 		break;
 	case TM_NODE_META_DIR:
 		for (int i = 0; i < TM_META_N; i++)
 			if (fill(arg, tm_meta_names[i], S_IFREG))
 				break;
 		break;
-	default:
-		err = -ENOTDIR;
+	default: err = -ENOTDIR;
 	}
 out:
 	tm_node_put(fs, &n);

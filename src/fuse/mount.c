@@ -15,7 +15,9 @@
 
 /* Views are immutable while their trace is: cache attributes for a minute, but look up
  * missing names every time so that new files show at once. */
-#define DEFAULT_OPTIONS "-odefault_permissions,ro,subtype=tracemount,attr_timeout=60,entry_timeout=60,negative_timeout=0"
+#define DEFAULT_OPTIONS                                                                            \
+	"-odefault_permissions,ro,subtype=tracemount,attr_timeout=60,entry_timeout=60,negative_"   \
+	"timeout=0"
 
 struct mount_opts {
 	char *source;
@@ -29,10 +31,10 @@ struct mount_opts {
 enum { KEY_FORMAT };
 
 static const struct fuse_opt mount_specs[] = {
-	{"cache=%s", offsetof(struct mount_opts, cache), 0},
-	{"memory=%s", offsetof(struct mount_opts, memory), 0},
-	FUSE_OPT_KEY("format=", KEY_FORMAT),
-	FUSE_OPT_END,
+    {"cache=%s", offsetof(struct mount_opts, cache), 0},
+    {"memory=%s", offsetof(struct mount_opts, memory), 0},
+    FUSE_OPT_KEY("format=", KEY_FORMAT),
+    FUSE_OPT_END,
 };
 
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
@@ -85,8 +87,9 @@ static int make_context(struct mount_opts *o, struct tm_context **ctx)
 			fprintf(stderr, "tracemount: -o format=%s: expected GLOB:NAME\n",
 				o->formats[i]);
 		else if (err == -ENOENT)
-			fprintf(stderr, "tracemount: -o format=%s: unknown format (see "
-					"tracemount --help)\n",
+			fprintf(stderr,
+				"tracemount: -o format=%s: unknown format (see "
+				"tracemount --help)\n",
 				o->formats[i]);
 		if (err) {
 			tm_context_free(*ctx);

@@ -72,8 +72,7 @@ static int tmfs_open(const char *path, struct fuse_file_info *fi)
 	return 0;
 }
 
-static int tmfs_read(const char *path, char *buf, size_t size, off_t off,
-		     struct fuse_file_info *fi)
+static int tmfs_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	(void)path;
 	ssize_t n = tm_fs_read(fs_of(), file_of(fi), buf, size, off);
@@ -157,8 +156,7 @@ static int rofs_utimens(const char *p, const struct timespec tv[2], struct fuse_
 	(void)fi;
 	return rofs_path(p, 0);
 }
-static int rofs_setxattr(const char *p, const char *name, const char *value, size_t size,
-			 int flags)
+static int rofs_setxattr(const char *p, const char *name, const char *value, size_t size, int flags)
 {
 	(void)name;
 	(void)value;
@@ -171,8 +169,7 @@ static int rofs_removexattr(const char *p, const char *name)
 	(void)name;
 	return rofs_path(p, 0);
 }
-static int rofs_fallocate(const char *p, int mode, off_t off, off_t len,
-			  struct fuse_file_info *fi)
+static int rofs_fallocate(const char *p, int mode, off_t off, off_t len, struct fuse_file_info *fi)
 {
 	(void)off;
 	(void)len;
@@ -181,28 +178,28 @@ static int rofs_fallocate(const char *p, int mode, off_t off, off_t len,
 }
 
 const struct fuse_operations tm_fuse_operations = {
-	.init = tmfs_init,
-	.getattr = tmfs_getattr,
-	.readlink = tmfs_readlink,
-	.readdir = tmfs_readdir,
-	.open = tmfs_open,
-	.read = tmfs_read,
-	.release = tmfs_release,
-	.statfs = tmfs_statfs,
-	.mknod = rofs_mknod,
-	.mkdir = rofs_path,
-	.unlink = rofs_unlink,
-	.rmdir = rofs_unlink,
-	.symlink = rofs_two,
-	.rename = rofs_rename,
-	.link = rofs_two,
-	.chmod = rofs_chmod,
-	.chown = rofs_chown,
-	.truncate = rofs_truncate,
-	.write = rofs_write,
-	.create = rofs_create,
-	.utimens = rofs_utimens,
-	.setxattr = rofs_setxattr,
-	.removexattr = rofs_removexattr,
-	.fallocate = rofs_fallocate,
+    .init = tmfs_init,
+    .getattr = tmfs_getattr,
+    .readlink = tmfs_readlink,
+    .readdir = tmfs_readdir,
+    .open = tmfs_open,
+    .read = tmfs_read,
+    .release = tmfs_release,
+    .statfs = tmfs_statfs,
+    .mknod = rofs_mknod,
+    .mkdir = rofs_path,
+    .unlink = rofs_unlink,
+    .rmdir = rofs_unlink,
+    .symlink = rofs_two,
+    .rename = rofs_rename,
+    .link = rofs_two,
+    .chmod = rofs_chmod,
+    .chown = rofs_chown,
+    .truncate = rofs_truncate,
+    .write = rofs_write,
+    .create = rofs_create,
+    .utimens = rofs_utimens,
+    .setxattr = rofs_setxattr,
+    .removexattr = rofs_removexattr,
+    .fallocate = rofs_fallocate,
 };

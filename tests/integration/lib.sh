@@ -1,0 +1,98 @@
+# Shared by the integration tests: a private temporary folder, a tracemount daemon in the
+# foreground, a wait for its mount, assertions, and an unmount that always happens.
+#
+# Environment (set by meson): TRACEMOUNT, GEN_BYU, BYU_REFDEC, REALTRACES.
+set -u
+
+TM_TMP=$(mktemp -d "${TMPDIR:-/tmp}/tracemount-test.XXXXXX")
+TM_FAILS=0
+TM_CHECKS=0
+TM_DAEMON_PID=
+TM_MNT=
+
+tm_cleanup() {
+	if [ -n "$TM_MNT" ] && mountpoint -q "$TM_MNT" 2>/dev/null; then
+		fusermount3 -u "$TM_MNT" 2>/dev/null || fusermount3 -uz "$TM_MNT" 2>/dev/null
+	fi
+	if [ -n "$TM_DAEMON_PID" ]; then
+		kill "$TM_DAEMON_PID" 2>/dev/null
+		wait "$TM_DAEMON_PID" 2>/dev/null
+	fi
+	rm -rf "$TM_TMP"
+}
+trap tm_cleanup EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	TM_FAILS=$((TM_FAILS + 1))
+}
+
+pass() {
+	echo "ok: $*"
+}
+
+# check DESCRIPTION COMMAND...: runs the command; it must succeed.
+check() {
+	local what=$1
+	shift
+	TM_CHECKS=$((TM_CHECKS + 1))
+	if "$@"; then
+		pass "$what"
+	else
+		fail "$what"
+	fi
+}
+
+# check_eq DESCRIPTION EXPECTED ACTUAL
+check_eq() {
+	TM_CHECKS=$((TM_CHECKS + 1))
+	if [ "$2" = "$3" ]; then
+		pass "$1"
+	else
+		fail "$1: expected '$2', got '$3'"
+	fi
+}
+
+# mount_tm SOURCE [OPTIONS...]: mounts SOURCE at a new folder, sets TM_MNT.
+mount_tm() {
+	local src=$1
+	shift
+	TM_MNT=$TM_TMP/mnt.$RANDOM
+	mkdir -p "$TM_MNT"
+	"$TRACEMOUNT" -f "$@" "$src" "$TM_MNT" 2>"$TM_TMP/daemon.log" &
+	TM_DAEMON_PID=$!
+	local i
+	for i in $(seq 1 200); do
+		if mountpoint -q "$TM_MNT"; then
+			return 0
+		fi
+		if ! kill -0 "$TM_DAEMON_PID" 2>/dev/null; then
+			break
+		fi
+		sleep 0.05
+	done
+	echo "tracemount did not mount $src:" >&2
+	cat "$TM_TMP/daemon.log" >&2
+	exit 1
+}
+
+# unmount_tm: unmounts and checks that the daemon exited cleanly (sanitizers report by a
+# non-zero exit status).
+unmount_tm() {
+	local status
+	fusermount3 -u "$TM_MNT"
+	wait "$TM_DAEMON_PID"
+	status=$?
+	TM_DAEMON_PID=
+	check_eq "daemon exits cleanly after unmount" 0 "$status"
+	if [ "$status" != 0 ]; then
+		cat "$TM_TMP/daemon.log" >&2
+	fi
+}
+
+# finish: prints the summary line and exits non-zero if any check failed.
+finish() {
+	echo "$((TM_CHECKS - TM_FAILS)) passed, $TM_FAILS failed"
+	[ "$TM_FAILS" -eq 0 ] && [ "$TM_CHECKS" -gt 0 ]
+	exit $?
+}
