@@ -8,6 +8,7 @@
 #define TM_VERSION "0.1.0"
 
 extern const char tm_hex_digits[16];
+extern const char tm_hex_pairs[256][2]; /* "00" .. "ff" */
 
 /* Writes v as exactly `digits` lower-case hex digits (most significant first). */
 static inline char *tm_put_hex(char *out, uint64_t v, unsigned digits)
@@ -17,6 +18,25 @@ static inline char *tm_put_hex(char *out, uint64_t v, unsigned digits)
 		v >>= 4;
 	}
 	return out + digits;
+}
+
+/* Writes v as exactly 8 lower-case hex digits: the hot path of address columns. */
+static inline char *tm_put_hex32(char *out, uint32_t v)
+{
+	for (int i = 3; i >= 0; i--) {
+		out[2 * i] = tm_hex_pairs[v & 0xff][0];
+		out[2 * i + 1] = tm_hex_pairs[v & 0xff][1];
+		v >>= 8;
+	}
+	return out + 8;
+}
+
+/* Writes v as exactly 2 lower-case hex digits. */
+static inline char *tm_put_hex8(char *out, uint8_t v)
+{
+	out[0] = tm_hex_pairs[v][0];
+	out[1] = tm_hex_pairs[v][1];
+	return out + 2;
 }
 
 static inline uint32_t tm_be32(const uint8_t *p)

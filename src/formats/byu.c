@@ -136,9 +136,9 @@ static size_t byu_dump_render(const struct tm_chunk *c, size_t i, char *out)
 	const struct byu_record *r = (const struct byu_record *)tm_chunk_rec(c, i);
 	const char *name = byu_ops[r->head.cls].name;
 	size_t name_len = byu_ops[r->head.cls].len;
-	char *p = tm_put_hex(out, r->addr, 8);
+	char *p = tm_put_hex32(out, r->addr);
 	*p++ = ' ';
-	p = tm_put_hex(p, r->be, 2);
+	p = tm_put_hex8(p, r->be);
 	*p++ = ' ';
 	memcpy(p, name, name_len);
 	p += name_len;
@@ -175,7 +175,7 @@ static size_t byu_din_render(const struct tm_chunk *c, size_t i, char *out)
 	uint64_t bit = CLASS_BIT(r->head.cls);
 	out[0] = bit & BYU_FETCHES ? '2' : bit & BYU_READS ? '0' : '1';
 	out[1] = ' ';
-	tm_put_hex(out + 2, r->addr, 8);
+	tm_put_hex32(out + 2, r->addr);
 	out[10] = '\n';
 	return DIN_LINE_LEN;
 }
@@ -252,7 +252,7 @@ static int byu_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 	if (!be)
 		return -ENOMEM;
 	for (unsigned v = 0; v < 256; v++) {
-		char key[3] = {tm_hex_digits[v >> 4], tm_hex_digits[v & 15], 0};
+		char key[3] = {tm_hex_pairs[v][0], tm_hex_pairs[v][1], 0};
 		records += s->be_hist[v];
 		if (s->be_hist[v])
 			json_object_object_add(be, key,
