@@ -1,7 +1,14 @@
 /* A bounded LRU cache of decoded chunks, shared by every trace and every reader.
  *
- * Entries are reference counted: a chunk handed out stays valid until released, even if it
- * is evicted meanwhile. The budget counts the bytes of records and trace data held. */
+ * An entry holds either a chunk's decoded records with the bytes they came from, or the bytes
+ * one view renders from that chunk. Entries are keyed by (owner, index): the owner is a
+ * trace's uid for its decoded chunks and tm_cache_owner(uid, view) for a view's rendered
+ * chunks. They are reference counted: an entry handed out stays valid until released; only
+ * unreferenced entries are evicted. The budget counts the bytes entries hold.
+ *
+ * tm_chunk_cache_load() gets or loads an entry with one loader per key: other threads asking
+ * for a key being loaded wait for it, so readahead requests that meet in one chunk decode it
+ * once while the next chunk is decoded on another core. */
 #ifndef TRACEMOUNT_CHUNK_CACHE_H
 #define TRACEMOUNT_CHUNK_CACHE_H
 
@@ -12,20 +19,37 @@
 
 struct tm_chunk_cache;
 
-/* A cached chunk: the decoded records and the bytes they came from. */
+/* A cached chunk: decoded records and the bytes they came from, or a view's bytes. */
 struct tm_cached_chunk {
-	struct tm_chunk chunk;
+	struct tm_chunk chunk; /* decoded records */
+	char *bytes;	       /* rendered view bytes */
+	size_t len;
 	size_t mem; /* bytes counted against the budget */
 	/* owned by the cache */
 	uint64_t trace_uid, index;
 	unsigned refs;
+	int loading;
 	struct tm_cached_chunk *lru_prev, *lru_next, *hash_next;
 };
+
+/* The owner key of the chunks view `view` of trace `uid` renders. */
+static inline uint64_t tm_cache_owner(uint64_t uid, unsigned view)
+{
+	return uid | (uint64_t)(view + 1) << 48;
+}
+
+/* Fills a new entry's payload (chunk or bytes) and mem; returns 0 or -errno. */
+typedef int (*tm_chunk_loader)(void *arg, struct tm_cached_chunk *c);
+
+/* The entry (owner, index) with a reference taken, loading it with load(arg) if absent.
+ * Returns 0 or the loader's error (then nothing is cached and a later call retries). */
+int tm_chunk_cache_load(struct tm_chunk_cache *cc, uint64_t owner, uint64_t index,
+			tm_chunk_loader load, void *arg, struct tm_cached_chunk **out);
 
 int tm_chunk_cache_new(size_t budget, struct tm_chunk_cache **out);
 void tm_chunk_cache_free(struct tm_chunk_cache *cc);
 
-/* The cached chunk, with a reference taken, or NULL. */
+/* The cached chunk, with a reference taken, or NULL. Waits while it is being loaded. */
 struct tm_cached_chunk *tm_chunk_cache_get(struct tm_chunk_cache *cc, uint64_t trace_uid,
 					   uint64_t index);
 
@@ -37,8 +61,13 @@ struct tm_cached_chunk *tm_chunk_cache_put(struct tm_chunk_cache *cc, uint64_t t
 
 void tm_chunk_cache_release(struct tm_chunk_cache *cc, struct tm_cached_chunk *c);
 
-/* Drops every unreferenced chunk of a trace, as when it goes away. */
+/* Drops every unreferenced entry of a trace: its decoded and its rendered chunks. */
 void tm_chunk_cache_forget(struct tm_chunk_cache *cc, uint64_t trace_uid);
+
+/* Gives c room for raw_len trace bytes and n_records records, and sets its mem.
+ * Returns 0 or -ENOMEM (what was allocated is freed with c). */
+int tm_cached_chunk_alloc(struct tm_cached_chunk *c, size_t raw_len, size_t n_records,
+			  size_t record_size);
 
 /* Allocates an uncached chunk with room for raw_len bytes and n_records records. */
 struct tm_cached_chunk *tm_cached_chunk_new(size_t raw_len, size_t n_records, size_t record_size);

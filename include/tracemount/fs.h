@@ -4,7 +4,6 @@
 #define TRACEMOUNT_FS_H
 
 #include <limits.h>
-#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/types.h>
@@ -69,9 +68,8 @@ int tm_fs_readdir(struct tm_fs *fs, const char *path,
 		  int (*fill)(void *arg, const char *name, mode_t type), void *arg);
 int tm_fs_statfs(struct tm_fs *fs, struct statvfs *st);
 
-/* An open file of the mount. */
+/* An open file of the mount. Nothing in it changes after open, so reads may run in parallel. */
 struct tm_fs_file {
-	pthread_mutex_t lock; /* reads of one open file are serialised */
 	enum tm_node_kind kind;
 	struct tm_trace *trace;
 	struct tm_source src;

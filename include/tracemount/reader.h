@@ -1,8 +1,10 @@
 /* Reading one view of one trace at any offset.
  *
- * A reader keeps the last chunk it rendered, so sequential reads continue from memory and
- * only a jump costs a chunk's decode. One reader serves one open file; calls on it must not
- * overlap (the FUSE layer locks it). */
+ * A read finds its chunk through the index and copies from that chunk's rendered bytes,
+ * which the chunk cache keeps: sequential reads continue from memory, and only a jump costs a
+ * chunk's decode. A reader holds no mutable state after it is opened, so reads of one open
+ * file may run in parallel (the kernel's readahead then decodes the next chunk on another
+ * core while the current one is copied). */
 #ifndef TRACEMOUNT_READER_H
 #define TRACEMOUNT_READER_H
 
@@ -21,11 +23,6 @@ struct tm_reader {
 	struct tm_source *src;
 	const struct tm_index *index; /* NULL for raw */
 	unsigned view;
-	/* the rendered chunk */
-	uint64_t chunk;
-	char *buf;
-	size_t len, cap;
-	int have;
 };
 
 /* Prepares a reader of view `view` of t; builds the index unless the view is raw. */
@@ -38,7 +35,7 @@ uint64_t tm_reader_size(const struct tm_reader *r);
 
 /* Copies up to size bytes from view offset off; returns the count (0 at or past the end)
  * or -errno. */
-ssize_t tm_reader_read(struct tm_reader *r, void *out, size_t size, uint64_t off);
+ssize_t tm_reader_read(const struct tm_reader *r, void *out, size_t size, uint64_t off);
 
 /* Size of view `view` of t (building the index if needed) without opening a reader. */
 int tm_view_size(struct tm_trace *t, struct tm_source *src, unsigned view, uint64_t *size);

@@ -8,8 +8,11 @@
 
 #define N_BUCKETS 4096
 
+#define OWNER_UID_MASK ((1ull << 48) - 1)
+
 struct tm_chunk_cache {
 	pthread_mutex_t lock;
+	pthread_cond_t loaded; /* an entry finished loading, or was abandoned */
 	size_t budget, used;
 	struct tm_cached_chunk *buckets[N_BUCKETS];
 	struct tm_cached_chunk *mru, *lru; /* recency list, most recent first */
@@ -27,25 +30,32 @@ int tm_chunk_cache_new(size_t budget, struct tm_chunk_cache **out)
 	if (!cc)
 		return -ENOMEM;
 	pthread_mutex_init(&cc->lock, NULL);
+	pthread_cond_init(&cc->loaded, NULL);
 	cc->budget = budget;
 	*out = cc;
+	return 0;
+}
+
+int tm_cached_chunk_alloc(struct tm_cached_chunk *c, size_t raw_len, size_t n_records,
+			  size_t record_size)
+{
+	c->chunk.raw = malloc(raw_len ? raw_len : 1);
+	c->chunk.records = malloc(n_records ? n_records * record_size : 1);
+	if (!c->chunk.raw || !c->chunk.records)
+		return -ENOMEM;
+	c->chunk.raw_len = raw_len;
+	c->chunk.record_size = record_size;
+	c->mem = sizeof(*c) + raw_len + n_records * record_size;
 	return 0;
 }
 
 struct tm_cached_chunk *tm_cached_chunk_new(size_t raw_len, size_t n_records, size_t record_size)
 {
 	struct tm_cached_chunk *c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	c->chunk.raw = malloc(raw_len ? raw_len : 1);
-	c->chunk.records = malloc(n_records ? n_records * record_size : 1);
-	if (!c->chunk.raw || !c->chunk.records) {
+	if (c && tm_cached_chunk_alloc(c, raw_len, n_records, record_size) < 0) {
 		tm_cached_chunk_free(c);
 		return NULL;
 	}
-	c->chunk.raw_len = raw_len;
-	c->chunk.record_size = record_size;
-	c->mem = sizeof(*c) + raw_len + n_records * record_size;
 	return c;
 }
 
@@ -55,6 +65,7 @@ void tm_cached_chunk_free(struct tm_cached_chunk *c)
 		return;
 	free((void *)c->chunk.raw);
 	free(c->chunk.records);
+	free(c->bytes);
 	free(c);
 }
 
@@ -118,11 +129,34 @@ static struct tm_cached_chunk *lookup(struct tm_chunk_cache *cc, uint64_t uid, u
 	return c;
 }
 
+/* The loaded entry for the key, or NULL; waits while another thread loads it. */
+static struct tm_cached_chunk *lookup_loaded(struct tm_chunk_cache *cc, uint64_t uid,
+					     uint64_t index)
+{
+	struct tm_cached_chunk *c;
+	while ((c = lookup(cc, uid, index)) && c->loading)
+		pthread_cond_wait(&cc->loaded, &cc->lock);
+	return c;
+}
+
+static void insert(struct tm_chunk_cache *cc, uint64_t uid, uint64_t index,
+		   struct tm_cached_chunk *c)
+{
+	c->trace_uid = uid;
+	c->index = index;
+	c->refs = 1;
+	size_t b = bucket_of(uid, index);
+	c->hash_next = cc->buckets[b];
+	cc->buckets[b] = c;
+	lru_push_front(cc, c);
+	cc->used += c->mem;
+}
+
 struct tm_cached_chunk *tm_chunk_cache_get(struct tm_chunk_cache *cc, uint64_t trace_uid,
 					   uint64_t index)
 {
 	pthread_mutex_lock(&cc->lock);
-	struct tm_cached_chunk *c = lookup(cc, trace_uid, index);
+	struct tm_cached_chunk *c = lookup_loaded(cc, trace_uid, index);
 	if (c) {
 		c->refs++;
 		lru_unlink(cc, c);
@@ -136,7 +170,7 @@ struct tm_cached_chunk *tm_chunk_cache_put(struct tm_chunk_cache *cc, uint64_t t
 					   uint64_t index, struct tm_cached_chunk *c)
 {
 	pthread_mutex_lock(&cc->lock);
-	struct tm_cached_chunk *old = lookup(cc, trace_uid, index);
+	struct tm_cached_chunk *old = lookup_loaded(cc, trace_uid, index);
 	if (old) {
 		old->refs++;
 		lru_unlink(cc, old);
@@ -145,17 +179,49 @@ struct tm_cached_chunk *tm_chunk_cache_put(struct tm_chunk_cache *cc, uint64_t t
 		tm_cached_chunk_free(c);
 		return old;
 	}
-	c->trace_uid = trace_uid;
-	c->index = index;
-	c->refs = 1;
-	size_t b = bucket_of(trace_uid, index);
-	c->hash_next = cc->buckets[b];
-	cc->buckets[b] = c;
-	lru_push_front(cc, c);
-	cc->used += c->mem;
+	insert(cc, trace_uid, index, c);
 	evict(cc);
 	pthread_mutex_unlock(&cc->lock);
 	return c;
+}
+
+int tm_chunk_cache_load(struct tm_chunk_cache *cc, uint64_t owner, uint64_t index,
+			tm_chunk_loader load, void *arg, struct tm_cached_chunk **out)
+{
+	pthread_mutex_lock(&cc->lock);
+	struct tm_cached_chunk *c = lookup_loaded(cc, owner, index);
+	if (c) {
+		c->refs++;
+		lru_unlink(cc, c);
+		lru_push_front(cc, c);
+		pthread_mutex_unlock(&cc->lock);
+		*out = c;
+		return 0;
+	}
+	/* claim the key with an empty entry, then load without the lock */
+	if (!(c = calloc(1, sizeof(*c)))) {
+		pthread_mutex_unlock(&cc->lock);
+		return -ENOMEM;
+	}
+	c->loading = 1;
+	insert(cc, owner, index, c);
+	pthread_mutex_unlock(&cc->lock);
+
+	int err = load(arg, c);
+
+	pthread_mutex_lock(&cc->lock);
+	c->loading = 0;
+	if (err) {
+		c->mem = 0; /* never added to used */
+		drop(cc, c);
+	} else {
+		cc->used += c->mem;
+		evict(cc);
+		*out = c;
+	}
+	pthread_cond_broadcast(&cc->loaded);
+	pthread_mutex_unlock(&cc->lock);
+	return err;
 }
 
 void tm_chunk_cache_release(struct tm_chunk_cache *cc, struct tm_cached_chunk *c)
@@ -173,7 +239,7 @@ void tm_chunk_cache_forget(struct tm_chunk_cache *cc, uint64_t trace_uid)
 	struct tm_cached_chunk *c = cc->lru;
 	while (c) {
 		struct tm_cached_chunk *prev = c->lru_prev;
-		if (c->trace_uid == trace_uid && !c->refs)
+		if ((c->trace_uid & OWNER_UID_MASK) == trace_uid && !c->refs)
 			drop(cc, c);
 		c = prev;
 	}
@@ -195,5 +261,6 @@ void tm_chunk_cache_free(struct tm_chunk_cache *cc)
 	while (cc->lru)
 		drop(cc, cc->lru);
 	pthread_mutex_destroy(&cc->lock);
+	pthread_cond_destroy(&cc->loaded);
 	free(cc);
 }

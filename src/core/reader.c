@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tracemount/chunk_cache.h"
+#include "tracemount/context.h"
 #include "tracemount/format.h"
 #include "tracemount/index.h"
 #include "tracemount/reader.h"
@@ -32,7 +33,6 @@ int tm_reader_open(struct tm_reader *r, struct tm_context *ctx, struct tm_trace 
 
 void tm_reader_close(struct tm_reader *r)
 {
-	free(r->buf);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -58,26 +58,28 @@ int tm_view_size(struct tm_trace *t, struct tm_source *src, unsigned view, uint6
 	return err;
 }
 
-/* Renders chunk `chunk` of the reader's record view into r->buf. */
-static int render_chunk(struct tm_reader *r, uint64_t chunk)
+struct render_load {
+	const struct tm_reader *r;
+	uint64_t chunk;
+};
+
+/* Renders one chunk of the reader's record view into c->bytes. */
+static int load_rendered(void *arg, struct tm_cached_chunk *out)
 {
+	const struct render_load *a = arg;
+	const struct tm_reader *r = a->r;
 	const struct tm_view *v = view_of(r);
 	const struct tm_index *ix = r->index;
-	uint64_t start = tm_index_view_off(ix, chunk, v->column);
-	uint64_t size = tm_index_view_off(ix, chunk + 1, v->column) - start;
+	uint64_t start = tm_index_view_off(ix, a->chunk, v->column);
+	uint64_t size = tm_index_view_off(ix, a->chunk + 1, v->column) - start;
 	struct tm_cached_chunk *cc;
 
-	r->have = 0;
 	if (size > SIZE_MAX / 2)
 		return -EFBIG;
-	if (size > r->cap) {
-		char *buf = realloc(r->buf, size);
-		if (!buf)
-			return -ENOMEM;
-		r->buf = buf;
-		r->cap = size;
-	}
-	int err = tm_trace_chunk(r->ctx, r->trace, ix, r->src, chunk, &cc);
+	if (!(out->bytes = malloc(size ? size : 1)))
+		return -ENOMEM;
+	out->mem = sizeof(*out) + size;
+	int err = tm_trace_chunk(r->ctx, r->trace, ix, r->src, a->chunk, &cc);
 	if (err)
 		return err;
 	const struct tm_chunk *c = &cc->chunk;
@@ -93,15 +95,13 @@ static int render_chunk(struct tm_reader *r, uint64_t chunk)
 		size_t n = fixed[cls] ? fixed[cls] : v->ops->measure(c, i);
 		if (n > size - len)
 			goto out;
-		if (v->ops->render(c, i, r->buf + len) != n)
+		if (v->ops->render(c, i, out->bytes + len) != n)
 			goto out;
 		len += n;
 	}
 	if (len != size)
 		goto out;
-	r->chunk = chunk;
-	r->len = len;
-	r->have = 1;
+	out->len = len;
 	err = 0;
 out:
 	tm_trace_chunk_release(r->ctx, cc);
@@ -118,31 +118,33 @@ static ssize_t read_memory(const char *data, size_t data_len, void *out, size_t 
 	return (ssize_t)size;
 }
 
-static ssize_t read_records(struct tm_reader *r, char *out, size_t size, uint64_t off)
+static ssize_t read_records(const struct tm_reader *r, char *out, size_t size, uint64_t off)
 {
 	const struct tm_view *v = view_of(r);
+	uint64_t owner = tm_cache_owner(r->trace->uid, r->view);
 	size_t done = 0;
 
 	while (done < size) {
-		uint64_t chunk;
-		if (tm_index_find(r->index, v->column, off + done, &chunk) < 0)
+		struct render_load arg = {r, 0};
+		struct tm_cached_chunk *cc;
+		if (tm_index_find(r->index, v->column, off + done, &arg.chunk) < 0)
 			break; /* end of the view */
-		if (!r->have || r->chunk != chunk) {
-			int err = render_chunk(r, chunk);
-			if (err)
-				return done ? (ssize_t)done : err;
-		}
-		uint64_t start = tm_index_view_off(r->index, chunk, v->column);
-		size_t in = (size_t)(off + done - start), n = r->len - in;
+		int err =
+		    tm_chunk_cache_load(r->ctx->cache, owner, arg.chunk, load_rendered, &arg, &cc);
+		if (err)
+			return done ? (ssize_t)done : err;
+		uint64_t start = tm_index_view_off(r->index, arg.chunk, v->column);
+		size_t in = (size_t)(off + done - start), n = cc->len - in;
 		if (n > size - done)
 			n = size - done;
-		memcpy(out + done, r->buf + in, n);
+		memcpy(out + done, cc->bytes + in, n);
 		done += n;
+		tm_chunk_cache_release(r->ctx->cache, cc);
 	}
 	return (ssize_t)done;
 }
 
-ssize_t tm_reader_read(struct tm_reader *r, void *out, size_t size, uint64_t off)
+ssize_t tm_reader_read(const struct tm_reader *r, void *out, size_t size, uint64_t off)
 {
 	const struct tm_view *v = view_of(r);
 	switch (v->kind) {

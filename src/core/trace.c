@@ -53,29 +53,32 @@ int tm_trace_index(struct tm_trace *t, struct tm_source *src, const struct tm_in
 	return err;
 }
 
-/* Decodes chunk `chunk` from the trace bytes, restarting from its checkpoint. */
-static int decode_chunk(struct tm_trace *t, const struct tm_index *ix, struct tm_source *src,
-			uint64_t chunk, struct tm_cached_chunk **out)
+struct chunk_load {
+	struct tm_trace *t;
+	const struct tm_index *ix;
+	struct tm_source *src;
+	uint64_t chunk;
+};
+
+/* Decodes a chunk from the trace bytes into c, restarting from its checkpoint. */
+static int load_chunk(void *arg, struct tm_cached_chunk *c)
 {
-	const struct tm_format *fmt = t->fmt;
-	const uint64_t *row = tm_index_row(ix, chunk), *next = tm_index_row(ix, chunk + 1);
+	const struct chunk_load *a = arg;
+	const struct tm_format *fmt = a->t->fmt;
+	const struct tm_index *ix = a->ix;
+	const uint64_t *row = tm_index_row(ix, a->chunk), *next = tm_index_row(ix, a->chunk + 1);
 	uint64_t raw_off = row[TM_ROW_RAW_OFF], raw_end = next[TM_ROW_RAW_OFF];
 	uint64_t expected = next[TM_ROW_RECORD] - row[TM_ROW_RECORD];
 	uint64_t state[ix->state_words + 1];
-	int err = -EIO;
 
-	struct tm_cached_chunk *c =
-	    tm_cached_chunk_new(raw_end - raw_off, expected, fmt->record_size);
-	if (!c)
+	if (tm_cached_chunk_alloc(c, raw_end - raw_off, expected, fmt->record_size) < 0)
 		return -ENOMEM;
-	ssize_t got = tm_source_read(src, (void *)c->chunk.raw, c->chunk.raw_len, raw_off);
-	if (got < 0) {
-		err = (int)got;
-		goto out_free;
-	}
+	ssize_t got = tm_source_read(a->src, (void *)c->chunk.raw, c->chunk.raw_len, raw_off);
+	if (got < 0)
+		return (int)got;
 	if ((size_t)got != c->chunk.raw_len)
-		goto out_free; /* the trace shrank since it was indexed */
-	memcpy(state, tm_index_state(ix, chunk), ix->state_words * sizeof(uint64_t));
+		return -EIO; /* the trace shrank since it was indexed */
+	memcpy(state, tm_index_state(ix, a->chunk), ix->state_words * sizeof(uint64_t));
 
 	size_t pos = 0, n_total = 0;
 	while (n_total < expected) {
@@ -88,10 +91,8 @@ static int decode_chunk(struct tm_trace *t, const struct tm_index *ix, struct tm
 		size_t n = 0, used = 0;
 		char *recs = (char *)c->chunk.records + n_total * fmt->record_size;
 		int r = fmt->decode(state, &in, recs, expected - n_total, &n, &used, NULL);
-		if (r < 0 && r != -EAGAIN) {
-			err = r;
-			goto out_free;
-		}
+		if (r < 0 && r != -EAGAIN)
+			return r;
 		if (!n && !used)
 			break;
 		for (size_t i = 0; i < n; i++) /* make raw_rel relative to the chunk */
@@ -101,29 +102,18 @@ static int decode_chunk(struct tm_trace *t, const struct tm_index *ix, struct tm
 		n_total += n;
 	}
 	if (n_total != expected)
-		goto out_free; /* the bytes no longer decode as indexed */
+		return -EIO; /* the bytes no longer decode as indexed */
 	c->chunk.first_record = row[TM_ROW_RECORD];
 	c->chunk.raw_off = raw_off;
 	c->chunk.n_records = n_total;
-	*out = c;
 	return 0;
-out_free:
-	tm_cached_chunk_free(c);
-	return err;
 }
 
 int tm_trace_chunk(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
 		   struct tm_source *src, uint64_t chunk, struct tm_cached_chunk **out)
 {
-	struct tm_cached_chunk *c = tm_chunk_cache_get(ctx->cache, t->uid, chunk);
-	if (!c) {
-		int err = decode_chunk(t, ix, src, chunk, &c);
-		if (err)
-			return err;
-		c = tm_chunk_cache_put(ctx->cache, t->uid, chunk, c);
-	}
-	*out = c;
-	return 0;
+	struct chunk_load arg = {t, ix, src, chunk};
+	return tm_chunk_cache_load(ctx->cache, t->uid, chunk, load_chunk, &arg, out);
 }
 
 void tm_trace_chunk_release(struct tm_context *ctx, struct tm_cached_chunk *c)

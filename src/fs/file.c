@@ -44,7 +44,6 @@ int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file 
 		free(f);
 		goto out_node;
 	}
-	pthread_mutex_init(&f->lock, NULL);
 	*out = f;
 out_node:
 	tm_node_put(fs, &n);
@@ -57,7 +56,6 @@ ssize_t tm_fs_read(struct tm_fs *fs, struct tm_fs_file *f, char *buf, size_t siz
 	(void)fs;
 	if (off < 0)
 		return -EINVAL;
-	pthread_mutex_lock(&f->lock);
 	switch (f->kind) {
 	case TM_NODE_VIEW: n = tm_reader_read(&f->reader, buf, size, (uint64_t)off); break;
 	case TM_NODE_FILE: n = tm_source_read(&f->src, buf, size, (uint64_t)off); break;
@@ -70,7 +68,6 @@ ssize_t tm_fs_read(struct tm_fs *fs, struct tm_fs_file *f, char *buf, size_t siz
 		break;
 	default: n = -EISDIR;
 	}
-	pthread_mutex_unlock(&f->lock);
 	return n;
 }
 
@@ -83,6 +80,5 @@ void tm_fs_release(struct tm_fs *fs, struct tm_fs_file *f)
 	if (f->trace)
 		tm_context_trace_put(fs->ctx, f->trace);
 	free(f->text);
-	pthread_mutex_destroy(&f->lock);
 	free(f);
 }
