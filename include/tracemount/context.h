@@ -40,6 +40,10 @@ int tm_context_add_override(struct tm_context *ctx, const char *spec);
  * formats' probes. Reads the file's head only if some format needs it. */
 const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, const char *path);
 
+/* The same, given the file's head (its first TM_PROBE_HEAD_LEN bytes, or fewer). */
+const struct tm_format *tm_context_detect_head(struct tm_context *ctx, const char *path,
+					       const uint8_t *head, size_t head_len);
+
 /* The trace at path with format fmt, created on first use, with a reference taken.
  * Returns 0 or -ENOMEM. */
 int tm_context_trace(struct tm_context *ctx, const char *path, const struct tm_format *fmt,

@@ -63,12 +63,21 @@ static int open_trace(struct cli_trace *ct, const char *path, const char *format
 		fprintf(stderr, "tracemount: out of memory\n");
 		return 1;
 	}
-	if ((err = tm_source_open(AT_FDCWD, path, &ct->src)) < 0) {
+	/* A path given by the user may go through symbolic links: open what it resolves to,
+	 * but keep the name as given for detection, the view names and stats.json. */
+	char *resolved = realpath(path, NULL);
+	err = resolved ? tm_source_open(AT_FDCWD, resolved, &ct->src) : -errno;
+	free(resolved);
+	if (err < 0) {
 		fprintf(stderr, "tracemount: %s: %s\n", path,
 			err == -EINVAL ? "not a regular file" : strerror(-err));
 		return 1;
 	}
-	if (!fmt && !(fmt = tm_context_detect(ct->ctx, AT_FDCWD, path))) {
+	uint8_t head[TM_PROBE_HEAD_LEN];
+	ssize_t head_len = tm_source_read(&ct->src, head, sizeof(head), 0);
+	if (!fmt && head_len >= 0)
+		fmt = tm_context_detect_head(ct->ctx, path, head, (size_t)head_len);
+	if (!fmt) {
 		fprintf(stderr,
 			"tracemount: %s: not a recognised trace (name a format with "
 			"--format)\n",

@@ -85,17 +85,32 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, const char *path)
+static const struct tm_format *find_override(struct tm_context *ctx, const char *path)
 {
 	const char *name = base_name(path);
 	for (unsigned i = 0; i < ctx->n_overrides; i++) {
 		const char *glob = ctx->overrides[i].glob;
-		const char *subject = strchr(glob, '/') ? path : name;
-		if (fnmatch(glob, subject, strchr(glob, '/') ? FNM_PATHNAME : 0) == 0)
+		int by_path = strchr(glob, '/') != NULL;
+		if (fnmatch(glob, by_path ? path : name, by_path ? FNM_PATHNAME : 0) == 0)
 			return ctx->overrides[i].fmt;
 	}
+	return NULL;
+}
+
+const struct tm_format *tm_context_detect_head(struct tm_context *ctx, const char *path,
+					       const uint8_t *head, size_t head_len)
+{
+	const struct tm_format *fmt = find_override(ctx, path);
+	return fmt ? fmt : tm_format_detect(base_name(path), head, head_len);
+}
+
+const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, const char *path)
+{
+	const struct tm_format *fmt = find_override(ctx, path);
+	if (fmt)
+		return fmt;
 	if (!tm_format_detect_needs_head())
-		return tm_format_detect(name, NULL, 0);
+		return tm_format_detect(base_name(path), NULL, 0);
 
 	uint8_t head[TM_PROBE_HEAD_LEN];
 	ssize_t n = -1;
@@ -104,7 +119,7 @@ const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, con
 		n = pread(fd, head, sizeof(head), 0);
 		close(fd);
 	}
-	return tm_format_detect(name, n > 0 ? head : NULL, n > 0 ? (size_t)n : 0);
+	return tm_format_detect(base_name(path), n > 0 ? head : NULL, n > 0 ? (size_t)n : 0);
 }
 
 static size_t hash_path(const char *s, size_t table_size)
