@@ -193,14 +193,14 @@ static const struct tm_view_desc byu_extra_views[] = {
 /* Statistics over memory references (fetches, reads, writes, write-backs); I/O and other
  * bus cycles carry port numbers or nothing, not memory addresses. */
 struct byu_stats {
-	uint64_t be_hist[256];
-	uint64_t mem_refs, bytes_requested, invalid;
+	uint64_t hist[BYU_N_CLASSES][256]; /* records by class and byte enables */
 	uint32_t addr_min, addr_max;
+	uint64_t last_line, last_page; /* most recent members, to skip repeated inserts */
 	struct tm_footprint lines, pages;
 };
 
 /* Bytes a byte-enable value requests: its clear bits. */
-static unsigned bytes_requested(uint8_t be)
+static unsigned bytes_requested(unsigned be)
 {
 	unsigned set = be - ((be >> 1) & 0x55u);
 	set = (set & 0x33u) + ((set >> 2) & 0x33u);
@@ -211,29 +211,34 @@ static int byu_stats_init(void *p)
 {
 	struct byu_stats *s = p;
 	s->addr_min = UINT32_MAX;
+	s->last_line = s->last_page = UINT64_MAX;
 	tm_footprint_init(&s->lines);
 	tm_footprint_init(&s->pages);
 	return 0;
 }
 
+/* One histogram increment per record; every count is derived from it at the end. */
 static void byu_stats_update(void *p, const struct tm_chunk *c)
 {
 	struct byu_stats *s = p;
 	for (size_t i = 0; i < c->n_records; i++) {
 		const struct byu_record *r = (const struct byu_record *)tm_chunk_rec(c, i);
-		s->be_hist[r->be]++;
-		if (r->head.cls == BYU_INVALID)
-			s->invalid++;
+		s->hist[r->head.cls][r->be]++;
 		if (!(BYU_MEMORY & CLASS_BIT(r->head.cls)))
 			continue;
-		s->mem_refs++;
-		s->bytes_requested += bytes_requested(r->be);
 		if (r->addr < s->addr_min)
 			s->addr_min = r->addr;
 		if (r->addr > s->addr_max)
 			s->addr_max = r->addr;
-		tm_footprint_add(&s->lines, r->addr >> 6);
-		tm_footprint_add(&s->pages, r->addr >> 12);
+		uint64_t line = r->addr >> 6;
+		if (line == s->last_line)
+			continue;
+		s->last_line = line;
+		tm_footprint_add(&s->lines, line);
+		if (line >> 6 != s->last_page) {
+			s->last_page = line >> 6;
+			tm_footprint_add(&s->pages, line >> 6);
+		}
 	}
 }
 
@@ -247,38 +252,45 @@ static json_object *hex_string(uint64_t v)
 static int byu_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 {
 	struct byu_stats *s = p;
-	uint64_t records = 0;
+	uint64_t records = 0, invalid = 0, mem_refs = 0, requested = 0;
 	json_object *be = json_object_new_object();
 	if (!be)
 		return -ENOMEM;
 	for (unsigned v = 0; v < 256; v++) {
+		uint64_t n = 0;
+		for (unsigned k = 0; k < BYU_N_CLASSES; k++) {
+			n += s->hist[k][v];
+			if (BYU_MEMORY & CLASS_BIT(k)) {
+				mem_refs += s->hist[k][v];
+				requested += s->hist[k][v] * bytes_requested(v);
+			}
+		}
+		records += n;
+		invalid += s->hist[BYU_INVALID][v];
 		char key[3] = {tm_hex_pairs[v][0], tm_hex_pairs[v][1], 0};
-		records += s->be_hist[v];
-		if (s->be_hist[v])
-			json_object_object_add(be, key,
-					       json_object_new_int64((int64_t)s->be_hist[v]));
+		if (n)
+			json_object_object_add(be, key, json_object_new_int64((int64_t)n));
 	}
-	json_object_object_add(obj, "memory_references",
-			       json_object_new_int64((int64_t)s->mem_refs));
+	json_object_object_add(obj, "memory_references", json_object_new_int64((int64_t)mem_refs));
 	json_object_object_add(obj, "byte_enables", be);
-	json_object_object_add(obj, "address_min", s->mem_refs ? hex_string(s->addr_min) : NULL);
-	json_object_object_add(obj, "address_max", s->mem_refs ? hex_string(s->addr_max) : NULL);
+	json_object_object_add(obj, "address_min", mem_refs ? hex_string(s->addr_min) : NULL);
+	json_object_object_add(obj, "address_max", mem_refs ? hex_string(s->addr_max) : NULL);
 	json_object_object_add(obj, "distinct_lines_64b",
 			       json_object_new_int64((int64_t)tm_footprint_count(&s->lines)));
 	json_object_object_add(obj, "distinct_pages_4k",
 			       json_object_new_int64((int64_t)tm_footprint_count(&s->pages)));
-	json_object_object_add(obj, "bytes_requested",
-			       json_object_new_int64((int64_t)s->bytes_requested));
-	json_object_object_add(obj, "invalid_fraction",
-			       json_object_new_double(records ? (double)s->invalid / records : 0));
+	json_object_object_add(obj, "bytes_requested", json_object_new_int64((int64_t)requested));
+	json_object_object_add(
+	    obj, "invalid_fraction",
+	    json_object_new_double(records ? (double)invalid / (double)records : 0));
 	/* Real 12-byte BYU files read as 6-byte records decode almost entirely as INVALID. */
-	int suspect = records >= 64 && s->invalid * 10 >= records * 9;
+	int suspect = records >= 64 && invalid * 10 >= records * 9;
 	json_object_object_add(obj, "probably_not_byu", json_object_new_boolean(suspect));
 	if (suspect)
 		tm_diag_note(diag,
 			     "%" PRIu64 " of %" PRIu64 " records are INVALID: probably not a "
 			     "6-byte BYU trace (a 12-byte BYU trace, or another format?)",
-			     s->invalid, records);
+			     invalid, records);
 	if (s->lines.err || s->pages.err)
 		tm_diag_note(diag,
 			     "out of memory counting distinct lines: counts are lower bounds");
