@@ -29,12 +29,23 @@ static void usage(FILE *out)
 	    "\n"
 	    "formats:");
 	for (const struct tm_format *const *f = tm_formats; *f; f++)
-		fprintf(out, " %s", (*f)->name);
+		fprintf(out, "\n    %-22s %s (%s)", (*f)->name, (*f)->description,
+			(*f)->recognition);
 	fprintf(out, "\n");
+}
+
+static int is_help(const char *arg)
+{
+	return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
 int main(int argc, char **argv)
 {
+	if (argc == 3 && (strcmp(argv[1], "cat") == 0 || strcmp(argv[1], "ls") == 0) &&
+	    is_help(argv[2])) {
+		usage(stdout);
+		return 0;
+	}
 	if (argc >= 2 && strcmp(argv[1], "cat") == 0)
 		return tm_cmd_cat(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "ls") == 0)
@@ -42,7 +53,7 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
 			break;
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+		if (is_help(argv[i])) {
 			usage(stdout);
 			tm_mount_help();
 			return 0;

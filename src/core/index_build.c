@@ -135,7 +135,7 @@ static void account(struct builder *b, const struct tm_chunk *c)
 	uint64_t *view_off = b->cur + TM_ROW_VIEWS, *class_count = view_off + nv;
 
 	for (size_t i = 0; i < c->n_records; i++)
-		counts[tm_chunk_rec(c, i)->cls]++;
+		counts[tm_chunk_rec(c, i)->cls & (TM_MAX_CLASSES - 1)]++;
 	for (unsigned v = 0; v < nv; v++) {
 		const struct tm_view *view = b->record_views[v];
 		const size_t *fixed = b->fixed + (size_t)v * nc;
@@ -158,6 +158,17 @@ static void account(struct builder *b, const struct tm_chunk *c)
 	b->cur[TM_ROW_RAW_OFF] += c->raw_len;
 	if (b->fmt->stats_update)
 		b->fmt->stats_update(b->stats, c);
+}
+
+static int classes_valid(const void *recs, size_t n, const struct tm_format *fmt)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct tm_record *r =
+		    (const void *)((const char *)recs + i * fmt->record_size);
+		if (r->cls >= fmt->n_classes)
+			return 0;
+	}
+	return 1;
 }
 
 static int decode_all(struct builder *b, tm_progress_fn progress, void *progress_arg)
@@ -186,7 +197,7 @@ static int decode_all(struct builder *b, tm_progress_fn progress, void *progress
 		int r = fmt->decode(state_of(b), &in, b->recs, max, &n, &used, &b->diag);
 		if (r < 0 && r != -EAGAIN)
 			return r;
-		if (used > in.len || n > max)
+		if (used > in.len || n > max || !classes_valid(b->recs, n, fmt))
 			return -EPROTO; /* the decoder broke its contract */
 		struct tm_chunk c = {
 		    .first_record = b->cur[TM_ROW_RECORD],
@@ -275,6 +286,8 @@ int tm_index_build(const struct tm_format *fmt, const struct tm_view_table *view
 	struct builder b = {.fmt = fmt, .views = views, .src = src};
 	int err = -ENOMEM;
 
+	if (fmt->n_classes > TM_MAX_CLASSES)
+		return -EINVAL;
 	tm_diag_init(&b.diag);
 	if (!(b.ix = calloc(1, sizeof(*b.ix))))
 		goto out;

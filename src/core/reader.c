@@ -89,7 +89,8 @@ static int load_rendered(void *arg, struct tm_cached_chunk *out)
 		    v->ops->fixed_len && k < r->trace->fmt->n_classes ? v->ops->fixed_len(k) : 0;
 	err = -EIO; /* a view whose records render to other than their indexed size */
 	for (size_t i = 0; i < c->n_records; i++) {
-		unsigned cls = tm_chunk_rec(c, i)->cls;
+		unsigned cls =
+		    tm_chunk_rec(c, i)->cls & (TM_MAX_CLASSES - 1); /* checked by index pass */
 		if (!(v->class_mask >> cls & 1))
 			continue;
 		size_t n = fixed[cls] ? fixed[cls] : v->ops->measure(c, i);

@@ -242,6 +242,14 @@ static void byu_stats_update(void *p, const struct tm_chunk *c)
 	}
 }
 
+/* A fraction with six significant digits, not json-c's seventeen. */
+static json_object *fraction(double v)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%.6g", v);
+	return json_object_new_double_s(v, buf);
+}
+
 static json_object *hex_string(uint64_t v)
 {
 	char buf[24];
@@ -280,9 +288,8 @@ static int byu_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 	json_object_object_add(obj, "distinct_pages_4k",
 			       json_object_new_int64((int64_t)tm_footprint_count(&s->pages)));
 	json_object_object_add(obj, "bytes_requested", json_object_new_int64((int64_t)requested));
-	json_object_object_add(
-	    obj, "invalid_fraction",
-	    json_object_new_double(records ? (double)invalid / (double)records : 0));
+	json_object_object_add(obj, "invalid_fraction",
+			       fraction(records ? (double)invalid / (double)records : 0));
 	/* Real 12-byte BYU files read as 6-byte records decode almost entirely as INVALID. */
 	int suspect = records >= 64 && invalid * 10 >= records * 9;
 	json_object_object_add(obj, "probably_not_byu", json_object_new_boolean(suspect));

@@ -264,7 +264,8 @@ int tm_fs_getattr(struct tm_fs *fs, const char *path, struct stat *st)
 	case TM_NODE_VIEW: err = view_attrs(fs, &n, st); break;
 	case TM_NODE_META_DIR: meta_attrs(fs, st, S_IFDIR | 0555); break;
 	case TM_NODE_META:
-		meta_attrs(fs, st, S_IFREG | 0444);
+		/* status names every trace seen, including those in folders others may not read */
+		meta_attrs(fs, st, S_IFREG | (n.meta == TM_META_STATUS ? 0400 : 0444));
 		if ((err = tm_fs_meta_text(fs, n.meta, &text, &len)) == 0) {
 			st->st_size = (off_t)len;
 			free(text);

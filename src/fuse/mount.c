@@ -1,5 +1,6 @@
 /* `tracemount [options] SOURCE MOUNTPOINT`: option parsing, then libfuse's loop. */
 #include <errno.h>
+#include <limits.h>
 #include <fuse.h>
 #include <fuse_lowlevel.h>
 #include <stddef.h>
@@ -93,6 +94,7 @@ static int make_context(struct mount_opts *o, struct tm_context **ctx)
 				o->formats[i]);
 		if (err) {
 			tm_context_free(*ctx);
+			*ctx = NULL;
 			return err == -ENOMEM ? 1 : 2;
 		}
 	}
@@ -135,7 +137,8 @@ static int run_loop(struct fuse *fuse, const struct fuse_cmdline_opts *cmd)
 		return -ENOMEM;
 	fuse_loop_cfg_set_clone_fd(cfg, (unsigned)cmd->clone_fd);
 	fuse_loop_cfg_set_idle_threads(cfg, cmd->max_idle_threads);
-	fuse_loop_cfg_set_max_threads(cfg, cmd->max_threads);
+	if (cmd->max_threads != UINT_MAX) /* unset: libfuse's default */
+		fuse_loop_cfg_set_max_threads(cfg, cmd->max_threads);
 	int ret = fuse_loop_mt(fuse, cfg);
 	fuse_loop_cfg_destroy(cfg);
 	return ret;
