@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tracemount/context.h"
 #include "tracemount/fs.h"
@@ -22,6 +23,7 @@
 
 struct mount_opts {
 	char *source;
+	char *mountpoint; /* a copy: libfuse parses its own */
 	char *cache;
 	char *memory;
 	char **formats;
@@ -46,6 +48,8 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		o->source = strdup(arg);
 		return 0;
 	}
+	if (key == FUSE_OPT_KEY_NONOPT && !o->mountpoint)
+		o->mountpoint = strdup(arg);
 	if (key == KEY_FORMAT) {
 		char **f = realloc(o->formats, (o->n_formats + 1) * sizeof(*f));
 		if (!f || !(f[o->n_formats] = strdup(arg + strlen("format=")))) {
@@ -66,6 +70,7 @@ static void free_opts(struct mount_opts *o)
 		free(o->formats[i]);
 	free(o->formats);
 	free(o->source);
+	free(o->mountpoint);
 	free(o->cache);
 	free(o->memory);
 }
@@ -164,6 +169,12 @@ int tm_mount_main(int argc, char **argv)
 
 	if (fuse_opt_parse(&args, &o, mount_specs, opt_proc) < 0 || o.bad)
 		goto out;
+	struct stat st;
+	if (o.mountpoint && stat(o.mountpoint, &st) < 0) {
+		fprintf(stderr, "tracemount: %s: %s\n", o.mountpoint, strerror(errno));
+		status = 1;
+		goto out;
+	}
 	if (fuse_parse_cmdline(&args, &cmd) < 0)
 		goto out;
 	if (!o.source || !cmd.mountpoint) {
