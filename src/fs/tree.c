@@ -66,6 +66,10 @@ int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, cha
 	}
 	ret = (fs->single = strdup(base)) ? 0 : -ENOMEM;
 out:
+	if (ret < 0 && fs->root_fd >= 0) {
+		close(fs->root_fd);
+		fs->root_fd = -1;
+	}
 	free(copy_dir);
 	free(copy_base);
 	return ret;

@@ -1,0 +1,69 @@
+/* The tests' own BYU reference, written from the spec (specs/001_56d74c835ee11964.txt) and not
+ * from src/formats/byu.c: the op table, the reference decoder's dump line, the din conversion
+ * the issue asks for, and the expected bytes of every record view of a BYU trace. */
+#ifndef TM_TEST_BYU_REF_H
+#define TM_TEST_BYU_REF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracemount/format.h"
+
+extern const struct tm_format tm_format_byu;
+
+#define BYU_REF_LEN 6
+
+/* The spec's op[16], indexed by control >> 4. */
+extern const char *const byu_ref_op[16];
+
+/* What the decoder writes per record. byu.c keeps the struct private; test_byu checks that
+ * this copy has the format's record_size and agrees with the dump line. */
+struct byu_ref_decoded {
+	struct tm_record head;
+	uint32_t addr;
+	uint8_t be;
+	uint8_t control;
+};
+
+void byu_ref_put(uint8_t *out, uint32_t addr, uint8_t be, uint8_t control);
+uint32_t byu_ref_addr(const uint8_t *rec);
+
+/* The class name (lower-case op name) of a control byte, written to buf (>= 16 bytes). */
+const char *byu_ref_class_name(uint8_t control, char *buf);
+/* Index of that name in tm_format_byu.classes, or -1. */
+int byu_ref_class_index(uint8_t control);
+/* Dinero label: 2 instruction fetch, 0 data read, 1 data write (write-backs are writes); -1
+ * for bus cycles that are not memory references. */
+int byu_ref_din_label(uint8_t control);
+
+/* "%08x %02x %s\n" of the spec's decoder; returns the length. */
+size_t byu_ref_dump_line(const uint8_t *rec, char *out);
+
+enum byu_ref_kind { BYU_REF_RAW, BYU_REF_DUMP, BYU_REF_CLASS_TXT, BYU_REF_CLASS_BIN, BYU_REF_DIN };
+
+/* A record view of the BYU view table, understood from its path alone. */
+struct byu_ref_view {
+	enum byu_ref_kind kind;
+	unsigned nibbles; /* BYU_REF_CLASS_*: bit n set when control >> 4 == n belongs */
+};
+
+/* Returns 0, or -1 for a path that is not a BYU record view or raw. */
+int byu_ref_view_parse(const char *path, struct byu_ref_view *v);
+/* Bytes record rec contributes to view v; written to out unless out is NULL. */
+size_t byu_ref_view_render(const struct byu_ref_view *v, const uint8_t *rec, char *out);
+/* The expected content of view path over a whole trace (trailing partial bytes are no
+ * record). Aborts on an unknown path. The caller frees. */
+char *byu_ref_view(const char *path, const uint8_t *data, size_t len, size_t *out_len);
+
+uint64_t byu_ref_rand(uint64_t *state);
+/* n pseudo-random records, then `trailing` stray bytes. INT_ACK records appear only where
+ * i % rare_mod == 7 (never when rare_mod is 0), so class/int_ack views have empty chunks. */
+uint8_t *byu_ref_gen(size_t n, size_t trailing, uint64_t seed, size_t rare_mod);
+
+/* BYU with decoder state: the state counts records from BYU_REF_COUNT_BASE, and each record's
+ * address is replaced by that count, so a chunk decoded from a wrong checkpoint shows wrong
+ * addresses. Its dump line for record i is the spec's line with address BASE + i. */
+#define BYU_REF_COUNT_BASE 1000u
+const struct tm_format *byu_ref_counting(void);
+
+#endif

@@ -1,0 +1,124 @@
+/* Size parsing and hex output. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracemount/util.h"
+
+START_TEST(test_parse_size_ok)
+{
+	static const struct {
+		const char *s;
+		uint64_t v;
+	} rows[] = {
+	    {"0", 0},
+	    {"4096", 4096},
+	    {"64K", 64ull << 10},
+	    {"64k", 64ull << 10},
+	    {"64M", 64ull << 20},
+	    {"1G", 1ull << 30},
+	    {"2T", 2ull << 40},
+	    {"1Mi", 1ull << 20},
+	    {"1MB", 1ull << 20},
+	    {"1MiB", 1ull << 20},
+	    {"3g", 3ull << 30},
+	    {"16777215T", 16777215ull << 40},
+	    {"18446744073709551615", UINT64_MAX},
+	    {"007", 7},
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		uint64_t v = 12345;
+		ck_assert_msg(tm_parse_size(rows[i].s, &v) == 0, "\"%s\" rejected", rows[i].s);
+		ck_assert_msg(v == rows[i].v, "\"%s\" is %llu, expected %llu", rows[i].s,
+			      (unsigned long long)v, (unsigned long long)rows[i].v);
+	}
+}
+END_TEST
+
+START_TEST(test_parse_size_bad)
+{
+	static const char *const rows[] = {
+	    "",
+	    "x",
+	    "12Q",
+	    "-1",
+	    "+1",
+	    " 1",
+	    "1 ",
+	    "K",
+	    "1KK",
+	    "1.5G",
+	    "0x10",
+	    "1i",
+	    "18446744073709551616", /* 2^64 */
+	    "16777216T",	    /* 2^64 bytes */
+	    "17179869184G",	    /* 2^64 bytes */
+	    "99999999999999999999999",
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		uint64_t v = 12345;
+		ck_assert_msg(tm_parse_size(rows[i], &v) == -EINVAL, "\"%s\" accepted", rows[i]);
+		ck_assert_msg(v == 12345, "\"%s\": output written on error", rows[i]);
+	}
+	uint64_t v;
+	ck_assert_int_eq(tm_parse_size(NULL, &v), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_put_hex)
+{
+	static const struct {
+		uint64_t v;
+		unsigned digits;
+	} rows[] = {
+	    {0xdeadbeef, 8}, {0, 8},	      {0x1234, 2},	{0xab, 2},
+	    {0, 1},	     {0xf, 1},	      {UINT64_MAX, 16}, {0x0123456789abcdefull, 16},
+	    {0x10, 4},	     {0x12345678, 3},
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char out[32], want[32];
+		uint64_t mask =
+		    rows[i].digits >= 16 ? UINT64_MAX : (1ull << (4 * rows[i].digits)) - 1;
+		snprintf(want, sizeof(want), "%0*llx", (int)rows[i].digits,
+			 (unsigned long long)(rows[i].v & mask));
+		memset(out, '#', sizeof(out));
+		char *end = tm_put_hex(out, rows[i].v, rows[i].digits);
+		ck_assert_ptr_eq(end, out + rows[i].digits);
+		ck_assert_int_eq(out[rows[i].digits], '#');
+		out[rows[i].digits] = '\0';
+		ck_assert_str_eq(out, want);
+	}
+}
+END_TEST
+
+START_TEST(test_be32)
+{
+	const uint8_t b[4] = {0x12, 0x34, 0xab, 0xcd};
+	ck_assert_uint_eq(tm_be32(b), 0x1234abcd);
+	const uint8_t f[4] = {0xff, 0, 0, 0x01};
+	ck_assert_uint_eq(tm_be32(f), 0xff000001u);
+}
+END_TEST
+
+static Suite *util_suite(void)
+{
+	Suite *s = suite_create("util");
+	TCase *tc = tcase_create("util");
+	tcase_add_test(tc, test_parse_size_ok);
+	tcase_add_test(tc, test_parse_size_bad);
+	tcase_add_test(tc, test_put_hex);
+	tcase_add_test(tc, test_be32);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(util_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,223 @@
+/* The view table of a trace: stems, the paths and kinds of every BYU view, lookups and
+ * folder listings. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "byu_ref.h"
+#include "tracemount/view.h"
+
+static const struct tm_format *const F = &tm_format_byu;
+
+START_TEST(test_stem)
+{
+	static const struct {
+		const char *name, *stem;
+	} rows[] = {
+	    {"a.byu", "a"},	    {"a.b.byu", "a.b"},
+	    {"x.byu.gz", "x"},	    {"noext", "noext"},
+	    {".hidden", ".hidden"}, {".hidden.byu", ".hidden"},
+	    {"trace.gz", "trace"},  {"a.", "a"},
+	    {"gz", "gz"},	    {"long-name_1.2.3.byu", "long-name_1.2.3"},
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *s = tm_trace_stem(rows[i].name);
+		ck_assert_ptr_nonnull(s);
+		ck_assert_msg(strcmp(s, rows[i].stem) == 0, "stem of %s: %s, expected %s",
+			      rows[i].name, s, rows[i].stem);
+		free(s);
+	}
+}
+END_TEST
+
+/* The views the issue lists for BYU, with their kinds. */
+struct expected_view {
+	char path[64];
+	enum tm_view_kind kind;
+};
+
+static unsigned expected_views(struct expected_view *e, const char *stem)
+{
+	static const char *const classes[] = {"invalid",   "int_ack",	 "special",    "io_read",
+					      "io_write",  "i_fetch",	 "nc_i_fetch", "d_read",
+					      "nc_d_read", "write_back", "d_write"};
+	unsigned n = 0;
+	e[n++] = (struct expected_view){"raw", TM_VIEW_RAW};
+	e[n++] = (struct expected_view){"dump.txt", TM_VIEW_RECORDS};
+	e[n++] = (struct expected_view){"stats.json", TM_VIEW_STATS};
+	e[n++] = (struct expected_view){"errors.txt", TM_VIEW_ERRORS};
+	for (size_t c = 0; c < sizeof(classes) / sizeof(classes[0]); c++) {
+		snprintf(e[n].path, sizeof(e[n].path), "class/%s.txt", classes[c]);
+		e[n++].kind = TM_VIEW_RECORDS;
+		snprintf(e[n].path, sizeof(e[n].path), "class/%s.byu", classes[c]);
+		e[n++].kind = TM_VIEW_RECORDS;
+	}
+	snprintf(e[n].path, sizeof(e[n].path), "convert/%s.din", stem);
+	e[n++].kind = TM_VIEW_RECORDS;
+	return n;
+}
+
+START_TEST(test_byu_views)
+{
+	struct tm_view_table t;
+	struct expected_view e[64];
+	unsigned n = expected_views(e, "my.trace");
+
+	ck_assert_int_eq(tm_view_table_init(&t, F, "my.trace.byu"), 0);
+	ck_assert_str_eq(t.stem, "my.trace");
+	ck_assert_uint_eq(t.n_views, n);
+	unsigned records = 0, columns_seen = 0;
+	for (unsigned i = 0; i < n; i++) {
+		int v = tm_view_table_find(&t, e[i].path);
+		ck_assert_msg(v >= 0, "no view %s", e[i].path);
+		ck_assert_str_eq(t.views[v].path, e[i].path);
+		ck_assert_int_eq(t.views[v].kind, e[i].kind);
+		if (e[i].kind != TM_VIEW_RECORDS)
+			continue;
+		records++;
+		ck_assert_ptr_nonnull(t.views[v].ops);
+		ck_assert_uint_lt(t.views[v].column, 32);
+		ck_assert_msg(!(columns_seen >> t.views[v].column & 1), "column %u twice",
+			      t.views[v].column);
+		columns_seen |= 1u << t.views[v].column;
+		/* the class mask agrees with what the path says */
+		struct byu_ref_view ref;
+		ck_assert_int_eq(byu_ref_view_parse(e[i].path, &ref), 0);
+		for (unsigned nib = 0; nib < 16; nib++) {
+			int c = byu_ref_class_index((uint8_t)(nib << 4));
+			int in_mask = (int)(t.views[v].class_mask >> c & 1);
+			int want = ref.kind == BYU_REF_DUMP ? 1
+				   : ref.kind == BYU_REF_DIN
+				       ? byu_ref_din_label((uint8_t)(nib << 4)) >= 0
+				       : (int)(ref.nibbles >> nib & 1);
+			ck_assert_msg(in_mask == want, "%s: class %s in mask %d", e[i].path,
+				      F->classes[c], in_mask);
+		}
+	}
+	ck_assert_uint_eq(t.n_record_views, records);
+	ck_assert_uint_eq(columns_seen, (1u << records) - 1);
+	/* class streams copy the record's own bytes */
+	ck_assert_ptr_eq(t.views[tm_view_table_find(&t, "class/d_read.byu")].ops, &tm_raw_copy_ops);
+	ck_assert_ptr_eq(t.views[tm_view_table_find(&t, "dump.txt")].ops, F->dump);
+	tm_view_table_free(&t);
+}
+END_TEST
+
+START_TEST(test_find_and_is_dir)
+{
+	struct tm_view_table t;
+	ck_assert_int_eq(tm_view_table_init(&t, F, "a.byu"), 0);
+	ck_assert_int_ge(tm_view_table_find(&t, "dump.txt"), 0);
+	ck_assert_int_ge(tm_view_table_find(&t, "convert/a.din"), 0);
+	const char *missing[] = {
+	    "",		 "class",	 "convert",	     "nope",	      "dump",
+	    "dump.txt/", "class/d_read", "class/D_READ.txt", "convert/b.din", "/dump.txt"};
+	for (size_t i = 0; i < sizeof(missing) / sizeof(missing[0]); i++)
+		ck_assert_msg(tm_view_table_find(&t, missing[i]) == -ENOENT, "found %s",
+			      missing[i]);
+	ck_assert(tm_view_table_is_dir(&t, "class"));
+	ck_assert(tm_view_table_is_dir(&t, "convert"));
+	const char *not_dirs[] = {"",	 "clas", "classes", "dump.txt", "raw", "class/d_read.txt",
+				  "conv"};
+	for (size_t i = 0; i < sizeof(not_dirs) / sizeof(not_dirs[0]); i++)
+		ck_assert_msg(!tm_view_table_is_dir(&t, not_dirs[i]), "%s is a folder",
+			      not_dirs[i]);
+	tm_view_table_free(&t);
+}
+END_TEST
+
+struct listing {
+	char names[64][64];
+	int dirs[64];
+	unsigned n;
+	unsigned stop_after; /* return 1 after this many entries; 0: never */
+};
+
+static int collect(void *arg, const char *name, int is_dir)
+{
+	struct listing *l = arg;
+	ck_assert_uint_lt(l->n, 64);
+	snprintf(l->names[l->n], sizeof(l->names[0]), "%s", name);
+	l->dirs[l->n++] = is_dir;
+	return l->stop_after && l->n == l->stop_after ? 7 : 0;
+}
+
+static int listed(const struct listing *l, const char *name, int is_dir)
+{
+	int times = 0;
+	for (unsigned i = 0; i < l->n; i++)
+		if (strcmp(l->names[i], name) == 0) {
+			ck_assert_int_eq(l->dirs[i], is_dir);
+			times++;
+		}
+	return times;
+}
+
+START_TEST(test_list)
+{
+	struct tm_view_table t;
+	struct listing l = {0};
+	ck_assert_int_eq(tm_view_table_init(&t, F, "a.byu"), 0);
+
+	ck_assert_int_eq(tm_view_table_list(&t, "", collect, &l), 0);
+	ck_assert_uint_eq(l.n, 6);
+	ck_assert_int_eq(listed(&l, "raw", 0), 1);
+	ck_assert_int_eq(listed(&l, "dump.txt", 0), 1);
+	ck_assert_int_eq(listed(&l, "stats.json", 0), 1);
+	ck_assert_int_eq(listed(&l, "errors.txt", 0), 1);
+	ck_assert_int_eq(listed(&l, "class", 1), 1);
+	ck_assert_int_eq(listed(&l, "convert", 1), 1);
+
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(tm_view_table_list(&t, "class", collect, &l), 0);
+	ck_assert_uint_eq(l.n, 2 * F->n_classes);
+	for (unsigned c = 0; c < F->n_classes; c++) {
+		char name[64];
+		snprintf(name, sizeof(name), "%s.txt", F->classes[c]);
+		ck_assert_int_eq(listed(&l, name, 0), 1);
+		snprintf(name, sizeof(name), "%s.byu", F->classes[c]);
+		ck_assert_int_eq(listed(&l, name, 0), 1);
+	}
+
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(tm_view_table_list(&t, "convert", collect, &l), 0);
+	ck_assert_uint_eq(l.n, 1);
+	ck_assert_int_eq(listed(&l, "a.din", 0), 1);
+
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(tm_view_table_list(&t, "nope", collect, &l), 0);
+	ck_assert_int_eq(tm_view_table_list(&t, "dump.txt", collect, &l), 0);
+	ck_assert_int_eq(tm_view_table_list(&t, "clas", collect, &l), 0);
+	ck_assert_uint_eq(l.n, 0);
+
+	/* fn's non-zero value stops the listing and is returned */
+	memset(&l, 0, sizeof(l));
+	l.stop_after = 3;
+	ck_assert_int_eq(tm_view_table_list(&t, "class", collect, &l), 7);
+	ck_assert_uint_eq(l.n, 3);
+	tm_view_table_free(&t);
+}
+END_TEST
+
+static Suite *view_suite(void)
+{
+	Suite *s = suite_create("view");
+	TCase *tc = tcase_create("table");
+	tcase_add_test(tc, test_stem);
+	tcase_add_test(tc, test_byu_views);
+	tcase_add_test(tc, test_find_and_is_dir);
+	tcase_add_test(tc, test_list);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(view_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
