@@ -89,3 +89,14 @@ uint64_t tm_footprint_count(const struct tm_footprint *f)
 	}
 	return n;
 }
+
+uint64_t tm_footprint_count_groups64(const struct tm_footprint *f)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < f->n_slots; i++) {
+		const struct tm_footprint_block *b = f->slots[i];
+		for (size_t w = 0; b && w < sizeof(b->bits) / sizeof(b->bits[0]); w++)
+			n += b->bits[w] != 0;
+	}
+	return n;
+}

@@ -195,8 +195,8 @@ static const struct tm_view_desc byu_extra_views[] = {
 struct byu_stats {
 	uint64_t hist[BYU_N_CLASSES][256]; /* records by class and byte enables */
 	uint32_t addr_min, addr_max;
-	uint64_t last_line, last_page; /* most recent members, to skip repeated inserts */
-	struct tm_footprint lines, pages;
+	uint64_t last_line; /* the most recent line, to skip repeated inserts */
+	struct tm_footprint lines;	/* 64-byte lines; its 64-bit words are 4 KiB pages */
 };
 
 /* Bytes a byte-enable value requests: its clear bits. */
@@ -211,9 +211,8 @@ static int byu_stats_init(void *p)
 {
 	struct byu_stats *s = p;
 	s->addr_min = UINT32_MAX;
-	s->last_line = s->last_page = UINT64_MAX;
+	s->last_line = UINT64_MAX;
 	tm_footprint_init(&s->lines);
-	tm_footprint_init(&s->pages);
 	return 0;
 }
 
@@ -235,10 +234,6 @@ static void byu_stats_update(void *p, const struct tm_chunk *c)
 			continue;
 		s->last_line = line;
 		tm_footprint_add(&s->lines, line);
-		if (line >> 6 != s->last_page) {
-			s->last_page = line >> 6;
-			tm_footprint_add(&s->pages, line >> 6);
-		}
 	}
 }
 
@@ -286,7 +281,7 @@ static int byu_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 	json_object_object_add(obj, "distinct_lines_64b",
 			       json_object_new_int64((int64_t)tm_footprint_count(&s->lines)));
 	json_object_object_add(obj, "distinct_pages_4k",
-			       json_object_new_int64((int64_t)tm_footprint_count(&s->pages)));
+			       json_object_new_int64((int64_t)tm_footprint_count_groups64(&s->lines)));
 	json_object_object_add(obj, "bytes_requested", json_object_new_int64((int64_t)requested));
 	json_object_object_add(obj, "invalid_fraction",
 			       fraction(records ? (double)invalid / (double)records : 0));
@@ -298,7 +293,7 @@ static int byu_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 			     "%" PRIu64 " of %" PRIu64 " records are INVALID: probably not a "
 			     "6-byte BYU trace (a 12-byte BYU trace, or another format?)",
 			     invalid, records);
-	if (s->lines.err || s->pages.err)
+	if (s->lines.err)
 		tm_diag_note(diag,
 			     "out of memory counting distinct lines: counts are lower bounds");
 	return 0;
@@ -308,7 +303,6 @@ static void byu_stats_free(void *p)
 {
 	struct byu_stats *s = p;
 	tm_footprint_free(&s->lines);
-	tm_footprint_free(&s->pages);
 }
 
 const struct tm_format tm_format_byu = {
