@@ -49,6 +49,9 @@ int tm_chunk_cache_load(struct tm_chunk_cache *cc, uint64_t owner, uint64_t inde
 int tm_chunk_cache_new(size_t budget, struct tm_chunk_cache **out);
 void tm_chunk_cache_free(struct tm_chunk_cache *cc);
 
+/* Whether (owner, index) is cached or being loaded; takes no reference. */
+int tm_chunk_cache_contains(struct tm_chunk_cache *cc, uint64_t owner, uint64_t index);
+
 /* The cached chunk, with a reference taken, or NULL. Waits while it is being loaded. */
 struct tm_cached_chunk *tm_chunk_cache_get(struct tm_chunk_cache *cc, uint64_t trace_uid,
 					   uint64_t index);

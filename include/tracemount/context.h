@@ -10,6 +10,7 @@
 struct tm_format;
 struct tm_trace;
 struct tm_chunk_cache;
+struct tm_prefetch;
 
 #define TM_DEFAULT_MEMORY (64u << 20)
 
@@ -20,6 +21,7 @@ struct tm_override {
 
 struct tm_context {
 	struct tm_chunk_cache *cache;
+	struct tm_prefetch *prefetch;
 	struct tm_override *overrides;
 	unsigned n_overrides;
 
@@ -49,6 +51,8 @@ const struct tm_format *tm_context_detect_head(struct tm_context *ctx, const cha
 int tm_context_trace(struct tm_context *ctx, const char *path, const struct tm_format *fmt,
 		     struct tm_trace **out);
 void tm_context_trace_put(struct tm_context *ctx, struct tm_trace *t);
+/* Takes one more reference on a trace the caller holds. */
+void tm_context_trace_hold(struct tm_context *ctx, struct tm_trace *t);
 
 /* The text of .tracemount/status: one line per trace seen, sorted by path. Returns 0 or
  * -ENOMEM; the caller frees *text. */

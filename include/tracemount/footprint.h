@@ -51,4 +51,8 @@ static inline void tm_footprint_add(struct tm_footprint *f, uint64_t member)
 /* The number of distinct members added. */
 uint64_t tm_footprint_count(const struct tm_footprint *f);
 
+/* The number of distinct (member >> 6) values: one 64-bit word of the bitmap each. For a set
+ * of 64-byte line numbers, this counts 4 KiB pages without a second set. */
+uint64_t tm_footprint_count_groups64(const struct tm_footprint *f);
+
 #endif

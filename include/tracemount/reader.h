@@ -2,9 +2,9 @@
  *
  * A read finds its chunk through the index and copies from that chunk's rendered bytes,
  * which the chunk cache keeps: sequential reads continue from memory, and only a jump costs a
- * chunk's decode. A reader holds no mutable state after it is opened, so reads of one open
- * file may run in parallel (the kernel's readahead then decodes the next chunk on another
- * core while the current one is copied). */
+ * chunk's decode. Reads of one open file may run in parallel: a reader's only mutable state is
+ * a hint, the offset where a streaming reader goes next, from which the context's prefetcher
+ * renders the next chunk on another core while the current one is copied. */
 #ifndef TRACEMOUNT_READER_H
 #define TRACEMOUNT_READER_H
 
@@ -23,6 +23,7 @@ struct tm_reader {
 	struct tm_source *src;
 	const struct tm_index *index; /* NULL for raw */
 	unsigned view;
+	_Atomic uint64_t next_off; /* where a streaming reader reads next: a prefetch hint */
 };
 
 /* Prepares a reader of view `view` of t; builds the index unless the view is raw. */
@@ -35,7 +36,11 @@ uint64_t tm_reader_size(const struct tm_reader *r);
 
 /* Copies up to size bytes from view offset off; returns the count (0 at or past the end)
  * or -errno. */
-ssize_t tm_reader_read(const struct tm_reader *r, void *out, size_t size, uint64_t off);
+ssize_t tm_reader_read(struct tm_reader *r, void *out, size_t size, uint64_t off);
+
+/* Makes sure the rendered bytes of chunk `chunk` of r's record view are in the chunk cache.
+ * Returns 0 or -errno. */
+int tm_reader_render(const struct tm_reader *r, uint64_t chunk);
 
 /* Size of view `view` of t (building the index if needed) without opening a reader. */
 int tm_view_size(struct tm_trace *t, struct tm_source *src, unsigned view, uint64_t *size);

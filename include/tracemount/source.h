@@ -12,6 +12,9 @@ struct tm_source_ops {
 	/* Reads up to len bytes at off; returns the count (short only at the end) or -errno. */
 	ssize_t (*read)(struct tm_source *s, void *buf, size_t len, uint64_t off);
 	void (*close)(struct tm_source *s);
+	/* Opens a second, independent handle on the same bytes into out. Optional: without it
+	 * nothing reads the source in the background. Returns 0 or -errno. */
+	int (*dup)(const struct tm_source *s, struct tm_source *out);
 };
 
 struct tm_source {
@@ -27,5 +30,9 @@ int tm_source_open(int dirfd, const char *path, struct tm_source *s);
 /* Reads exactly len bytes unless the end comes first; returns the count or -errno. */
 ssize_t tm_source_read(struct tm_source *s, void *buf, size_t len, uint64_t off);
 void tm_source_close(struct tm_source *s);
+
+/* A second handle on s, for background work that may outlive s. Returns 0, or -ENOTSUP when
+ * the source cannot be duplicated, or -errno. */
+int tm_source_dup(const struct tm_source *s, struct tm_source *out);
 
 #endif

@@ -152,6 +152,14 @@ static void insert(struct tm_chunk_cache *cc, uint64_t uid, uint64_t index,
 	cc->used += c->mem;
 }
 
+int tm_chunk_cache_contains(struct tm_chunk_cache *cc, uint64_t owner, uint64_t index)
+{
+	pthread_mutex_lock(&cc->lock);
+	int found = lookup(cc, owner, index) != NULL;
+	pthread_mutex_unlock(&cc->lock);
+	return found;
+}
+
 struct tm_cached_chunk *tm_chunk_cache_get(struct tm_chunk_cache *cc, uint64_t trace_uid,
 					   uint64_t index)
 {

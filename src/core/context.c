@@ -9,6 +9,7 @@
 #include "tracemount/chunk_cache.h"
 #include "tracemount/context.h"
 #include "tracemount/index.h"
+#include "tracemount/prefetch.h"
 #include "tracemount/registry.h"
 #include "tracemount/trace.h"
 
@@ -19,7 +20,9 @@ int tm_context_new(size_t memory, struct tm_context **out)
 		return -ENOMEM;
 	ctx->table_size = 256;
 	ctx->table = calloc(ctx->table_size, sizeof(*ctx->table));
-	if (!ctx->table || tm_chunk_cache_new(memory, &ctx->cache) < 0) {
+	if (!ctx->table || tm_chunk_cache_new(memory, &ctx->cache) < 0 ||
+	    tm_prefetch_new(&ctx->prefetch) < 0) {
+		tm_chunk_cache_free(ctx->cache);
 		free(ctx->table);
 		free(ctx);
 		return -ENOMEM;
@@ -44,6 +47,7 @@ void tm_context_free(struct tm_context *ctx)
 {
 	if (!ctx)
 		return;
+	tm_prefetch_free(ctx->prefetch); /* first: its worker uses the cache and the traces */
 	for (size_t i = 0; i < ctx->table_size; i++) {
 		while (ctx->table[i]) {
 			struct tm_trace *t = ctx->table[i];
@@ -206,6 +210,13 @@ void tm_context_trace_put(struct tm_context *ctx, struct tm_trace *t)
 {
 	pthread_mutex_lock(&ctx->lock);
 	t->refs--;
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+void tm_context_trace_hold(struct tm_context *ctx, struct tm_trace *t)
+{
+	pthread_mutex_lock(&ctx->lock);
+	t->refs++;
 	pthread_mutex_unlock(&ctx->lock);
 }
 

@@ -1,5 +1,6 @@
 /* Reading a view: locate the chunk through the index, render it once, copy from it. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,6 +8,7 @@
 #include "tracemount/context.h"
 #include "tracemount/format.h"
 #include "tracemount/index.h"
+#include "tracemount/prefetch.h"
 #include "tracemount/reader.h"
 #include "tracemount/source.h"
 #include "tracemount/trace.h"
@@ -119,10 +121,38 @@ static ssize_t read_memory(const char *data, size_t data_len, void *out, size_t 
 	return (ssize_t)size;
 }
 
-static ssize_t read_records(const struct tm_reader *r, char *out, size_t size, uint64_t off)
+int tm_reader_render(const struct tm_reader *r, uint64_t chunk)
+{
+	struct render_load arg = {r, chunk};
+	struct tm_cached_chunk *cc;
+	int err = tm_chunk_cache_load(r->ctx->cache, tm_cache_owner(r->trace->uid, r->view), chunk,
+				      load_rendered, &arg, &cc);
+	if (!err)
+		tm_chunk_cache_release(r->ctx->cache, cc);
+	return err;
+}
+
+/* A read that starts where the last one ended streams: have the chunks that the next read of
+ * the same size will need rendered ahead, on the prefetcher's thread, unless they are there. */
+static void prefetch_next(struct tm_reader *r, uint64_t off, uint64_t end, uint64_t last_chunk)
 {
 	const struct tm_view *v = view_of(r);
+	uint64_t expected = atomic_exchange(&r->next_off, end), last = 0;
+	if (off != expected || last_chunk + 1 >= tm_index_chunks(r->index))
+		return;
+	uint64_t ahead = end + (end - off), size = tm_index_view_size(r->index, v->column);
+	if (tm_index_find(r->index, v->column, ahead < size ? ahead : size - 1, &last) < 0 ||
+	    last <= last_chunk)
+		last = last_chunk + 1;
 	uint64_t owner = tm_cache_owner(r->trace->uid, r->view);
+	if (!tm_chunk_cache_contains(r->ctx->cache, owner, last))
+		tm_prefetch_request(r->ctx->prefetch, r, last_chunk + 1, last);
+}
+
+static ssize_t read_records(struct tm_reader *r, char *out, size_t size, uint64_t off)
+{
+	const struct tm_view *v = view_of(r);
+	uint64_t owner = tm_cache_owner(r->trace->uid, r->view), chunk = 0;
 	size_t done = 0;
 
 	while (done < size) {
@@ -140,12 +170,15 @@ static ssize_t read_records(const struct tm_reader *r, char *out, size_t size, u
 			n = size - done;
 		memcpy(out + done, cc->bytes + in, n);
 		done += n;
+		chunk = arg.chunk;
 		tm_chunk_cache_release(r->ctx->cache, cc);
 	}
+	if (done)
+		prefetch_next(r, off, off + done, chunk);
 	return (ssize_t)done;
 }
 
-ssize_t tm_reader_read(const struct tm_reader *r, void *out, size_t size, uint64_t off)
+ssize_t tm_reader_read(struct tm_reader *r, void *out, size_t size, uint64_t off)
 {
 	const struct tm_view *v = view_of(r);
 	switch (v->kind) {

@@ -22,9 +22,20 @@ static void file_close(struct tm_source *s)
 	s->fd = -1;
 }
 
+static int file_dup(const struct tm_source *s, struct tm_source *out)
+{
+	int fd = fcntl(s->fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	*out = *s;
+	out->fd = fd;
+	return 0;
+}
+
 static const struct tm_source_ops file_ops = {
     .read = file_read,
     .close = file_close,
+    .dup = file_dup,
 };
 
 int tm_source_open(int dirfd, const char *path, struct tm_source *s)
@@ -67,4 +78,11 @@ void tm_source_close(struct tm_source *s)
 	if (s->ops)
 		s->ops->close(s);
 	s->ops = NULL;
+}
+
+int tm_source_dup(const struct tm_source *s, struct tm_source *out)
+{
+	if (!s->ops || !s->ops->dup)
+		return -ENOTSUP;
+	return s->ops->dup(s, out);
 }

@@ -313,7 +313,7 @@ END_TEST
 
 struct thread_arg {
 	struct fixture *f;
-	const struct tm_reader *shared; /* NULL: the thread opens its own reader */
+	struct tm_reader *shared; /* NULL: the thread opens its own reader */
 	unsigned view;
 	const char *want;
 	size_t len;
@@ -325,7 +325,7 @@ static void *reader_thread(void *p)
 {
 	struct thread_arg *a = p;
 	struct tm_reader own;
-	const struct tm_reader *r = a->shared;
+	struct tm_reader *r = a->shared;
 	char buf[9000];
 	if (!r) {
 		if (tm_reader_open(&own, a->f->ctx, a->f->t, &a->f->src.src, a->view) != 0) {
