@@ -195,8 +195,8 @@ static const struct tm_view_desc byu_extra_views[] = {
 struct byu_stats {
 	uint64_t hist[BYU_N_CLASSES][256]; /* records by class and byte enables */
 	uint32_t addr_min, addr_max;
-	uint64_t last_line; /* the most recent line, to skip repeated inserts */
-	struct tm_footprint lines;	/* 64-byte lines; its 64-bit words are 4 KiB pages */
+	uint64_t last_line;	   /* the most recent line, to skip repeated inserts */
+	struct tm_footprint lines; /* 64-byte lines; its 64-bit words are 4 KiB pages */
 };
 
 /* Bytes a byte-enable value requests: its clear bits. */
@@ -280,8 +280,9 @@ static int byu_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 	json_object_object_add(obj, "address_max", mem_refs ? hex_string(s->addr_max) : NULL);
 	json_object_object_add(obj, "distinct_lines_64b",
 			       json_object_new_int64((int64_t)tm_footprint_count(&s->lines)));
-	json_object_object_add(obj, "distinct_pages_4k",
-			       json_object_new_int64((int64_t)tm_footprint_count_groups64(&s->lines)));
+	json_object_object_add(
+	    obj, "distinct_pages_4k",
+	    json_object_new_int64((int64_t)tm_footprint_count_groups64(&s->lines)));
 	json_object_object_add(obj, "bytes_requested", json_object_new_int64((int64_t)requested));
 	json_object_object_add(obj, "invalid_fraction",
 			       fraction(records ? (double)invalid / (double)records : 0));
