@@ -129,6 +129,14 @@ static struct tm_cached_chunk *lookup(struct tm_chunk_cache *cc, uint64_t uid, u
 	return c;
 }
 
+/* Takes a reference on c and marks it most recently used. */
+static void take(struct tm_chunk_cache *cc, struct tm_cached_chunk *c)
+{
+	c->refs++;
+	lru_unlink(cc, c);
+	lru_push_front(cc, c);
+}
+
 /* The loaded entry for the key, or NULL; waits while another thread loads it. */
 static struct tm_cached_chunk *lookup_loaded(struct tm_chunk_cache *cc, uint64_t uid,
 					     uint64_t index)
@@ -166,9 +174,7 @@ struct tm_cached_chunk *tm_chunk_cache_get(struct tm_chunk_cache *cc, uint64_t t
 	pthread_mutex_lock(&cc->lock);
 	struct tm_cached_chunk *c = lookup_loaded(cc, trace_uid, index);
 	if (c) {
-		c->refs++;
-		lru_unlink(cc, c);
-		lru_push_front(cc, c);
+		take(cc, c);
 	}
 	pthread_mutex_unlock(&cc->lock);
 	return c;
@@ -180,9 +186,7 @@ struct tm_cached_chunk *tm_chunk_cache_put(struct tm_chunk_cache *cc, uint64_t t
 	pthread_mutex_lock(&cc->lock);
 	struct tm_cached_chunk *old = lookup_loaded(cc, trace_uid, index);
 	if (old) {
-		old->refs++;
-		lru_unlink(cc, old);
-		lru_push_front(cc, old);
+		take(cc, old);
 		pthread_mutex_unlock(&cc->lock);
 		tm_cached_chunk_free(c);
 		return old;
@@ -199,9 +203,7 @@ int tm_chunk_cache_load(struct tm_chunk_cache *cc, uint64_t owner, uint64_t inde
 	pthread_mutex_lock(&cc->lock);
 	struct tm_cached_chunk *c = lookup_loaded(cc, owner, index);
 	if (c) {
-		c->refs++;
-		lru_unlink(cc, c);
-		lru_push_front(cc, c);
+		take(cc, c);
 		pthread_mutex_unlock(&cc->lock);
 		*out = c;
 		return 0;
