@@ -1,0 +1,240 @@
+#!/bin/bash
+# Every view of BYU traces, byte for byte, against expectations computed here without
+# tracemount: dump.txt from the spec's reference decoder (byu_refdec), class streams and the
+# .din conversion from that output and from the raw bytes with od/awk/xxd, stats.json from a
+# Python pass over the reference dump. Also stat sizes, wc -l, tail, head -c, `tracemount cat`
+# (the same bytes as the mount) and `tracemount ls` (the same sizes as stat).
+. "$(dirname "$0")/lib.sh"
+
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+CLASSES="invalid int_ack special io_read io_write i_fetch nc_i_fetch d_read nc_d_read write_back d_write"
+
+SRC=$TM_TMP/src
+EXP=$TM_TMP/expected
+mkdir -p "$SRC/sub/deep" "$EXP"
+
+# Traces: a large program-like mix, a small one two folders down whose name has two dots
+# (so the .din stem keeps the first), and a 5-record one where most classes are empty.
+"$GEN_BYU" -n 200000 -s 1 -m mixed >"$SRC/prog.byu"
+"$GEN_BYU" -n 1000 -s 2 -m mixed >"$SRC/sub/deep/small.v2.byu"
+"$GEN_BYU" -n 5 -s 3 -m mixed >"$SRC/sub/tiny.byu"
+TRACES="prog.byu sub/deep/small.v2.byu sub/tiny.byu"
+
+# expected TRACE OUTDIR STEM: the expected views, laid out as in the mount: OUTDIR/raw,
+# dump.txt, errors.txt, class/NAME.{txt,byu}, convert/STEM.din.
+expected() {
+	local trace=$1 out=$2 stem=$3 name upper
+	mkdir -p "$out/class" "$out/convert"
+	cp "$trace" "$out/raw"
+	: >"$out/errors.txt"
+	"$BYU_REFDEC" <"$trace" >"$out/dump.txt"
+	for name in $CLASSES; do
+		upper=$(echo "$name" | tr a-z A-Z)
+		awk -v op="$upper" '$3 == op' "$out/dump.txt" >"$out/class/$name.txt"
+		: >"$out/class/$name.hex"
+	done
+	# The raw records, one per line as six hex bytes; the class is the spec's table at the
+	# control byte's high nibble. A trailing partial record has fewer fields and is skipped.
+	od -An -v -tx1 -w6 "$trace" | awk -v dir="$out/class" '
+		BEGIN {
+			split("invalid int_ack invalid special invalid io_read invalid io_write " \
+			      "i_fetch nc_i_fetch invalid invalid d_read nc_d_read write_back d_write",
+			      cls, " ")
+		}
+		NF == 6 {
+			c = index("0123456789abcdef", substr($6, 1, 1))
+			print $1 $2 $3 $4 $5 $6 > (dir "/" cls[c] ".hex")
+		}'
+	for name in $CLASSES; do
+		xxd -r -p "$out/class/$name.hex" >"$out/class/$name.byu"
+		rm "$out/class/$name.hex"
+	done
+	awk '$3 == "I_FETCH" || $3 == "NC_I_FETCH" { print "2 " $1 }
+	     $3 == "D_READ" || $3 == "NC_D_READ" { print "0 " $1 }
+	     $3 == "D_WRITE" || $3 == "WRITE_BACK" { print "1 " $1 }' "$out/dump.txt" >"$out/convert/$stem.din"
+}
+
+# head_equal N MOUNTED EXPECTED: head -c N of the mounted view equals the first N bytes of the
+# expectation (cmp -n fails on a length difference too).
+head_equal() {
+	head -c "$1" "$2" | cmp -n "$1" - "$3"
+}
+
+# stats_compare TRACE REFDUMP SOURCE_REL STATS_JSON: prints "key<TAB>expected<TAB>actual".
+stats_compare() {
+	"$PY" - "$@" <<'EOF'
+import json, os, sys
+trace, dump, source, stats = sys.argv[1:5]
+order = ["invalid", "int_ack", "special", "io_read", "io_write", "i_fetch", "nc_i_fetch",
+         "d_read", "nc_d_read", "write_back", "d_write"]
+mem = {"I_FETCH", "NC_I_FETCH", "D_READ", "NC_D_READ", "WRITE_BACK", "D_WRITE"}
+size = os.path.getsize(trace)
+classes = {n: 0 for n in order}
+be_hist = {}
+lines, pages = set(), set()
+records = nmem = req = 0
+amin = amax = None
+for line in open(dump):
+    a, be, op = line.split()
+    records += 1
+    classes[op.lower()] += 1
+    be_hist[be] = be_hist.get(be, 0) + 1
+    if op in mem:
+        x = int(a, 16)
+        nmem += 1
+        req += 8 - bin(int(be, 16)).count("1")
+        amin = x if amin is None else min(amin, x)
+        amax = x if amax is None else max(amax, x)
+        lines.add(x >> 6)
+        pages.add(x >> 12)
+errors = (1 if size % 6 else 0) + (1 if records >= 64 and classes["invalid"] * 10 >= records * 9 else 0)
+exp = [
+    ("top-level keys", ["format", "source", "bytes", "records", "classes", "errors", "truncated", "byu"]),
+    ("format", "byu"), ("source", source), ("bytes", size), ("records", records),
+    ("classes", classes), ("class order", order), ("errors", errors), ("truncated", size % 6 != 0),
+    ("byu.memory_references", nmem), ("byu.byte_enables", be_hist),
+    ("byu.address_min", "0x%08x" % amin if amin is not None else None),
+    ("byu.address_max", "0x%08x" % amax if amax is not None else None),
+    ("byu.distinct_lines_64b", len(lines)), ("byu.distinct_pages_4k", len(pages)),
+    ("byu.bytes_requested", req),
+    ("byu.invalid_fraction", classes["invalid"] / records if records else 0.0),
+    ("byu.probably_not_byu", records >= 64 and classes["invalid"] * 10 >= records * 9),
+]
+try:
+    d = json.load(open(stats))
+except Exception as e:
+    d = {}
+    print("parse\tvalid JSON\t%s" % e)
+def get(key):
+    if key == "top-level keys":
+        return list(d.keys())
+    if key == "class order":
+        return list(d.get("classes", {}).keys())
+    v = d
+    for p in key.split("."):
+        if not isinstance(v, dict) or p not in v:
+            return "MISSING"
+        v = v[p]
+    # Compared to 6 significant digits (doc/views.md: a fraction, 0 to 1).
+    if key == "byu.invalid_fraction" and type(v) in (int, float) and \
+            abs(v - want[key]) <= 5e-6 * abs(want[key]) + 1e-12:
+        v = want[key]
+    return v
+want = dict(exp)
+for k, v in exp:
+    print("%s\t%s\t%s" % (k, json.dumps(v, sort_keys=True), json.dumps(get(k), sort_keys=True)))
+EOF
+}
+
+for t in $TRACES; do
+	base=${t##*/}
+	stem=${base%.*}
+	expected "$SRC/$t" "$EXP/$t" "$stem"
+	{
+		echo raw
+		echo dump.txt
+		echo stats.json
+		echo errors.txt
+		for name in $CLASSES; do
+			echo "class/$name.txt"
+			echo "class/$name.byu"
+		done
+		echo "convert/$stem.din"
+	} | sort >"$EXP/$t/views.list"
+done
+
+mount_tm "$SRC"
+MNT=$TM_MNT
+
+for t in $TRACES; do
+	base=${t##*/}
+	stem=${base%.*}
+	e=$EXP/$t
+	m=$MNT/$t
+	echo "--- $t"
+	check "$t is a folder in the mount" test -d "$m"
+	(cd "$m" && find . -type f | sed 's|^\./||' | sort) >"$TM_TMP/found.list"
+	check "$t: the folder holds exactly the expected views" cmp "$e/views.list" "$TM_TMP/found.list"
+
+	# Content of every view against its independent expectation.
+	check "$t: raw equals the source file" cmp "$SRC/$t" "$m/raw"
+	check "$t: dump.txt equals the reference decoder" cmp "$e/dump.txt" "$m/dump.txt"
+	for name in $CLASSES; do
+		check "$t: class/$name.txt equals the reference lines of that class" \
+			cmp "$e/class/$name.txt" "$m/class/$name.txt"
+		check "$t: class/$name.byu equals the source records of that class" \
+			cmp "$e/class/$name.byu" "$m/class/$name.byu"
+		"$BYU_REFDEC" <"$m/class/$name.byu" >"$TM_TMP/redecoded"
+		check "$t: class/$name.byu decodes (reference decoder) to class/$name.txt" \
+			cmp "$TM_TMP/redecoded" "$m/class/$name.txt"
+	done
+	check "$t: convert/$stem.din equals the reference dump converted" \
+		cmp "$e/convert/$stem.din" "$m/convert/$stem.din"
+	check "$t: errors.txt is empty for a clean trace" cmp /dev/null "$m/errors.txt"
+	check_eq "$t: stats.json ends with a newline" 0a "$(tail -c 1 "$m/stats.json" | od -An -tx1 | tr -d ' ')"
+
+	# The per-class text streams partition dump.txt.
+	check_eq "$t: class line counts add up to the record count" "$(wc -l <"$e/dump.txt")" \
+		"$(cat "$m"/class/*.txt | wc -l)"
+
+	# stats.json.
+	stats_compare "$SRC/$t" "$e/dump.txt" "$t" "$m/stats.json" >"$TM_TMP/stats.cmp"
+	check "$t: stats.json compared" test -s "$TM_TMP/stats.cmp"
+	while IFS=$'\t' read -r key want got; do
+		check_eq "$t: stats.json $key" "$want" "$got"
+	done <"$TM_TMP/stats.cmp"
+
+	# Sizes: stat against the expected length of every view (one stat per folder: process
+	# start-up is slow on the machines this runs on).
+	mapfile -t views <"$e/views.list"
+	unset want_size got_size
+	declare -A want_size got_size
+	while read -r size view; do
+		want_size[$view]=$size
+	done < <(cd "$e" && stat -c '%s %n' -- "${views[@]/stats.json/raw}")
+	want_size[stats.json]=$(wc -c <"$m/stats.json")
+	while read -r size view; do
+		got_size[$view]=$size
+	done < <(cd "$m" && stat -c '%s %n' -- "${views[@]}")
+	for view in "${views[@]}"; do
+		check_eq "$t: stat size of $view" "${want_size[$view]}" "${got_size[$view]:-missing}"
+	done
+
+	# Line-oriented tools on the text views, and head -c on every view.
+	for view in dump.txt "convert/$stem.din" $(printf 'class/%s.txt ' $CLASSES); do
+		check_eq "$t: wc -l $view" "$(wc -l <"$e/$view")" "$(wc -l <"$m/$view")"
+		check_eq "$t: tail -n 3 $view" "$(tail -n 3 "$e/$view")" "$(tail -n 3 "$m/$view")"
+	done
+	for view in "${views[@]}"; do
+		[ "$view" = stats.json ] && continue
+		sizes=4099
+		case $view in raw | dump.txt) sizes="1 100 4099" ;; esac
+		for n in $sizes; do
+			check "$t: head -c $n $view" head_equal "$n" "$m/$view" "$e/$view"
+		done
+	done
+
+	# `tracemount cat`, run from SOURCE with the relative path, gives the mounted bytes; and
+	# `tracemount ls` gives the stat sizes of exactly the views in the folder.
+	cd "$SRC" || exit 1
+	for view in "${views[@]}"; do
+		"$TRACEMOUNT" cat "$t" "$view" >"$TM_TMP/cat.out"
+		check_eq "$t: tracemount cat $view exits 0" 0 "$?"
+		check "$t: tracemount cat $view equals the mounted file" cmp "$TM_TMP/cat.out" "$m/$view"
+	done
+	"$TRACEMOUNT" ls "$t" >"$TM_TMP/ls.out"
+	check_eq "$t: tracemount ls exits 0" 0 "$?"
+	cd - >/dev/null || exit 1
+	awk '{ print $2 }' "$TM_TMP/ls.out" | sort >"$TM_TMP/ls.list"
+	check "$t: tracemount ls lists exactly the views" cmp "$e/views.list" "$TM_TMP/ls.list"
+	while read -r size view; do
+		check_eq "$t: tracemount ls size of $view equals stat" "${got_size[$view]:-missing}" "$size"
+	done <"$TM_TMP/ls.out"
+	check_eq "$t: tracemount ls right-aligns sizes (paths start in one column)" 1 \
+		"$(awk '{ print index($0, " " $2) }' "$TM_TMP/ls.out" | sort -u | wc -l)"
+done
+
+check "daemon still running" kill -0 "$TM_DAEMON_PID"
+unmount_tm
+finish
