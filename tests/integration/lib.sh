@@ -10,13 +10,28 @@ TM_CHECKS=0
 TM_DAEMON_PID=
 TM_MNT=
 
+# wait_daemon SECONDS: waits for the daemon to exit, killing it if it has not by then (a hung
+# daemon must fail the test, not stall it until meson's timeout). Returns its exit status.
+wait_daemon() {
+	local i
+	for i in $(seq 1 $(($1 * 10))); do
+		kill -0 "$TM_DAEMON_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$TM_DAEMON_PID" 2>/dev/null; then
+		echo "tracemount did not exit within $1 s: killed" >&2
+		kill -9 "$TM_DAEMON_PID" 2>/dev/null
+	fi
+	wait "$TM_DAEMON_PID" 2>/dev/null
+}
+
 tm_cleanup() {
 	if [ -n "$TM_MNT" ] && mountpoint -q "$TM_MNT" 2>/dev/null; then
 		fusermount3 -u "$TM_MNT" 2>/dev/null || fusermount3 -uz "$TM_MNT" 2>/dev/null
 	fi
 	if [ -n "$TM_DAEMON_PID" ]; then
 		kill "$TM_DAEMON_PID" 2>/dev/null
-		wait "$TM_DAEMON_PID" 2>/dev/null
+		wait_daemon 5
 	fi
 	rm -rf "$TM_TMP"
 }
@@ -59,7 +74,7 @@ mount_tm() {
 	shift
 	TM_MNT=$TM_TMP/mnt.$RANDOM
 	mkdir -p "$TM_MNT"
-	"$TRACEMOUNT" -f "$@" "$src" "$TM_MNT" 2>"$TM_TMP/daemon.log" &
+	"$TRACEMOUNT" -f "$@" "$src" "$TM_MNT" >"$TM_TMP/daemon.out" 2>"$TM_TMP/daemon.log" &
 	TM_DAEMON_PID=$!
 	local i
 	for i in $(seq 1 200); do
@@ -80,8 +95,8 @@ mount_tm() {
 # non-zero exit status).
 unmount_tm() {
 	local status
-	fusermount3 -u "$TM_MNT"
-	wait "$TM_DAEMON_PID"
+	fusermount3 -u "$TM_MNT" || fusermount3 -uz "$TM_MNT"
+	wait_daemon 20
 	status=$?
 	TM_DAEMON_PID=
 	check_eq "daemon exits cleanly after unmount" 0 "$status"

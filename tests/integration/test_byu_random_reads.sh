@@ -178,6 +178,8 @@ worker() {
 }
 
 mount_tm "$SRC"
+check_eq "fresh mount: r.byu not indexed before the parallel readers start" "" \
+	"$(awk -F'\t' '$1 == "r.byu" && $3 != "not indexed"' "$TM_MNT/.tracemount/status")"
 PVIEWS="dump.txt dump.txt dump.txt dump.txt class/d_read.txt class/d_write.byu convert/r.din raw"
 k=0
 pids=()
