@@ -14,7 +14,8 @@
 struct json_object;
 struct tm_diag;
 
-#define TM_MAX_CLASSES 32
+#define TM_MAX_CLASSES	32
+#define TM_RENDER_SLACK 32 /* bytes a renderer may write past its record's end */
 
 /* Common head of every decoded record. */
 struct tm_record {
@@ -48,7 +49,8 @@ struct tm_render_ops {
 	size_t (*fixed_len)(unsigned cls);
 	/* Bytes record i of c produces. */
 	size_t (*measure)(const struct tm_chunk *c, size_t i);
-	/* Writes record i of c to out, which has room for measure() bytes; returns the count. */
+	/* Writes record i of c to out, which has room for measure() bytes and TM_RENDER_SLACK
+	 * more (so fixed-width stores may overrun the record); returns measure()'s count. */
 	size_t (*render)(const struct tm_chunk *c, size_t i, char *out);
 };
 

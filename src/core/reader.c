@@ -78,7 +78,7 @@ static int load_rendered(void *arg, struct tm_cached_chunk *out)
 
 	if (size > SIZE_MAX / 2)
 		return -EFBIG;
-	if (!(out->bytes = malloc(size ? size : 1)))
+	if (!(out->bytes = malloc(size + TM_RENDER_SLACK)))
 		return -ENOMEM;
 	out->mem = sizeof(*out) + size;
 	int err = tm_trace_chunk(r->ctx, r->trace, ix, r->src, a->chunk, &cc);
@@ -133,7 +133,8 @@ int tm_reader_render(const struct tm_reader *r, uint64_t chunk)
 }
 
 /* A read that starts where the last one ended streams: have the chunks that the next read of
- * the same size will need rendered ahead, on the prefetcher's thread, unless they are there. */
+ * the same size will need, and at least the next two, rendered ahead on the prefetcher's
+ * thread, unless they are there. */
 static void prefetch_next(struct tm_reader *r, uint64_t off, uint64_t end, uint64_t last_chunk)
 {
 	const struct tm_view *v = view_of(r);
@@ -141,9 +142,13 @@ static void prefetch_next(struct tm_reader *r, uint64_t off, uint64_t end, uint6
 	if (off != expected || last_chunk + 1 >= tm_index_chunks(r->index))
 		return;
 	uint64_t ahead = end + (end - off), size = tm_index_view_size(r->index, v->column);
+	/* at least two chunks ahead: the reader renders the next one while the worker renders
+	 * the one after, so both cores decode */
 	if (tm_index_find(r->index, v->column, ahead < size ? ahead : size - 1, &last) < 0 ||
-	    last <= last_chunk)
-		last = last_chunk + 1;
+	    last < last_chunk + 2)
+		last = last_chunk + 2;
+	if (last >= tm_index_chunks(r->index))
+		last = tm_index_chunks(r->index) - 1;
 	uint64_t owner = tm_cache_owner(r->trace->uid, r->view);
 	if (!tm_chunk_cache_contains(r->ctx->cache, owner, last))
 		tm_prefetch_request(r->ctx->prefetch, r, last_chunk + 1, last);

@@ -42,14 +42,15 @@ static const char *const byu_classes[BYU_N_CLASSES] = {
     "nc_i_fetch", "d_read",  "nc_d_read", "write_back", "d_write",
 };
 
-/* The reference decoder's names, which dump.txt reproduces. */
+/* The reference decoder's names, which dump.txt reproduces, each followed by its line's
+ * newline and padded to 16 bytes, so that a line ends with one fixed-size copy. */
 #define OP_NAME(s)                                                                                 \
 	{                                                                                          \
-		s, sizeof(s) - 1                                                                   \
+		s "\n", sizeof(s) - 1                                                              \
 	}
 static const struct {
-	const char *name;
-	uint8_t len;
+	char name[16];
+	uint8_t len; /* without the newline */
 } byu_ops[BYU_N_CLASSES] = {
     OP_NAME("INVALID"),	  OP_NAME("INT_ACK"),	 OP_NAME("SPECIAL"),	OP_NAME("IO_READ"),
     OP_NAME("IO_WRITE"),  OP_NAME("I_FETCH"),	 OP_NAME("NC_I_FETCH"), OP_NAME("D_READ"),
@@ -134,16 +135,12 @@ static size_t byu_dump_measure(const struct tm_chunk *c, size_t i)
 static size_t byu_dump_render(const struct tm_chunk *c, size_t i, char *out)
 {
 	const struct byu_record *r = (const struct byu_record *)tm_chunk_rec(c, i);
-	const char *name = byu_ops[r->head.cls].name;
-	size_t name_len = byu_ops[r->head.cls].len;
 	char *p = tm_put_hex32(out, r->addr);
 	*p++ = ' ';
 	p = tm_put_hex8(p, r->be);
 	*p++ = ' ';
-	memcpy(p, name, name_len);
-	p += name_len;
-	*p++ = '\n';
-	return (size_t)(p - out);
+	memcpy(p, byu_ops[r->head.cls].name, 16); /* may overrun into TM_RENDER_SLACK */
+	return (size_t)(p - out) + byu_ops[r->head.cls].len + 1;
 }
 
 static const struct tm_render_ops byu_dump_ops = {

@@ -141,8 +141,9 @@ static int run_loop(struct fuse *fuse, const struct fuse_cmdline_opts *cmd)
 	if (!cfg)
 		return -ENOMEM;
 	fuse_loop_cfg_set_clone_fd(cfg, (unsigned)cmd->clone_fd);
-	fuse_loop_cfg_set_idle_threads(cfg, cmd->max_idle_threads);
-	if (cmd->max_threads != UINT_MAX) /* unset: libfuse's default */
+	if (cmd->max_idle_threads != UINT_MAX) /* UINT_MAX: not given, libfuse's default */
+		fuse_loop_cfg_set_idle_threads(cfg, cmd->max_idle_threads);
+	if (cmd->max_threads != UINT_MAX)
 		fuse_loop_cfg_set_max_threads(cfg, cmd->max_threads);
 	int ret = fuse_loop_mt(fuse, cfg);
 	fuse_loop_cfg_destroy(cfg);
