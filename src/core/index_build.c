@@ -127,15 +127,20 @@ static int refill(struct builder *b)
 	return 0;
 }
 
-/* Adds a batch of decoded records to the running row and the statistics. */
-static void account(struct builder *b, const struct tm_chunk *c)
+/* Adds a batch of decoded records to the running row and the statistics. Returns 0, or
+ * -EPROTO for a record of a class the format does not have. */
+static int account(struct builder *b, const struct tm_chunk *c)
 {
 	unsigned nc = b->fmt->n_classes, nv = b->ix->n_views;
-	uint64_t counts[TM_MAX_CLASSES] = {0};
+	uint64_t counts[TM_MAX_CLASSES + 1] = {0}; /* the last counts invalid classes */
 	uint64_t *view_off = b->cur + TM_ROW_VIEWS, *class_count = view_off + nv;
 
-	for (size_t i = 0; i < c->n_records; i++)
-		counts[tm_chunk_rec(c, i)->cls & (TM_MAX_CLASSES - 1)]++;
+	for (size_t i = 0; i < c->n_records; i++) {
+		unsigned k = tm_chunk_rec(c, i)->cls;
+		counts[k < nc ? k : TM_MAX_CLASSES]++;
+	}
+	if (counts[TM_MAX_CLASSES])
+		return -EPROTO; /* a decoder gave a class its format does not have */
 	for (unsigned v = 0; v < nv; v++) {
 		const struct tm_view *view = b->record_views[v];
 		const size_t *fixed = b->fixed + (size_t)v * nc;
@@ -158,17 +163,7 @@ static void account(struct builder *b, const struct tm_chunk *c)
 	b->cur[TM_ROW_RAW_OFF] += c->raw_len;
 	if (b->fmt->stats_update)
 		b->fmt->stats_update(b->stats, c);
-}
-
-static int classes_valid(const void *recs, size_t n, const struct tm_format *fmt)
-{
-	for (size_t i = 0; i < n; i++) {
-		const struct tm_record *r =
-		    (const void *)((const char *)recs + i * fmt->record_size);
-		if (r->cls >= fmt->n_classes)
-			return 0;
-	}
-	return 1;
+	return 0;
 }
 
 static int decode_all(struct builder *b, tm_progress_fn progress, void *progress_arg)
@@ -197,7 +192,7 @@ static int decode_all(struct builder *b, tm_progress_fn progress, void *progress
 		int r = fmt->decode(state_of(b), &in, b->recs, max, &n, &used, &b->diag);
 		if (r < 0 && r != -EAGAIN)
 			return r;
-		if (used > in.len || n > max || !classes_valid(b->recs, n, fmt))
+		if (used > in.len || n > max)
 			return -EPROTO; /* the decoder broke its contract */
 		struct tm_chunk c = {
 		    .first_record = b->cur[TM_ROW_RECORD],
@@ -208,7 +203,8 @@ static int decode_all(struct builder *b, tm_progress_fn progress, void *progress
 		    .n_records = n,
 		    .record_size = fmt->record_size,
 		};
-		account(b, &c);
+		if ((err = account(b, &c)) < 0)
+			return err;
 		b->pos += used;
 		in_chunk += n;
 		if (progress && b->cur[TM_ROW_RAW_OFF] >= next_progress) {
