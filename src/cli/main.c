@@ -43,12 +43,13 @@ static int is_help(const char *arg)
 /* Chunks of a few hundred KiB are allocated and freed at a high rate. By default glibc maps
  * each with mmap and unmaps it on free, so every chunk costs fresh, zeroed pages; on virtual
  * machines those page faults cost more than decoding. Keep freed memory in the heap instead
- * (the chunk cache's budget bounds it), in few arenas. */
+ * (the chunk cache's budget bounds it), in one arena: with one per thread, freed chunks sit in
+ * arenas other threads do not allocate from (measured: 8 readers, 112 MiB against 84 MiB). */
 static void tune_allocator(void)
 {
 	mallopt(M_MMAP_THRESHOLD, 32 << 20);
-	mallopt(M_TRIM_THRESHOLD, 64 << 20);
-	mallopt(M_ARENA_MAX, 2);
+	mallopt(M_TRIM_THRESHOLD, 16 << 20);
+	mallopt(M_ARENA_MAX, 1);
 }
 
 int main(int argc, char **argv)
