@@ -24,6 +24,9 @@ struct tm_fs {
 	int root_fd;  /* the SOURCE directory, or the directory holding the SOURCE file */
 	char *single; /* when SOURCE is a file: its name, the root's only entry */
 	uid_t uid;    /* owner of the virtual .tracemount folder */
+	/* Where problems that reach a reader go (a failed index build, a failed read), as one
+	 * line with a syslog priority; NULL: nowhere. Set before the tree is shared. */
+	void (*log)(int priority, const char *line);
 	gid_t gid;
 	struct timespec mounted;
 };
@@ -56,6 +59,10 @@ struct tm_node {
 int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, char *err,
 	       size_t err_len);
 void tm_fs_destroy(struct tm_fs *fs);
+
+/* Sends a line to fs->log, if set. */
+void tm_fs_log(struct tm_fs *fs, int priority, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* What path ("/a/b.byu/dump.txt") is. Returns 0 or -errno; release with tm_node_put(). */
 int tm_fs_resolve(struct tm_fs *fs, const char *path, struct tm_node *n);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 
 #include "tracemount/context.h"
 #include "tracemount/fs.h"
@@ -30,6 +31,7 @@ int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file 
 			break;
 		err = tm_reader_open(&f->reader, fs->ctx, n.trace, &f->src, (unsigned)n.view);
 		if (err) {
+			tm_fs_log(fs, LOG_ERR, "%s: indexing failed: %s", n.src, strerror(-err));
 			tm_source_close(&f->src);
 			break;
 		}
@@ -53,11 +55,16 @@ out_node:
 ssize_t tm_fs_read(struct tm_fs *fs, struct tm_fs_file *f, char *buf, size_t size, off_t off)
 {
 	ssize_t n = 0;
-	(void)fs;
 	if (off < 0)
 		return -EINVAL;
 	switch (f->kind) {
-	case TM_NODE_VIEW: n = tm_reader_read(&f->reader, buf, size, (uint64_t)off); break;
+	case TM_NODE_VIEW:
+		n = tm_reader_read(&f->reader, buf, size, (uint64_t)off);
+		if (n < 0)
+			tm_fs_log(fs, LOG_ERR, "%s/%s: read at offset %lld: %s", f->trace->path,
+				  f->trace->views.views[f->reader.view].path, (long long)off,
+				  strerror((int)-n));
+		break;
 	case TM_NODE_FILE: n = tm_source_read(&f->src, buf, size, (uint64_t)off); break;
 	case TM_NODE_META:
 		if ((size_t)off < f->text_len) {

@@ -8,9 +8,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "tracemount/context.h"
@@ -19,6 +21,18 @@
 #include "tracemount/trace.h"
 
 const char *const tm_meta_names[TM_META_N] = {"version", "formats", "status"};
+
+void tm_fs_log(struct tm_fs *fs, int priority, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	if (!fs->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fs->log(priority, line);
+}
 
 int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, char *err,
 	       size_t err_len)
@@ -237,8 +251,10 @@ static int view_attrs(struct tm_fs *fs, struct tm_node *n, struct stat *st)
 		return err;
 	err = tm_view_size(n->trace, &src, (unsigned)n->view, &size);
 	tm_source_close(&src);
-	if (err)
+	if (err) {
+		tm_fs_log(fs, LOG_ERR, "%s: indexing failed: %s", n->src, strerror(-err));
 		return err;
+	}
 	*st = n->st;
 	st->st_mode = S_IFREG | (n->st.st_mode & 0444);
 	st->st_nlink = 1;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
 
 #include "tracemount/context.h"
 #include "tracemount/fs.h"
@@ -133,6 +134,18 @@ static int add_default_options(struct fuse_args *args, const char *source)
 	return err;
 }
 
+/* -f: problems go to standard error; in the background, to syslog. */
+static void log_stderr(int priority, const char *line)
+{
+	(void)priority;
+	fprintf(stderr, "tracemount: %s\n", line);
+}
+
+static void log_syslog(int priority, const char *line)
+{
+	syslog(priority, "%s", line);
+}
+
 static int run_loop(struct fuse *fuse, const struct fuse_cmdline_opts *cmd)
 {
 	if (cmd->singlethread)
@@ -201,6 +214,12 @@ int tm_mount_main(int argc, char **argv)
 	if (fuse_daemonize(cmd.foreground) != 0 ||
 	    fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
 		goto out_unmount;
+	if (cmd.foreground) {
+		fs.log = log_stderr;
+	} else {
+		openlog("tracemount", LOG_PID, LOG_DAEMON);
+		fs.log = log_syslog;
+	}
 	status = run_loop(fuse, &cmd) == 0 ? 0 : 1;
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
 out_unmount:
