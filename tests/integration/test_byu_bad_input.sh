@@ -75,11 +75,15 @@ for t in $TRACES $REAL; do
 	"$BYU_REFDEC" <"$SRC/$t" >"$EXP/$t/dump.txt"
 done
 
+export BYU_EXPECT_DIR
+BYU_EXPECT_DIR=$(cd "$(dirname "$0")" && pwd) # byu_expect.py: the expected stats.json
 cat >"$TM_TMP/byu_check.py" <<'EOF'
 # expect EXP SRC REL...: class/NAME.txt (reference dump lines by name), class/NAME.byu (raw
 #   records by the spec's table at control >> 4), din, errors (expected errors.txt lines).
 # compare EXP SRC MNT REL...: one "description<TAB>expected<TAB>actual" line per check.
 import json, os, random, sys
+sys.path.insert(0, os.environ["BYU_EXPECT_DIR"])
+from byu_expect import expected_stats, stats_value
 
 CLASSES = ["invalid", "int_ack", "special", "io_read", "io_write", "i_fetch", "nc_i_fetch",
            "d_read", "nc_d_read", "write_back", "d_write"]
@@ -245,49 +249,13 @@ def compare(exp, src, mnt, rels):
         check("%s: errors.txt has no other lines" % rel, len(want_lines) + flag, len(got))
 
         # stats.json against the reference dump.
-        nrec, size_ = len(lines), len(raw)
-        classes = {n: 0 for n in CLASSES}
-        be_hist, lset, pset = {}, set(), set()
-        nmem = req = 0
-        amin = amax = None
-        for l in lines:
-            a, be, op = l.split()
-            classes[op.lower()] += 1
-            be_hist[be] = be_hist.get(be, 0) + 1
-            if op in DIN:
-                x = int(a, 16)
-                nmem += 1
-                req += 8 - bin(int(be, 16)).count("1")
-                amin = x if amin is None else min(amin, x)
-                amax = x if amax is None else max(amax, x)
-                lset.add(x >> 6)
-                pset.add(x >> 12)
-        want = [
-            ("format", "byu"), ("source", rel), ("bytes", size_), ("records", nrec),
-            ("classes", classes), ("errors", len(want_lines) + flag),
-            ("truncated", size_ % 6 != 0), ("byu.memory_references", nmem),
-            ("byu.byte_enables", be_hist),
-            ("byu.address_min", "0x%08x" % amin if amin is not None else None),
-            ("byu.address_max", "0x%08x" % amax if amax is not None else None),
-            ("byu.distinct_lines_64b", len(lset)), ("byu.distinct_pages_4k", len(pset)),
-            ("byu.bytes_requested", req),
-            ("byu.invalid_fraction", classes["invalid"] / nrec if nrec else 0.0),
-            ("byu.probably_not_byu", flag),
-        ]
         try:
             d = json.loads(read(os.path.join(m, "stats.json")))
         except Exception as ex:
             d = {}
             check("%s: stats.json parses" % rel, "valid JSON", str(ex))
-        for key, w in want:
-            v = d
-            for p in key.split("."):
-                v = v.get(p, "MISSING") if isinstance(v, dict) else "MISSING"
-            # Compared to 6 significant digits (doc/views.md: a fraction, 0 to 1).
-            if key == "byu.invalid_fraction" and type(v) in (int, float) and \
-                    abs(v - w) <= 5e-6 * abs(w) + 1e-12:
-                v = w
-            check("%s: stats.json %s" % (rel, key), w, v)
+        for key, w in expected_stats(lines, len(raw), rel):
+            check("%s: stats.json %s" % (rel, key), w, stats_value(d, key, w))
     print("\n".join(out))
 
 if sys.argv[1] == "expect":

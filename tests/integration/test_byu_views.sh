@@ -63,44 +63,15 @@ head_equal() {
 
 # stats_compare TRACE REFDUMP SOURCE_REL STATS_JSON: prints "key<TAB>expected<TAB>actual".
 stats_compare() {
-	"$PY" - "$@" <<'EOF'
+	"$PY" - "$(dirname "$0")" "$@" <<'EOF'
 import json, os, sys
-trace, dump, source, stats = sys.argv[1:5]
-order = ["invalid", "int_ack", "special", "io_read", "io_write", "i_fetch", "nc_i_fetch",
-         "d_read", "nc_d_read", "write_back", "d_write"]
-mem = {"I_FETCH", "NC_I_FETCH", "D_READ", "NC_D_READ", "WRITE_BACK", "D_WRITE"}
-size = os.path.getsize(trace)
-classes = {n: 0 for n in order}
-be_hist = {}
-lines, pages = set(), set()
-records = nmem = req = 0
-amin = amax = None
-for line in open(dump):
-    a, be, op = line.split()
-    records += 1
-    classes[op.lower()] += 1
-    be_hist[be] = be_hist.get(be, 0) + 1
-    if op in mem:
-        x = int(a, 16)
-        nmem += 1
-        req += 8 - bin(int(be, 16)).count("1")
-        amin = x if amin is None else min(amin, x)
-        amax = x if amax is None else max(amax, x)
-        lines.add(x >> 6)
-        pages.add(x >> 12)
-errors = (1 if size % 6 else 0) + (1 if records >= 64 and classes["invalid"] * 10 >= records * 9 else 0)
-exp = [
-    ("top-level keys", ["format", "source", "bytes", "records", "classes", "errors", "truncated", "byu"]),
-    ("format", "byu"), ("source", source), ("bytes", size), ("records", records),
-    ("classes", classes), ("class order", order), ("errors", errors), ("truncated", size % 6 != 0),
-    ("byu.memory_references", nmem), ("byu.byte_enables", be_hist),
-    ("byu.address_min", "0x%08x" % amin if amin is not None else None),
-    ("byu.address_max", "0x%08x" % amax if amax is not None else None),
-    ("byu.distinct_lines_64b", len(lines)), ("byu.distinct_pages_4k", len(pages)),
-    ("byu.bytes_requested", req),
-    ("byu.invalid_fraction", classes["invalid"] / records if records else 0.0),
-    ("byu.probably_not_byu", records >= 64 and classes["invalid"] * 10 >= records * 9),
-]
+sys.path.insert(0, sys.argv[1])
+from byu_expect import ORDER, expected_stats, stats_value
+trace, dump, source, stats = sys.argv[2:6]
+exp = [("top-level keys", ["format", "source", "bytes", "records", "classes", "errors",
+                           "truncated", "byu"]), ("class order", ORDER)]
+exp += expected_stats(open(dump), os.path.getsize(trace), source)
+want = dict(exp)
 try:
     d = json.load(open(stats))
 except Exception as e:
@@ -111,17 +82,7 @@ def get(key):
         return list(d.keys())
     if key == "class order":
         return list(d.get("classes", {}).keys())
-    v = d
-    for p in key.split("."):
-        if not isinstance(v, dict) or p not in v:
-            return "MISSING"
-        v = v[p]
-    # Compared to 6 significant digits (doc/views.md: a fraction, 0 to 1).
-    if key == "byu.invalid_fraction" and type(v) in (int, float) and \
-            abs(v - want[key]) <= 5e-6 * abs(want[key]) + 1e-12:
-        v = want[key]
-    return v
-want = dict(exp)
+    return stats_value(d, key, want[key])
 for k, v in exp:
     print("%s\t%s\t%s" % (k, json.dumps(v, sort_keys=True), json.dumps(get(k), sort_keys=True)))
 EOF
