@@ -70,16 +70,9 @@ void tm_node_put(struct tm_fs *fs, struct tm_node *n);
 
 int tm_fs_getattr(struct tm_fs *fs, const char *path, struct stat *st);
 int tm_fs_readlink(struct tm_fs *fs, const char *path, char *buf, size_t size);
-/* Receives one folder entry: st holds at least the type in st_mode, and all of getattr's
- * attributes when complete is set. Returns non-zero to stop the listing. */
-typedef int (*tm_fs_fill_fn)(void *arg, const char *name, const struct stat *st, int complete);
-
-/* Calls fill for each entry of folder path, "." and ".." first. Entries that need no index
- * come with complete attributes, so the kernel need not look them up one by one. */
-int tm_fs_readdir(struct tm_fs *fs, const char *path, tm_fs_fill_fn fill, void *arg);
-
-/* Whether the listing of folder path can never change (a trace's folders, .tracemount/). */
-int tm_fs_listing_is_fixed(struct tm_fs *fs, const char *path);
+/* Calls fill for each entry of folder path, "." and ".." first. */
+int tm_fs_readdir(struct tm_fs *fs, const char *path,
+		  int (*fill)(void *arg, const char *name, mode_t type), void *arg);
 int tm_fs_statfs(struct tm_fs *fs, struct statvfs *st);
 
 /* An open file of the mount. Nothing in it changes after open, so reads may run in parallel. */

@@ -230,8 +230,6 @@ static void as_folder(struct stat *st)
 	st->st_blocks = 0;
 }
 
-static void source_attrs(enum tm_node_kind kind, const struct stat *src, struct stat *st);
-
 static void meta_attrs(struct tm_fs *fs, struct stat *st, mode_t mode)
 {
 	memset(st, 0, sizeof(*st));
@@ -274,9 +272,15 @@ int tm_fs_getattr(struct tm_fs *fs, const char *path, struct stat *st)
 	switch (n.kind) {
 	case TM_NODE_DIR:
 	case TM_NODE_FILE:
-	case TM_NODE_LINK:
+		*st = n.st;
+		st->st_mode &= ~(mode_t)0222;
+		break;
+	case TM_NODE_LINK: *st = n.st; break;
 	case TM_NODE_TRACE:
-	case TM_NODE_VIEW_DIR: source_attrs(n.kind, &n.st, st); break;
+	case TM_NODE_VIEW_DIR:
+		*st = n.st;
+		as_folder(st);
+		break;
 	case TM_NODE_VIEW: err = view_attrs(fs, &n, st); break;
 	case TM_NODE_META_DIR: meta_attrs(fs, st, S_IFDIR | 0555); break;
 	case TM_NODE_META:
@@ -310,38 +314,20 @@ int tm_fs_readlink(struct tm_fs *fs, const char *path, char *buf, size_t size)
 	return 0;
 }
 
-/* Attributes of a node that needs no index: anything but views and .tracemount files. */
-static void source_attrs(enum tm_node_kind kind, const struct stat *src, struct stat *st)
-{
-	*st = *src;
-	if (kind == TM_NODE_DIR || kind == TM_NODE_FILE)
-		st->st_mode &= ~(mode_t)0222;
-	else if (kind == TM_NODE_TRACE || kind == TM_NODE_VIEW_DIR)
-		as_folder(st);
-}
+struct list_views_arg {
+	int (*fill)(void *arg, const char *name, mode_t type);
+	void *arg;
+};
 
-/* Fills an entry of a source folder with its complete attributes. */
-static int fill_source_entry(struct tm_fs *fs, const char *rel, const char *name,
-			     tm_fs_fill_fn fill, void *arg)
+static int list_view(void *p, const char *name, int is_dir)
 {
-	struct stat src, st;
-	enum tm_node_kind kind;
-	if (fstatat(fs->root_fd, rel, &src, AT_SYMLINK_NOFOLLOW) < 0)
-		return 0; /* gone meanwhile */
-	if (S_ISDIR(src.st_mode))
-		kind = TM_NODE_DIR;
-	else if (S_ISLNK(src.st_mode))
-		kind = TM_NODE_LINK;
-	else if (S_ISREG(src.st_mode))
-		kind = tm_context_detect(fs->ctx, fs->root_fd, rel) ? TM_NODE_TRACE : TM_NODE_FILE;
-	else
-		return 0; /* devices, fifos and sockets are not shown */
-	source_attrs(kind, &src, &st);
-	return fill(arg, name, &st, 1);
+	struct list_views_arg *a = p;
+	return a->fill(a->arg, name, is_dir ? S_IFDIR : S_IFREG);
 }
 
 /* The entries of a source folder, with traces shown as folders. */
-static int list_source_dir(struct tm_fs *fs, const struct tm_node *n, tm_fs_fill_fn fill, void *arg)
+static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
+			   int (*fill)(void *arg, const char *name, mode_t type), void *arg)
 {
 	char child[PATH_MAX];
 	int is_root = strcmp(n->src, ".") == 0;
@@ -363,7 +349,25 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n, tm_fs_fill
 			continue; /* the virtual folder takes its place */
 		if (snprintf(child, sizeof(child), "%s/%s", n->src, name) >= (int)sizeof(child))
 			continue;
-		err = fill_source_entry(fs, is_root ? name : child, name, fill, arg);
+		const char *rel = is_root ? name : child;
+		unsigned char type = e->d_type;
+		if (type == DT_UNKNOWN) {
+			struct stat st;
+			if (fstatat(fs->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			type = S_ISDIR(st.st_mode)   ? DT_DIR
+			       : S_ISLNK(st.st_mode) ? DT_LNK
+			       : S_ISREG(st.st_mode) ? DT_REG
+						     : DT_UNKNOWN;
+		}
+		if (type == DT_DIR)
+			err = fill(arg, name, S_IFDIR);
+		else if (type == DT_LNK)
+			err = fill(arg, name, S_IFLNK);
+		else if (type == DT_REG)
+			err =
+			    fill(arg, name,
+				 tm_context_detect(fs->ctx, fs->root_fd, rel) ? S_IFDIR : S_IFREG);
 	}
 	if (!err && errno)
 		err = -errno;
@@ -371,74 +375,46 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n, tm_fs_fill
 	return err > 0 ? 0 : err;
 }
 
-struct list_views_arg {
-	tm_fs_fill_fn fill;
-	void *arg;
-	const struct stat *folder; /* attributes of the view folders */
-};
-
-/* Folders of views are complete; a view's size needs the index, which listing never builds. */
-static int list_view(void *p, const char *name, int is_dir)
-{
-	struct list_views_arg *a = p;
-	struct stat st = {.st_mode = S_IFREG};
-	return is_dir ? a->fill(a->arg, name, a->folder, 1) : a->fill(a->arg, name, &st, 0);
-}
-
-static int fill_dots(struct tm_fs *fs, const struct tm_node *n, tm_fs_fill_fn fill, void *arg)
-{
-	struct stat dir = {.st_mode = S_IFDIR}, meta;
-	int is_root = n->kind == TM_NODE_DIR && strcmp(n->src, ".") == 0;
-	if (fill(arg, ".", &dir, 0) || fill(arg, "..", &dir, 0))
-		return 1;
-	if (!is_root)
-		return 0;
-	meta_attrs(fs, &meta, S_IFDIR | 0555);
-	if (fill(arg, TM_META_DIR, &meta, 1))
-		return 1;
-	return fs->single ? fill_source_entry(fs, fs->single, fs->single, fill, arg) || 1 : 0;
-}
-
-int tm_fs_readdir(struct tm_fs *fs, const char *path, tm_fs_fill_fn fill, void *arg)
+int tm_fs_readdir(struct tm_fs *fs, const char *path,
+		  int (*fill)(void *arg, const char *name, mode_t type), void *arg)
 {
 	struct tm_node n;
-	struct stat folder, file = {.st_mode = S_IFREG};
 	int err = tm_fs_resolve(fs, path, &n);
 	if (err)
 		return err;
-	if (n.kind == TM_NODE_TRACE && (err = tm_context_trace(fs->ctx, n.src, n.fmt, &n.trace)))
+	struct list_views_arg la = {fill, arg};
+	int is_root = n.kind == TM_NODE_DIR && strcmp(n.src, ".") == 0;
+
+	if (n.kind == TM_NODE_TRACE)
+		err = tm_context_trace(fs->ctx, n.src, n.fmt, &n.trace);
+	if (err)
 		return err;
-	if (n.kind != TM_NODE_DIR && n.kind != TM_NODE_TRACE && n.kind != TM_NODE_VIEW_DIR &&
-	    n.kind != TM_NODE_META_DIR) {
-		err = -ENOTDIR;
+	if (fill(arg, ".", S_IFDIR) || fill(arg, "..", S_IFDIR))
 		goto out;
-	}
-	if (fill_dots(fs, &n, fill, arg))
-		goto out; /* the listing is full, or was the single trace */
-	if (n.kind == TM_NODE_DIR) {
-		err = list_source_dir(fs, &n, fill, arg);
-	} else if (n.kind == TM_NODE_META_DIR) {
-		for (int i = 0; i < TM_META_N; i++)
-			if (fill(arg, tm_meta_names[i], &file, 0))
-				break;
-	} else {
-		source_attrs(TM_NODE_VIEW_DIR, &n.st, &folder);
-		struct list_views_arg la = {fill, arg, &folder};
+	if (is_root && fill(arg, TM_META_DIR, S_IFDIR))
+		goto out;
+	switch (n.kind) {
+	case TM_NODE_DIR:
+		if (is_root && fs->single)
+			fill(arg, fs->single, S_IFDIR);
+		else
+			err = list_source_dir(fs, &n, fill, arg);
+		break;
+	case TM_NODE_TRACE:
+	case TM_NODE_VIEW_DIR:
 		tm_view_table_list(&n.trace->views, n.kind == TM_NODE_TRACE ? "" : n.sub, list_view,
 				   &la);
+		break;
+	case TM_NODE_META_DIR:
+		for (int i = 0; i < TM_META_N; i++)
+			if (fill(arg, tm_meta_names[i], S_IFREG))
+				break;
+		break;
+	default: err = -ENOTDIR;
 	}
 out:
 	tm_node_put(fs, &n);
 	return err;
-}
-
-int tm_fs_listing_is_fixed(struct tm_fs *fs, const char *path)
-{
-	struct tm_node n;
-	if (tm_fs_resolve(fs, path, &n) < 0)
-		return 0;
-	tm_node_put(fs, &n);
-	return n.kind == TM_NODE_TRACE || n.kind == TM_NODE_VIEW_DIR || n.kind == TM_NODE_META_DIR;
 }
 
 int tm_fs_statfs(struct tm_fs *fs, struct statvfs *st)

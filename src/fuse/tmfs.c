@@ -41,20 +41,11 @@ struct fill_arg {
 	fuse_fill_dir_t filler;
 };
 
-static int fill_entry(void *p, const char *name, const struct stat *st, int complete)
+static int fill_entry(void *p, const char *name, mode_t type)
 {
 	struct fill_arg *a = p;
-	return a->filler(a->buf, name, st, 0, complete ? FUSE_FILL_DIR_PLUS : 0);
-}
-
-static int tmfs_opendir(const char *path, struct fuse_file_info *fi)
-{
-	/* a trace's folders list the same views for as long as the mount lasts */
-	if (tm_fs_listing_is_fixed(fs_of(), path)) {
-		fi->cache_readdir = 1;
-		fi->keep_cache = 1;
-	}
-	return 0;
+	struct stat st = {.st_mode = type};
+	return a->filler(a->buf, name, &st, 0, 0);
 }
 
 static int tmfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t off,
@@ -190,7 +181,6 @@ const struct fuse_operations tm_fuse_operations = {
     .init = tmfs_init,
     .getattr = tmfs_getattr,
     .readlink = tmfs_readlink,
-    .opendir = tmfs_opendir,
     .readdir = tmfs_readdir,
     .open = tmfs_open,
     .read = tmfs_read,
