@@ -23,8 +23,14 @@ struct tm_source {
 	int fd;
 };
 
-/* Opens path (relative to dirfd) without following a final symbolic link. Returns 0 or
- * -errno; on success the caller must tm_source_close(). */
+/* Opens path below the folder dirfd with open(2) flags (O_CLOEXEC added): no component may
+ * be a symbolic link or lead out of dirfd, even if the tree changes during the lookup
+ * (openat2's RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS; a path that would leave gives -ENOENT).
+ * With AT_FDCWD, a user's own path: an ordinary open. Returns a descriptor or -errno. */
+int tm_open_beneath(int dirfd, const char *path, int flags);
+
+/* Opens the regular file at path below dirfd (see tm_open_beneath); anything else is -EINVAL.
+ * Returns 0 or -errno; on success the caller must tm_source_close(). */
 int tm_source_open(int dirfd, const char *path, struct tm_source *s);
 
 /* Reads exactly len bytes unless the end comes first; returns the count or -errno. */

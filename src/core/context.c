@@ -11,6 +11,7 @@
 #include "tracemount/index.h"
 #include "tracemount/prefetch.h"
 #include "tracemount/registry.h"
+#include "tracemount/source.h"
 #include "tracemount/trace.h"
 
 int tm_context_new(size_t memory, struct tm_context **out)
@@ -118,7 +119,7 @@ const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, con
 
 	uint8_t head[TM_PROBE_HEAD_LEN];
 	ssize_t n = -1;
-	int fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int fd = tm_open_beneath(dirfd, path, O_RDONLY | O_NONBLOCK);
 	if (fd >= 0) {
 		n = pread(fd, head, sizeof(head), 0);
 		close(fd);

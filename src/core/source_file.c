@@ -1,7 +1,9 @@
 /* A trace stored as a plain file. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "tracemount/source.h"
@@ -38,12 +40,36 @@ static const struct tm_source_ops file_ops = {
     .dup = file_dup,
 };
 
+int tm_open_beneath(int dirfd, const char *path, int flags)
+{
+	if (dirfd == AT_FDCWD) {
+		int fd = openat(dirfd, path, flags | O_CLOEXEC | O_NOCTTY);
+		return fd < 0 ? -errno : fd;
+	}
+	/* openat2 refuses flags that O_PATH ignores */
+	int extra = flags & O_PATH ? O_CLOEXEC : O_CLOEXEC | O_NOCTTY;
+	struct open_how how = {
+	    .flags = (uint64_t)(flags | extra),
+	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd;
+	do
+		fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	while (fd < 0 && errno == EAGAIN); /* a rename raced the lookup: look again */
+	if (fd < 0 && errno == ENOSYS)	   /* before Linux 5.6: the last component only */
+		fd = openat(dirfd, path, flags | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return errno == EXDEV || errno == ELOOP ? -ENOENT : -errno;
+	return (int)fd;
+}
+
 int tm_source_open(int dirfd, const char *path, struct tm_source *s)
 {
 	struct stat st;
-	int fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a fifo swapped in for a trace must not block a thread forever */
+	int fd = tm_open_beneath(dirfd, path, O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st) < 0) {
 		int err = -errno;
 		close(fd);

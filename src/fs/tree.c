@@ -307,9 +307,22 @@ int tm_fs_readlink(struct tm_fs *fs, const char *path, char *buf, size_t size)
 		return -EINVAL;
 	if (size == 0)
 		return -EINVAL;
-	ssize_t len = readlinkat(fs->root_fd, n.src, buf, size - 1);
-	if (len < 0)
-		return -errno;
+	/* read the link from its folder, opened beneath SOURCE, so no swapped folder leads out */
+	const char *slash = strrchr(n.src, '/'), *name = slash ? slash + 1 : n.src;
+	int dirfd = fs->root_fd;
+	if (slash) {
+		char parent[PATH_MAX];
+		memcpy(parent, n.src, (size_t)(slash - n.src));
+		parent[slash - n.src] = '\0';
+		if ((dirfd = tm_open_beneath(fs->root_fd, parent, O_PATH | O_DIRECTORY)) < 0)
+			return dirfd;
+	}
+	ssize_t len = readlinkat(dirfd, name, buf, size - 1);
+	err = len < 0 ? -errno : 0;
+	if (dirfd != fs->root_fd)
+		close(dirfd);
+	if (err)
+		return err;
 	buf[len] = '\0';
 	return 0;
 }
@@ -331,9 +344,9 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
 {
 	char child[PATH_MAX];
 	int is_root = strcmp(n->src, ".") == 0;
-	int fd = openat(fs->root_fd, n->src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = tm_open_beneath(fs->root_fd, n->src, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);

@@ -1,0 +1,37 @@
+/* Exchanges two paths atomically (renameat2 RENAME_EXCHANGE), over and over, for the given
+ * number of seconds: the race a path lookup must survive without leaving its tree.
+ *
+ *   swap_loop A B SECONDS */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: swap_loop A B SECONDS\n");
+		return 2;
+	}
+	time_t end = time(NULL) + atoi(argv[3]);
+	unsigned long n = 0;
+	while (time(NULL) < end) {
+		if (syscall(SYS_renameat2, AT_FDCWD, argv[1], AT_FDCWD, argv[2], RENAME_EXCHANGE) <
+		    0) {
+			perror("renameat2");
+			return 1;
+		}
+		n++;
+	}
+	/* an even count leaves the tree as it was */
+	if (n % 2)
+		syscall(SYS_renameat2, AT_FDCWD, argv[1], AT_FDCWD, argv[2], RENAME_EXCHANGE);
+	printf("%lu exchanges\n", n);
+	return 0;
+}
