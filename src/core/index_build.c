@@ -170,6 +170,7 @@ static int decode_all(struct builder *b, tm_progress_fn progress, void *progress
 {
 	const struct tm_format *fmt = b->fmt;
 	size_t in_chunk = 0;
+	uint64_t chunk_start = 0;
 	uint64_t next_progress = PROGRESS_STEP;
 	int err = push_row(b);
 
@@ -177,6 +178,7 @@ static int decode_all(struct builder *b, tm_progress_fn progress, void *progress
 		if (in_chunk == fmt->chunk_records) {
 			err = push_row(b);
 			in_chunk = 0;
+			chunk_start = b->cur[TM_ROW_RAW_OFF];
 			if (err)
 				break;
 		}
@@ -207,6 +209,8 @@ static int decode_all(struct builder *b, tm_progress_fn progress, void *progress
 			return err;
 		b->pos += used;
 		in_chunk += n;
+		if (b->cur[TM_ROW_RAW_OFF] - chunk_start > UINT32_MAX)
+			return -EFBIG; /* records locate their bytes by a 32-bit chunk offset */
 		if (progress && b->cur[TM_ROW_RAW_OFF] >= next_progress) {
 			progress(progress_arg, b->cur[TM_ROW_RAW_OFF], b->src->size);
 			next_progress = b->cur[TM_ROW_RAW_OFF] + PROGRESS_STEP;

@@ -95,7 +95,12 @@ void tm_prefetch_free(struct tm_prefetch *p)
 void tm_prefetch_request(struct tm_prefetch *p, const struct tm_reader *r, uint64_t first,
 			 uint64_t last)
 {
-	struct job j = {.valid = 1, .reader = *r, .first = first, .last = last};
+	struct job j = {.valid = 1, .first = first, .last = last};
+	/* field by field: r->next_off is another thread's atomic */
+	j.reader.ctx = r->ctx;
+	j.reader.trace = r->trace;
+	j.reader.index = r->index;
+	j.reader.view = r->view;
 	if (tm_source_dup(r->src, &j.src) < 0)
 		return;
 	tm_context_trace_hold(r->ctx, r->trace);

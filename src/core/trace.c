@@ -23,13 +23,19 @@ int tm_trace_index(struct tm_trace *t, struct tm_source *src, const struct tm_in
 {
 	int err;
 
+	int waited = 0;
 	pthread_mutex_lock(&t->lock);
-	while (t->state == TM_TRACE_INDEXING)
+	while (t->state == TM_TRACE_INDEXING) {
 		pthread_cond_wait(&t->changed, &t->lock);
-	if (t->state == TM_TRACE_INDEXED) {
-		*out = t->index;
+		waited = 1;
+	}
+	if (t->state == TM_TRACE_INDEXED || (waited && t->state == TM_TRACE_FAILED)) {
+		/* those who waited for a build share its outcome; a later call retries */
+		err = t->error;
+		if (!err)
+			*out = t->index;
 		pthread_mutex_unlock(&t->lock);
-		return 0;
+		return err;
 	}
 	t->state = TM_TRACE_INDEXING;
 	t->progress_done = 0;

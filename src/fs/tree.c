@@ -57,7 +57,15 @@ int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, cha
 		}
 		return 0;
 	}
-	char *copy_dir = strdup(source), *copy_base = strdup(source);
+	/* A single trace: through any symbolic links to the file itself, whose folder becomes the
+	 * root (the mount shows the file under its own name). */
+	char *real = realpath(source, NULL);
+	if (!real) {
+		snprintf(err, err_len, "%s: %s", source, strerror(errno));
+		return -errno;
+	}
+	char *copy_dir = strdup(real), *copy_base = strdup(real);
+	free(real);
 	int ret = -ENOMEM;
 	if (!copy_dir || !copy_base)
 		goto out;

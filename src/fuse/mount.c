@@ -53,12 +53,12 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		o->mountpoint = strdup(arg);
 	if (key == KEY_FORMAT) {
 		char **f = realloc(o->formats, (o->n_formats + 1) * sizeof(*f));
+		if (f)
+			o->formats = f; /* before anything else can fail: the old array is gone */
 		if (!f || !(f[o->n_formats] = strdup(arg + strlen("format=")))) {
 			o->bad = 1;
-			free(f);
 			return -1;
 		}
-		o->formats = f;
 		o->n_formats++;
 		return 0;
 	}

@@ -276,6 +276,16 @@ check "single-file mount: sibling folders are not reachable" test ! -e "$MNT/sub
 check "single-file mount: .tracemount/version" test -f "$MNT/.tracemount/version"
 unmount_tm
 
+# A symbolic link given as SOURCE: the trace it leads to, under the trace's own name.
+ln -s "$SRC/t.byu" "$TM_TMP/link-to-t.byu"
+mount_tm "$TM_TMP/link-to-t.byu"
+MNT=$TM_MNT
+check_eq "single-file mount of a link: root lists the linked trace and .tracemount" \
+	"$(printf '.tracemount\nt.byu')" "$(ls -A "$MNT" | LC_ALL=C sort)"
+check "single-file mount of a link: dump.txt equals the reference decoder" cmp -s \
+	"$MNT/t.byu/dump.txt" "$TM_TMP/t.ref"
+unmount_tm
+
 mount_tm "$SRC/t.dat" -o 'format=*.dat:byu'
 MNT=$TM_MNT
 check_eq "single-file mount with format=: root lists the trace and .tracemount" \
