@@ -23,8 +23,9 @@ struct builder {
 	struct tm_source *src;
 	struct tm_index *ix;
 	uint64_t rows_cap;
-	uint64_t *cur; /* the running row: totals so far and the current decoder state */
-	size_t *fixed; /* fixed[v * n_classes + c]: bytes per record, 0 when it varies */
+	uint64_t *cur;	    /* the running row: totals so far and the current decoder state */
+	uint64_t *boundary; /* the row of a chunk that may start here */
+	size_t *fixed;	    /* fixed[v * n_classes + c]: bytes per record, 0 when it varies */
 	const struct tm_view **record_views;
 	void *recs; /* one batch of decoded records */
 	void *stats;
@@ -41,7 +42,7 @@ static void *state_of(struct builder *b)
 	return b->cur + TM_ROW_VIEWS + b->ix->n_views + b->ix->n_classes;
 }
 
-static int push_row(struct builder *b)
+static int push_row(struct builder *b, const uint64_t *row)
 {
 	struct tm_index *ix = b->ix;
 	if (ix->n_rows == b->rows_cap) {
@@ -52,7 +53,7 @@ static int push_row(struct builder *b)
 		ix->rows = rows;
 		b->rows_cap = cap;
 	}
-	memcpy(ix->rows + ix->n_rows * ix->row_words, b->cur, ix->row_words * sizeof(uint64_t));
+	memcpy(ix->rows + ix->n_rows * ix->row_words, row, ix->row_words * sizeof(uint64_t));
 	ix->n_rows++;
 	return 0;
 }
@@ -78,13 +79,15 @@ static int setup(struct builder *b)
 	ix->state_words = (uint32_t)((fmt->state_size + 7) / 8);
 	ix->row_words = TM_ROW_VIEWS + nv + nc + ix->state_words;
 	b->cur = calloc(ix->row_words, sizeof(uint64_t));
+	b->boundary = calloc(ix->row_words, sizeof(uint64_t));
 	b->fixed = calloc((size_t)nv * nc + 1, sizeof(size_t));
 	b->record_views = calloc(nv + 1, sizeof(*b->record_views));
 	b->recs = malloc(BATCH_RECORDS * fmt->record_size);
 	b->stats = calloc(1, fmt->stats_size + 1);
 	b->cap = READ_BLOCK;
 	b->buf = malloc(b->cap);
-	if (!b->cur || !b->fixed || !b->record_views || !b->recs || !b->stats || !b->buf)
+	if (!b->cur || !b->boundary || !b->fixed || !b->record_views || !b->recs || !b->stats ||
+	    !b->buf)
 		return -ENOMEM;
 	for (unsigned i = 0; i < b->views->n_views; i++) {
 		const struct tm_view *v = &b->views->views[i];
@@ -172,23 +175,21 @@ static int decode_all(struct builder *b, tm_progress_fn progress, void *progress
 	size_t in_chunk = 0;
 	uint64_t chunk_start = 0;
 	uint64_t next_progress = PROGRESS_STEP;
-	int err = push_row(b);
+	int err = push_row(b, b->cur);
 
 	while (!err) {
-		if (in_chunk == fmt->chunk_records) {
-			err = push_row(b);
-			in_chunk = 0;
-			chunk_start = b->cur[TM_ROW_RAW_OFF];
-			if (err)
-				break;
-		}
+		/* At a chunk boundary the next row is kept aside (decoding changes the state in
+		 * b->cur) and pushed only once a record shows that the chunk exists. */
+		int boundary = in_chunk == fmt->chunk_records;
+		if (boundary)
+			memcpy(b->boundary, b->cur, b->ix->row_words * sizeof(uint64_t));
 		struct tm_decode_in in = {
 		    .buf = b->buf + b->pos,
 		    .len = b->len - b->pos,
 		    .raw_off = b->buf_off + b->pos,
 		    .at_eof = b->eof,
 		};
-		size_t max = fmt->chunk_records - in_chunk, n = 0, used = 0;
+		size_t max = fmt->chunk_records - (boundary ? 0 : in_chunk), n = 0, used = 0;
 		if (max > BATCH_RECORDS)
 			max = BATCH_RECORDS;
 		int r = fmt->decode(state_of(b), &in, b->recs, max, &n, &used, &b->diag);
@@ -196,6 +197,12 @@ static int decode_all(struct builder *b, tm_progress_fn progress, void *progress
 			return r;
 		if (used > in.len || n > max)
 			return -EPROTO; /* the decoder broke its contract */
+		if (boundary && n) {
+			if ((err = push_row(b, b->boundary)) < 0)
+				return err;
+			in_chunk = 0;
+			chunk_start = b->boundary[TM_ROW_RAW_OFF];
+		}
 		struct tm_chunk c = {
 		    .first_record = b->cur[TM_ROW_RECORD],
 		    .raw_off = in.raw_off,
@@ -271,7 +278,7 @@ static int finish(struct builder *b, const char *source_name)
 	ix->errors_txt = b->diag.text;
 	ix->errors_len = b->diag.len;
 	b->diag.text = NULL;
-	err = push_row(b);
+	err = push_row(b, b->cur);
 out:
 	json_object_put(own);
 	json_object_put(classes);
@@ -312,5 +319,6 @@ out:
 	free(b.record_views);
 	free(b.fixed);
 	free(b.cur);
+	free(b.boundary);
 	return err;
 }
