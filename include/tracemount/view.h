@@ -48,6 +48,11 @@ int tm_view_table_is_dir(const struct tm_view_table *t, const char *path);
 int tm_view_table_list(const struct tm_view_table *t, const char *dir,
 		       int (*fn)(void *arg, const char *name, int is_dir), void *arg);
 
+/* Bytes every record of class cls produces in record view v, or 0 when it varies: the view's
+ * fixed_len, or for a copy of the trace's own bytes the format's fixed record length. The
+ * index pass sizes views by counting with it; rendering spares a measure() per record. */
+size_t tm_view_fixed_len(const struct tm_format *fmt, const struct tm_view *v, unsigned cls);
+
 /* The stem of a trace file name: without ".gz", then without its last extension. */
 char *tm_trace_stem(const char *name);
 

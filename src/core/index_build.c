@@ -58,16 +58,6 @@ static int push_row(struct builder *b, const uint64_t *row)
 	return 0;
 }
 
-/* Bytes per record of class c in view v when constant, so a batch is sized by counting. */
-static size_t fixed_len(const struct tm_format *fmt, const struct tm_view *v, unsigned c)
-{
-	if (v->ops->fixed_len)
-		return v->ops->fixed_len(c);
-	if (v->ops == &tm_raw_copy_ops)
-		return fmt->raw_record_len;
-	return 0;
-}
-
 static int setup(struct builder *b)
 {
 	const struct tm_format *fmt = b->fmt;
@@ -95,7 +85,7 @@ static int setup(struct builder *b)
 			continue;
 		b->record_views[v->column] = v;
 		for (unsigned c = 0; c < nc; c++)
-			b->fixed[v->column * nc + c] = fixed_len(fmt, v, c);
+			b->fixed[v->column * nc + c] = tm_view_fixed_len(fmt, v, c);
 	}
 	if (fmt->state_init)
 		fmt->state_init(state_of(b));

@@ -88,7 +88,7 @@ static int load_rendered(void *arg, struct tm_cached_chunk *out)
 	size_t len = 0, fixed[TM_MAX_CLASSES];
 	for (unsigned k = 0; k < TM_MAX_CLASSES; k++) /* spares a measure() per record */
 		fixed[k] =
-		    v->ops->fixed_len && k < r->trace->fmt->n_classes ? v->ops->fixed_len(k) : 0;
+		    k < r->trace->fmt->n_classes ? tm_view_fixed_len(r->trace->fmt, v, k) : 0;
 	err = -EIO; /* a view whose records render to other than their indexed size */
 	for (size_t i = 0; i < c->n_records; i++) {
 		unsigned cls =

@@ -23,6 +23,15 @@ const struct tm_render_ops tm_raw_copy_ops = {
     .render = raw_copy_render,
 };
 
+size_t tm_view_fixed_len(const struct tm_format *fmt, const struct tm_view *v, unsigned cls)
+{
+	if (v->ops->fixed_len)
+		return v->ops->fixed_len(cls);
+	if (v->ops == &tm_raw_copy_ops)
+		return fmt->raw_record_len;
+	return 0;
+}
+
 char *tm_trace_stem(const char *name)
 {
 	size_t n = strlen(name);
