@@ -5,6 +5,9 @@
 set -u
 
 TM_TMP=$(mktemp -d "${TMPDIR:-/tmp}/tracemount-test.XXXXXX")
+# Debian's own python3: a version manager's shim on PATH can take seconds to start.
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
 TM_FAILS=0
 TM_CHECKS=0
 TM_DAEMON_PID=
@@ -103,6 +106,13 @@ unmount_tm() {
 	if [ "$status" != 0 ]; then
 		cat "$TM_TMP/daemon.log" >&2
 	fi
+}
+
+# tm_seed: seeds $RANDOM from TM_SEED or the clock, and says how to repeat the run.
+tm_seed() {
+	SEED=${TM_SEED:-$(date +%s)}
+	RANDOM=$SEED
+	echo "random seed $SEED (rerun with TM_SEED=$SEED)"
 }
 
 # finish: prints the summary line and exits non-zero if any check failed.

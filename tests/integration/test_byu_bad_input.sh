@@ -12,8 +12,6 @@
 # check, which the loop below feeds to check_eq.
 . "$(dirname "$0")/lib.sh"
 
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
 FLAG="probably not a 6-byte BYU trace"
 
 SRC=$TM_TMP/src

@@ -6,9 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 
 N=10000000
-SEED=${TM_SEED:-$(date +%s)}
-RANDOM=$SEED
-echo "random seed $SEED (rerun with TM_SEED=$SEED)"
+tm_seed
 
 SRC=$TM_TMP/src
 mkdir -p "$SRC"

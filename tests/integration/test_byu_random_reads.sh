@@ -10,9 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 
 CHUNK=16384
-SEED=${TM_SEED:-$(date +%s)}
-RANDOM=$SEED
-echo "random seed $SEED (rerun with TM_SEED=$SEED)"
+tm_seed
 
 SRC=$TM_TMP/src
 EXP=$TM_TMP/expected

@@ -6,8 +6,6 @@
 # (the same bytes as the mount) and `tracemount ls` (the same sizes as stat).
 . "$(dirname "$0")/lib.sh"
 
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
 CLASSES="invalid int_ack special io_read io_write i_fetch nc_i_fetch d_read nc_d_read write_back d_write"
 
 SRC=$TM_TMP/src

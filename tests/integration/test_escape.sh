@@ -12,8 +12,6 @@ echo OUTSIDE-SECRET >"$out/secretdir/secret.txt"
 "$GEN_BYU" -n 1000 -s 8 >"$out/secretdir/t.byu"
 ln -s ../outside/secretdir "$src/b"
 
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
 # no kernel caching of names or attributes: every open is looked up afresh, inside the race
 mount_tm "$src" -o attr_timeout=0,entry_timeout=0
 "$SWAP_LOOP" "$src/a" "$src/b" 4 >"$TM_TMP/swaps" &

@@ -12,15 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static uint64_t rng_state;
-
-static uint64_t rng(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
+#include "xorshift.h"
 
 static void put_record(uint8_t *p, uint32_t addr, uint8_t be, uint8_t control)
 {

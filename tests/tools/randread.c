@@ -23,15 +23,7 @@
 
 #define READ_SIZE 4096
 
-static uint64_t rng_state;
-
-static uint64_t rng(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
+#include "xorshift.h"
 
 static double now_us(void)
 {
