@@ -55,4 +55,8 @@ uint64_t tm_footprint_count(const struct tm_footprint *f);
  * of 64-byte line numbers, this counts 4 KiB pages without a second set. */
 uint64_t tm_footprint_count_groups64(const struct tm_footprint *f);
 
+/* The number of distinct (member >> shift) values, shift at most TM_FOOTPRINT_BLOCK_BITS: for
+ * a set of instruction word numbers (PC >> 2), shift 4 counts 64-byte lines, 10 pages. */
+uint64_t tm_footprint_count_groups(const struct tm_footprint *f, unsigned shift);
+
 #endif

@@ -77,6 +77,11 @@ struct tm_format {
 	const char *const *classes;    /* class names, lower case; classes[cls] */
 	unsigned n_classes;
 	const char *class_ext; /* extension of class/CLASS.EXT streams; NULL: no binary streams */
+	/* Classes whose records open every class stream (TT6's INITIAL_PC) and have no class/
+	 * files of their own. */
+	uint64_t common_classes;
+	/* Renders class/CLASS.EXT records; NULL: the record's own bytes (tm_raw_copy_ops). */
+	const struct tm_render_ops *class_stream;
 
 	size_t record_size;	 /* stride of decoded records, >= sizeof(struct tm_record) */
 	size_t state_size;	 /* decoder state kept in each checkpoint (a multiple of 8) */

@@ -100,3 +100,38 @@ uint64_t tm_footprint_count_groups64(const struct tm_footprint *f)
 	}
 	return n;
 }
+
+/* Whether any bit of word w in [lo, lo + n) is set, n at most 64. */
+static int any_bits(uint64_t w, unsigned lo, unsigned n)
+{
+	uint64_t mask = n == 64 ? ~0ull : ((1ull << n) - 1) << lo;
+	return (w & mask) != 0;
+}
+
+uint64_t tm_footprint_count_groups(const struct tm_footprint *f, unsigned shift)
+{
+	const size_t words = sizeof(f->slots[0]->bits) / sizeof(uint64_t);
+	uint64_t n = 0;
+	if (shift > TM_FOOTPRINT_BLOCK_BITS)
+		return 0;
+	for (size_t i = 0; i < f->n_slots; i++) {
+		const struct tm_footprint_block *b = f->slots[i];
+		if (!b)
+			continue;
+		if (shift <= 6) {
+			unsigned g = 1u << shift;
+			for (size_t w = 0; w < words; w++)
+				for (unsigned lo = 0; b->bits[w] && lo < 64; lo += g)
+					n += any_bits(b->bits[w], lo, g);
+			continue;
+		}
+		size_t per_group = (size_t)1 << (shift - 6);
+		for (size_t w = 0; w < words; w += per_group) {
+			uint64_t any = 0;
+			for (size_t k = 0; k < per_group; k++)
+				any |= b->bits[w + k];
+			n += any != 0;
+		}
+	}
+	return n;
+}

@@ -4,9 +4,13 @@
 #include "tracemount/registry.h"
 
 extern const struct tm_format tm_format_byu;
+extern const struct tm_format tm_format_tt6;
+extern const struct tm_format tm_format_tt6e;
 
 const struct tm_format *const tm_formats[] = {
     &tm_format_byu,
+    &tm_format_tt6,
+    &tm_format_tt6e,
     NULL,
 };
 

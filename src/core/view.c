@@ -79,13 +79,18 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 	err = err ? err : add_view(t, strdup("dump.txt"), TM_VIEW_RECORDS, fmt->dump, ~0ull);
 	err = err ? err : add_view(t, strdup("stats.json"), TM_VIEW_STATS, NULL, 0);
 	err = err ? err : add_view(t, strdup("errors.txt"), TM_VIEW_ERRORS, NULL, 0);
+	const struct tm_render_ops *stream =
+	    fmt->class_stream ? fmt->class_stream : &tm_raw_copy_ops;
 	for (unsigned c = 0; c < fmt->n_classes && !err; c++) {
 		const char *cls = fmt->classes[c];
+		uint64_t mask = 1ull << c | fmt->common_classes;
+		if (fmt->common_classes >> c & 1)
+			continue;
 		err = add_view(t, path_printf("class/%s.%s", cls, "txt"), TM_VIEW_RECORDS,
-			       fmt->dump, 1ull << c);
+			       fmt->dump, mask);
 		if (!err && fmt->class_ext)
 			err = add_view(t, path_printf("class/%s.%s", cls, fmt->class_ext),
-				       TM_VIEW_RECORDS, &tm_raw_copy_ops, 1ull << c);
+				       TM_VIEW_RECORDS, stream, mask);
 	}
 	for (unsigned i = 0; i < fmt->n_extra_views && !err; i++) {
 		const struct tm_view_desc *d = &fmt->extra_views[i];

@@ -1,0 +1,80 @@
+/* PowerPC facts shared by the PowerPC trace formats (TT6, TT6E, FULL): how the spec's macros
+ * classify an opcode word, what a memory instruction moves, and disassembly.
+ *
+ * major = word >> 26; minor = (word >> 1) & 0x3ff, the spec's extended opcode (it includes the
+ * OE bit of XO-form instructions, as the spec's macros do). */
+#ifndef TRACEMOUNT_PPC_H
+#define TRACEMOUNT_PPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+static inline unsigned ppc_major(uint32_t word)
+{
+	return word >> 26;
+}
+static inline unsigned ppc_minor(uint32_t word)
+{
+	return (word >> 1) & 0x3ff;
+}
+
+/* Trace record classes of the spec's macros, in the order TT6's class list gives them. */
+enum ppc_class { PPC_COMPUTE, PPC_FLOW, PPC_MEMORY, PPC_MEMEXT };
+
+/* What a memory instruction does with memory. */
+enum ppc_access {
+	PPC_NO_ACCESS,
+	PPC_LOAD,
+	PPC_STORE,
+	PPC_TOUCH, /* dcbt, dcbtst, dst, dstst: a read hint */
+	PPC_ZERO,  /* dcbz, dcba: a cache block written */
+	PPC_FLUSH, /* dcbf, dcbst, dcbi, icbi: no data moved */
+};
+
+/* How the size of a memory access follows from the word. */
+enum ppc_sizing {
+	PPC_SIZE_FIXED,	     /* ppc_op.size */
+	PPC_SIZE_MULTIPLE,   /* lmw, stmw: 4 x (32 - rT) */
+	PPC_SIZE_STRING_IMM, /* lswi, stswi: NB, 0 meaning 32 */
+	PPC_SIZE_STRING_XER, /* lswx, stswx: XER & 0x7f */
+	PPC_SIZE_DS,	     /* major 58: ld, ldu 8; lwa 4 */
+	PPC_SIZE_NONE,	     /* cache-block operations and streams: 0 */
+};
+
+struct ppc_op {
+	uint8_t tt6_class;  /* enum ppc_class under the TT6 macros */
+	uint8_t tt6e_class; /* and under the TT6E macros (dcbx and icbi become MEMORY) */
+	uint8_t access;	    /* enum ppc_access */
+	uint8_t sizing;	    /* enum ppc_sizing */
+	uint8_t size;	    /* bytes, for PPC_SIZE_FIXED */
+};
+
+/* The facts of an opcode word; never NULL (an unknown word is COMPUTE). */
+const struct ppc_op *ppc_op_of(uint32_t word);
+
+/* Bytes a memory access moves; xer is the MEMORY_EXTENDED third word (0 otherwise). */
+unsigned ppc_access_size(const struct ppc_op *op, uint32_t word, uint32_t xer);
+
+/* Whether a flow instruction is a conditional branch (bc, bclr, bcctr whose BO does not say
+ * "always"). */
+int ppc_is_conditional(uint32_t word);
+
+#define PPC_TWI_MAJOR 3
+#define PPC_RFI_WORD  0x4c000064u
+
+#define PPC_TEXT_WIDTH 36 /* the disassembly column of dump lines */
+
+/* Writes the disassembly of word at pc to out (room for PPC_TEXT_WIDTH bytes, not terminated)
+ * and returns its length: Capstone's text with branch targets as 32-bit addresses, else
+ * tracemount's own for what Capstone 4 lacks, else ".long 0xWORD". Thread-safe: each thread
+ * keeps its own Capstone handle and a cache of recent words. */
+size_t ppc_disasm(uint32_t word, uint32_t pc, char *out);
+
+/* The base mnemonic of an opcode bin (major, and minor for majors with extended opcodes) for
+ * statistics: "bc" for every conditional branch form, "or" for mr, and so on. */
+void ppc_bin_name(unsigned major, unsigned minor, char *out, size_t len);
+
+/* The statistics bin of a word: major << 10, plus the minor for majors with extended opcodes. */
+unsigned ppc_bin_of(uint32_t word);
+
+#endif
