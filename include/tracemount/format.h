@@ -47,6 +47,10 @@ struct tm_render_ops {
 	/* Bytes every record of class cls produces, or 0 when it varies (then measure() is
 	 * called per record). Optional. Lets the index pass size a view from class counts. */
 	size_t (*fixed_len)(unsigned cls);
+	/* With fixed_len: flag_len[b] bytes (may be negative) are added to the fixed length of
+	 * a record whose head.flags has bit b set. NULL: none. Lets the index size a view from
+	 * counts of classes and flags, without a call per record. */
+	const int16_t *flag_len;
 	/* Bytes record i of c produces. */
 	size_t (*measure)(const struct tm_chunk *c, size_t i);
 	/* Writes record i of c to out, which has room for measure() bytes and TM_RENDER_SLACK

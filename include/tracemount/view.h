@@ -53,6 +53,19 @@ int tm_view_table_list(const struct tm_view_table *t, const char *dir,
  * index pass sizes views by counting with it; rendering spares a measure() per record. */
 size_t tm_view_fixed_len(const struct tm_format *fmt, const struct tm_view *v, unsigned cls);
 
+/* Bytes record i of c produces in view v, where fixed[cls] is tm_view_fixed_len's answer. */
+static inline size_t tm_view_record_len(const struct tm_view *v, const size_t *fixed,
+					const struct tm_chunk *c, size_t i)
+{
+	const struct tm_record *r = tm_chunk_rec(c, i);
+	size_t n = fixed[r->cls];
+	if (!n)
+		return v->ops->measure(c, i);
+	for (unsigned flags = r->flags; flags && v->ops->flag_len; flags &= flags - 1)
+		n += (size_t)(ptrdiff_t)v->ops->flag_len[__builtin_ctz(flags)];
+	return n;
+}
+
 /* The stem of a trace file name: without ".gz", then without its last extension. */
 char *tm_trace_stem(const char *name);
 

@@ -26,6 +26,9 @@ struct builder {
 	uint64_t *cur;	    /* the running row: totals so far and the current decoder state */
 	uint64_t *boundary; /* the row of a chunk that may start here */
 	size_t *fixed;	    /* fixed[v * n_classes + c]: bytes per record, 0 when it varies */
+	/* measured[c * n_views ...]: the views whose records of class c are measured one by
+	 * one, n_measured[c] of them */
+	unsigned *measured, *n_measured;
 	const struct tm_view **record_views;
 	void *recs; /* one batch of decoded records */
 	void *stats;
@@ -71,21 +74,27 @@ static int setup(struct builder *b)
 	b->cur = calloc(ix->row_words, sizeof(uint64_t));
 	b->boundary = calloc(ix->row_words, sizeof(uint64_t));
 	b->fixed = calloc((size_t)nv * nc + 1, sizeof(size_t));
+	b->measured = calloc((size_t)nv * nc + 1, sizeof(unsigned));
+	b->n_measured = calloc(nc + 1, sizeof(unsigned));
 	b->record_views = calloc(nv + 1, sizeof(*b->record_views));
 	b->recs = malloc(BATCH_RECORDS * fmt->record_size);
 	b->stats = calloc(1, fmt->stats_size + 1);
 	b->cap = READ_BLOCK;
 	b->buf = malloc(b->cap);
-	if (!b->cur || !b->boundary || !b->fixed || !b->record_views || !b->recs || !b->stats ||
-	    !b->buf)
+	if (!b->cur || !b->boundary || !b->fixed || !b->measured || !b->n_measured ||
+	    !b->record_views || !b->recs || !b->stats || !b->buf)
 		return -ENOMEM;
 	for (unsigned i = 0; i < b->views->n_views; i++) {
 		const struct tm_view *v = &b->views->views[i];
 		if (v->kind != TM_VIEW_RECORDS)
 			continue;
 		b->record_views[v->column] = v;
-		for (unsigned c = 0; c < nc; c++)
-			b->fixed[v->column * nc + c] = tm_view_fixed_len(fmt, v, c);
+		for (unsigned c = 0; c < nc; c++) {
+			size_t len = tm_view_fixed_len(fmt, v, c);
+			b->fixed[v->column * nc + c] = len;
+			if (!len && v->class_mask >> c & 1)
+				b->measured[c * nv + b->n_measured[c]++] = v->column;
+		}
 	}
 	if (fmt->state_init)
 		fmt->state_init(state_of(b));
@@ -125,30 +134,44 @@ static int refill(struct builder *b)
 static int account(struct builder *b, const struct tm_chunk *c)
 {
 	unsigned nc = b->fmt->n_classes, nv = b->ix->n_views;
-	uint64_t counts[TM_MAX_CLASSES + 1] = {0}; /* the last counts invalid classes */
+	uint64_t counts[TM_MAX_CLASSES + 1] = {0};    /* the last counts invalid classes */
+	uint64_t flagged[TM_MAX_CLASSES][16] = {{0}}; /* records by class and flag bit */
+	uint16_t any_flags = 0;
 	uint64_t *view_off = b->cur + TM_ROW_VIEWS, *class_count = view_off + nv;
 
 	for (size_t i = 0; i < c->n_records; i++) {
-		unsigned k = tm_chunk_rec(c, i)->cls;
-		counts[k < nc ? k : TM_MAX_CLASSES]++;
+		const struct tm_record *r = tm_chunk_rec(c, i);
+		unsigned k = r->cls < nc ? r->cls : TM_MAX_CLASSES;
+		counts[k]++;
+		any_flags |= r->flags;
+		for (unsigned f = r->flags; f && k < nc; f &= f - 1)
+			flagged[k][__builtin_ctz(f)]++;
 	}
 	if (counts[TM_MAX_CLASSES])
 		return -EPROTO; /* a decoder gave a class its format does not have */
 	for (unsigned v = 0; v < nv; v++) {
 		const struct tm_view *view = b->record_views[v];
 		const size_t *fixed = b->fixed + (size_t)v * nc;
-		uint64_t varying = 0; /* classes whose records must be measured one by one */
+		const int16_t *flag_len = view->ops->flag_len;
 		for (unsigned k = 0; k < nc; k++) {
-			if (!counts[k] || !(view->class_mask >> k & 1))
+			if (!counts[k] || !fixed[k] || !(view->class_mask >> k & 1))
 				continue;
-			if (fixed[k])
-				view_off[v] += counts[k] * fixed[k];
-			else
-				varying |= 1ull << k;
+			view_off[v] += counts[k] * fixed[k];
+			for (unsigned f = any_flags; f && flag_len; f &= f - 1)
+				view_off[v] += flagged[k][__builtin_ctz(f)] *
+					       (uint64_t)(int64_t)flag_len[__builtin_ctz(f)];
 		}
-		for (size_t i = 0; varying && i < c->n_records; i++)
-			if (varying >> tm_chunk_rec(c, i)->cls & 1)
-				view_off[v] += view->ops->measure(c, i);
+	}
+	/* one walk over the records for every view that measures them */
+	uint64_t varying = 0;
+	for (unsigned k = 0; k < nc; k++)
+		if (counts[k] && b->n_measured[k])
+			varying |= 1ull << k;
+	for (size_t i = 0; varying && i < c->n_records; i++) {
+		unsigned k = tm_chunk_rec(c, i)->cls;
+		const unsigned *views = b->measured + (size_t)k * nv;
+		for (unsigned j = 0; j < b->n_measured[k]; j++)
+			view_off[views[j]] += b->record_views[views[j]]->ops->measure(c, i);
 	}
 	for (unsigned k = 0; k < nc; k++)
 		class_count[k] += counts[k];
@@ -308,6 +331,8 @@ out:
 	free(b.recs);
 	free(b.record_views);
 	free(b.fixed);
+	free(b.measured);
+	free(b.n_measured);
 	free(b.cur);
 	free(b.boundary);
 	return err;

@@ -95,7 +95,7 @@ static int load_rendered(void *arg, struct tm_cached_chunk *out)
 		    tm_chunk_rec(c, i)->cls & (TM_MAX_CLASSES - 1); /* checked by index pass */
 		if (!(v->class_mask >> cls & 1))
 			continue;
-		size_t n = fixed[cls] ? fixed[cls] : v->ops->measure(c, i);
+		size_t n = tm_view_record_len(v, fixed, c, i);
 		if (n > size - len)
 			goto out;
 		if (v->ops->render(c, i, out->bytes + len) != n)

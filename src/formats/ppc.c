@@ -34,7 +34,7 @@
 		PPC_MEMEXT, PPC_MEMEXT, access, sizing, 0                                          \
 	}
 
-static const struct ppc_op primary_ops[64] = {
+const struct ppc_op ppc_primary_ops[64] = {
     [16] = FLOW,
     [17] = FLOW,
     [18] = FLOW,
@@ -66,14 +66,14 @@ static const struct ppc_op primary_ops[64] = {
     [58] = SIZED(PPC_LOAD, PPC_SIZE_DS),	/* ld, ldu, lwa */
 };
 
-static const struct ppc_op op19[1024] = {
+const struct ppc_op ppc_op19[1024] = {
     [16] = FLOW,  /* bclr */
     [18] = FLOW,  /* rfid */
     [50] = FLOW,  /* rfi */
     [528] = FLOW, /* bcctr */
 };
 
-static const struct ppc_op op31[1024] = {
+const struct ppc_op ppc_op31[1024] = {
     /* MEMORY_EXTENDED: the spec's third word is the XER (strings) or rB (streams) */
     [533] = MEMEXT(PPC_LOAD, PPC_SIZE_STRING_XER),  /* lswx */
     [661] = MEMEXT(PPC_STORE, PPC_SIZE_STRING_XER), /* stswx */
@@ -143,15 +143,6 @@ static const struct ppc_op op31[1024] = {
     [982] = CACHE(PPC_FLUSH), /* icbi */
 };
 
-const struct ppc_op *ppc_op_of(uint32_t word)
-{
-	switch (ppc_major(word)) {
-	case 19: return &op19[ppc_minor(word)];
-	case 31: return &op31[ppc_minor(word)];
-	default: return &primary_ops[ppc_major(word)];
-	}
-}
-
 unsigned ppc_access_size(const struct ppc_op *op, uint32_t word, uint32_t xer)
 {
 	unsigned nb;
@@ -162,27 +153,6 @@ unsigned ppc_access_size(const struct ppc_op *op, uint32_t word, uint32_t xer)
 	case PPC_SIZE_STRING_XER: return xer & 0x7f;
 	case PPC_SIZE_DS: return (word & 3) == 2 ? 4 : 8;
 	default: return 0;
-	}
-}
-
-int ppc_is_conditional(uint32_t word)
-{
-	unsigned major = ppc_major(word), bo = (word >> 21) & 31;
-	if (major != 16 && !(major == 19 && (ppc_minor(word) == 16 || ppc_minor(word) == 528)))
-		return 0;
-	return (bo & 0x14) != 0x14; /* BO 1z1zz: branch always */
-}
-
-unsigned ppc_bin_of(uint32_t word)
-{
-	switch (ppc_major(word)) {
-	case 4:
-	case 19:
-	case 30:
-	case 31:
-	case 59:
-	case 63: return ppc_major(word) << 10 | ppc_minor(word);
-	default: return ppc_major(word) << 10;
 	}
 }
 

@@ -49,15 +49,37 @@ struct ppc_op {
 	uint8_t size;	    /* bytes, for PPC_SIZE_FIXED */
 };
 
-/* The facts of an opcode word; never NULL (an unknown word is COMPUTE). */
-const struct ppc_op *ppc_op_of(uint32_t word);
+extern const struct ppc_op ppc_primary_ops[64], ppc_op19[1024], ppc_op31[1024];
+
+/* The facts of an opcode word; never NULL (an unknown word is COMPUTE). Inline: the index
+ * pass asks once per record. */
+static inline const struct ppc_op *ppc_op_of(uint32_t word)
+{
+	switch (ppc_major(word)) {
+	case 19: return &ppc_op19[ppc_minor(word)];
+	case 31: return &ppc_op31[ppc_minor(word)];
+	default: return &ppc_primary_ops[ppc_major(word)];
+	}
+}
+
+/* Whether a word is a dcbx or icbi: COMPUTE in TT6, MEMORY in TT6E. */
+static inline int ppc_is_cache_block_op(const struct ppc_op *op)
+{
+	return op->tt6_class == PPC_COMPUTE && op->tt6e_class == PPC_MEMORY;
+}
 
 /* Bytes a memory access moves; xer is the MEMORY_EXTENDED third word (0 otherwise). */
 unsigned ppc_access_size(const struct ppc_op *op, uint32_t word, uint32_t xer);
 
 /* Whether a flow instruction is a conditional branch (bc, bclr, bcctr whose BO does not say
  * "always"). */
-int ppc_is_conditional(uint32_t word);
+static inline int ppc_is_conditional(uint32_t word)
+{
+	unsigned major = ppc_major(word), bo = (word >> 21) & 31;
+	if (major != 16 && !(major == 19 && (ppc_minor(word) == 16 || ppc_minor(word) == 528)))
+		return 0;
+	return (bo & 0x14) != 0x14; /* BO 1z1zz: branch always */
+}
 
 #define PPC_TWI_MAJOR 3
 #define PPC_RFI_WORD  0x4c000064u
@@ -74,7 +96,14 @@ size_t ppc_disasm(uint32_t word, uint32_t pc, char *out);
  * statistics: "bc" for every conditional branch form, "or" for mr, and so on. */
 void ppc_bin_name(unsigned major, unsigned minor, char *out, size_t len);
 
-/* The statistics bin of a word: major << 10, plus the minor for majors with extended opcodes. */
-unsigned ppc_bin_of(uint32_t word);
+/* The statistics bin of a word: major << 10, plus the minor for majors with extended opcodes
+ * (4, 19, 30, 31, 59, 63: bit set in this mask). */
+#define PPC_EXTENDED_MAJORS                                                                        \
+	(1ull << 4 | 1ull << 19 | 1ull << 30 | 1ull << 31 | 1ull << 59 | 1ull << 63)
+static inline unsigned ppc_bin_of(uint32_t word)
+{
+	unsigned major = ppc_major(word);
+	return major << 10 | (PPC_EXTENDED_MAJORS >> major & 1 ? ppc_minor(word) : 0);
+}
 
 #endif

@@ -103,7 +103,12 @@ enum {
 	F_SYNTH = 2,	/* TT6E: part of the synthetic pair after a twi */
 	F_AFTER_01 = 4, /* an escape 0x01 precedes: ctx_ea is its address */
 	F_AFTER_11 = 8, /* an escape 0x11 precedes: ctx_ea is its address */
+	F_TWI = 16,	/* a twi */
+	F_CACHE = 32,	/* a dcbx or icbi */
+	F_DCBX_ESC = 64, /* TT6E: a dcbx whose address TT6 keeps in an escape 0x11 */
 };
+
+enum { B_SEEK, B_SYNTH, B_AFTER_01, B_AFTER_11, B_TWI, B_CACHE, B_DCBX_ESC, N_FLAG_BITS = 16 };
 
 struct tt6_record {
 	struct tm_record head;
@@ -223,10 +228,15 @@ static int decode_escape(struct tt6_state *s, const uint8_t *p, struct tt6_recor
 }
 
 /* Decodes one instruction record of words words at p. */
-static void decode_instruction(struct tt6_state *s, const uint8_t *p, unsigned cls,
-			       struct tt6_record *r, uint64_t off, bool tt6e, struct tm_diag *diag)
+static void decode_instruction(struct tt6_state *s, const uint8_t *p, const struct ppc_op *op,
+			       unsigned cls, struct tt6_record *r, uint64_t off, bool tt6e,
+			       struct tm_diag *diag)
 {
 	r->head.cls = (uint16_t)cls;
+	if (ppc_major(tm_be32(p)) == PPC_TWI_MAJOR)
+		r->head.flags |= F_TWI;
+	if (ppc_is_cache_block_op(op))
+		r->head.flags |= F_CACHE;
 	r->pc = s->pc;
 	r->num = s->num;
 	r->word = tm_be32(p);
@@ -244,10 +254,15 @@ static void decode_instruction(struct tt6_state *s, const uint8_t *p, unsigned c
 		if (s->ctx == ctx) /* the pattern did not advance: it is complete or broken */
 			s->ctx = CTX_NONE;
 	}
-	if (tt6e && ppc_major(r->word) == PPC_TWI_MAJOR) {
+	if (tt6e && (r->head.flags & F_TWI)) {
 		s->ctx = CTX_TWI;
 		s->twi_pc = r->pc;
 	}
+	/* TT6 keeps a dcbx address in an escape 0x11 unless it is 0 or an escape 0x01 just
+	 * before already says it */
+	if (tt6e && cls == TT6_MEMORY && (r->head.flags & F_CACHE) && r->w1 != 0 &&
+	    !((r->head.flags & F_AFTER_01) && r->ctx_ea == r->w1))
+		r->head.flags |= F_DCBX_ESC;
 	s->pc = cls == TT6_FLOW ? r->w1 : s->pc + 4;
 	s->num++;
 }
@@ -268,13 +283,12 @@ static int decode(void *state, const struct tm_decode_in *in, void *recs, size_t
 		size_t left = in->len - pos, need = 4;
 		uint32_t word = left >= 4 ? tm_be32(p) : 0;
 		unsigned cls = TT6_INITIAL;
+		const struct ppc_op *op = ppc_op_of(word);
 		if (s->started && left >= 4) {
 			if (ppc_major(word) == 0)
 				cls = TT6_ESCAPE;
-			else if (tt6e)
-				cls = ppc_op_of(word)->tt6e_class;
 			else
-				cls = ppc_op_of(word)->tt6_class;
+				cls = tt6e ? op->tt6e_class : op->tt6_class;
 			need = cls == TT6_ESCAPE ? 4 * (1 + (size_t)esc_count(word))
 						 : 4 * record_words[cls];
 		}
@@ -314,7 +328,7 @@ static int decode(void *state, const struct tm_decode_in *in, void *recs, size_t
 				continue;
 			}
 		} else {
-			decode_instruction(s, p, cls, r, off, tt6e, diag);
+			decode_instruction(s, p, op, cls, r, off, tt6e, diag);
 		}
 		unsigned rc = r->head.cls;
 		if (s->prev_cls != rc && s->prev_cls != TT6_INITIAL)
@@ -516,6 +530,15 @@ static const struct tm_render_ops tt6_dump_ops = {
     .render = dump_render,
 };
 
+/* The bytes of a record of class cls in the trace; 0 for escapes, whose length varies. */
+static size_t record_bytes(unsigned cls)
+{
+	return cls == TT6_ESCAPE  ? 0
+	       : cls < TT6_ESCAPE ? 4 * record_words[cls]
+	       : cls == TT6_SYNC  ? 12
+				  : 4;
+}
+
 /* class/CLASS.tt6: the record's bytes, after a position record when the record before it in
  * the trace is of another class. */
 static size_t stream_measure(const struct tm_chunk *c, size_t i)
@@ -552,17 +575,14 @@ static size_t stream_render(const struct tm_chunk *c, size_t i, char *out)
 	return (size_t)(put_raw(p, c, r) - out);
 }
 
+static const int16_t stream_flag_len[N_FLAG_BITS] = {[B_SEEK] = POSITION_BYTES};
+
 static const struct tm_render_ops tt6_stream_ops = {
+    .fixed_len = record_bytes,
+    .flag_len = stream_flag_len,
     .measure = stream_measure,
     .render = stream_render,
 };
-
-/* Whether an instruction is a dcbx or icbi: COMPUTE in TT6, MEMORY in TT6E. */
-static int is_cache_block_op(uint32_t word)
-{
-	const struct ppc_op *op = ppc_op_of(word);
-	return op->tt6_class == PPC_COMPUTE && op->tt6e_class == PPC_MEMORY;
-}
 
 /* convert/NAME.tt6e from TT6: dcbx gain an address, twi gain the synthetic pair, escapes 0x11
  * are dropped. */
@@ -570,10 +590,7 @@ static size_t to_tt6e_measure(const struct tm_chunk *c, size_t i)
 {
 	const struct tt6_record *r = rec(c, i);
 	switch (r->head.cls) {
-	case TT6_COMPUTE:
-		if (ppc_major(r->word) == PPC_TWI_MAJOR)
-			return 4 + 16;
-		return is_cache_block_op(r->word) ? 8 : 4;
+	case TT6_COMPUTE: return r->head.flags & F_TWI ? 4 + 16 : r->head.flags & F_CACHE ? 8 : 4;
 	case TT6_ESCAPE:
 		return esc_code(r->word) == ESC_DCBX_ADDRESS && esc_count(r->word) == 1
 			   ? 0
@@ -589,36 +606,35 @@ static size_t to_tt6e_render(const struct tm_chunk *c, size_t i, char *out)
 	if (r->head.cls != TT6_COMPUTE)
 		return to_tt6e_measure(c, i) ? (size_t)(put_raw(p, c, r) - out) : 0;
 	p = put_word(p, r->word);
-	if (ppc_major(r->word) == PPC_TWI_MAJOR) {
+	if (r->head.flags & F_TWI) {
 		p = put_word(p, SYNTH_BRANCH_WORD);
 		p = put_word(p, SYNTH_BRANCH_NEXT);
 		p = put_word(p, PPC_RFI_WORD);
 		p = put_word(p, r->pc + 4);
-	} else if (is_cache_block_op(r->word)) {
+	} else if (r->head.flags & F_CACHE) {
 		p = put_word(p, r->head.flags & (F_AFTER_01 | F_AFTER_11) ? r->ctx_ea : 0);
 	}
 	return (size_t)(p - out);
 }
 
+static const int16_t to_tt6e_flag_len[N_FLAG_BITS] = {[B_TWI] = 16, [B_CACHE] = 4};
+
 static const struct tm_render_ops tt6_to_tt6e_ops = {
+    .fixed_len = record_bytes,
+    .flag_len = to_tt6e_flag_len,
     .measure = to_tt6e_measure,
     .render = to_tt6e_render,
 };
 
 /* convert/NAME.tt6 from TT6E: the synthetic pairs are dropped, dcbx lose their address, which
  * an escape 0x11 keeps unless it is 0 or an escape 0x01 just before already says it. */
-static int needs_dcbx_escape(const struct tt6_record *r)
-{
-	return r->w1 != 0 && !((r->head.flags & F_AFTER_01) && r->ctx_ea == r->w1);
-}
-
 static size_t to_tt6_measure(const struct tm_chunk *c, size_t i)
 {
 	const struct tt6_record *r = rec(c, i);
 	if (r->head.flags & F_SYNTH)
 		return 0;
-	if (r->head.cls == TT6_MEMORY && is_cache_block_op(r->word))
-		return needs_dcbx_escape(r) ? 12 : 4;
+	if (r->head.cls == TT6_MEMORY && (r->head.flags & F_CACHE))
+		return (r->head.flags & F_DCBX_ESC) ? 12 : 4;
 	return r->head.raw_len;
 }
 
@@ -628,16 +644,22 @@ static size_t to_tt6_render(const struct tm_chunk *c, size_t i, char *out)
 	char *p = out;
 	if (r->head.flags & F_SYNTH)
 		return 0;
-	if (!(r->head.cls == TT6_MEMORY && is_cache_block_op(r->word)))
+	if (!(r->head.cls == TT6_MEMORY && (r->head.flags & F_CACHE)))
 		return (size_t)(put_raw(p, c, r) - out);
-	if (needs_dcbx_escape(r)) {
+	if ((r->head.flags & F_DCBX_ESC)) {
 		p = put_word(p, ESC_DCBX_ADDRESS << 16 | 1);
 		p = put_word(p, r->w1);
 	}
 	return (size_t)(put_word(p, r->word) - out);
 }
 
+/* synthetic flow records vanish; a dcbx loses its address word, and may gain an escape */
+static const int16_t to_tt6_flag_len[N_FLAG_BITS] = {
+    [B_SYNTH] = -8, [B_CACHE] = -4, [B_DCBX_ESC] = 8};
+
 static const struct tm_render_ops tt6e_to_tt6_ops = {
+    .fixed_len = record_bytes,
+    .flag_len = to_tt6_flag_len,
     .measure = to_tt6_measure,
     .render = to_tt6_render,
 };
