@@ -21,6 +21,7 @@ struct tm_footprint {
 	struct tm_footprint_block **slots;
 	size_t n_slots, n_blocks;
 	struct tm_footprint_block *recent[TM_FOOTPRINT_RECENT]; /* by tm_footprint_recent_slot */
+	struct tm_footprint_block *last; /* the block of the last insert: runs stay in one */
 	int err; /* -ENOMEM once an insert failed; the count is then a lower bound */
 };
 
@@ -39,13 +40,17 @@ static inline unsigned tm_footprint_recent_slot(uint64_t key)
 static inline void tm_footprint_add(struct tm_footprint *f, uint64_t member)
 {
 	uint64_t key = member >> TM_FOOTPRINT_BLOCK_BITS;
-	struct tm_footprint_block *b = f->recent[tm_footprint_recent_slot(key)];
-	if (b && b->key == key) {
-		uint64_t bit = member & ((1u << TM_FOOTPRINT_BLOCK_BITS) - 1);
-		b->bits[bit >> 6] |= 1ull << (bit & 63);
-		return;
+	uint64_t bit = member & ((1u << TM_FOOTPRINT_BLOCK_BITS) - 1);
+	struct tm_footprint_block *b = f->last;
+	if (!b || b->key != key) {
+		b = f->recent[tm_footprint_recent_slot(key)];
+		if (!b || b->key != key) {
+			tm_footprint_add_slow(f, member);
+			return;
+		}
+		f->last = b;
 	}
-	tm_footprint_add_slow(f, member);
+	b->bits[bit >> 6] |= 1ull << (bit & 63);
 }
 
 /* The number of distinct members added. */

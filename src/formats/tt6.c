@@ -227,54 +227,51 @@ static int decode_escape(struct tt6_state *s, const uint8_t *p, struct tt6_recor
 	return 0;
 }
 
-/* Decodes one instruction record of words words at p. */
-static void decode_instruction(struct tt6_state *s, const uint8_t *p, const struct ppc_op *op,
-			       unsigned cls, struct tt6_record *r, uint64_t off, bool tt6e,
-			       struct tm_diag *diag)
+/* The patterns that span records, for an instruction after a record that started one: a dcbx
+ * address in an escape before it, TT6E's synthetic pair after a twi. */
+static void instruction_context(struct tt6_state *s, struct tt6_record *r, uint64_t off, bool tt6e,
+				struct tm_diag *diag)
 {
-	r->head.cls = (uint16_t)cls;
-	if (ppc_major(tm_be32(p)) == PPC_TWI_MAJOR)
-		r->head.flags |= F_TWI;
-	if (ppc_is_cache_block_op(op))
-		r->head.flags |= F_CACHE;
-	r->pc = s->pc;
-	r->num = s->num;
-	r->word = tm_be32(p);
-	r->w1 = cls != TT6_COMPUTE ? tm_be32(p + 4) : 0;
-	r->w2 = cls == TT6_MEMEXT ? tm_be32(p + 8) : 0;
-	if (s->ctx == CTX_ESC01 || s->ctx == CTX_ESC11) {
-		r->head.flags |= s->ctx == CTX_ESC01 ? F_AFTER_01 : F_AFTER_11;
-		r->ctx_ea = s->ctx_ea;
-	}
 	uint8_t ctx = s->ctx;
 	s->ctx = CTX_NONE;
-	if (tt6e && (ctx == CTX_TWI || ctx == CTX_SYNTH_BRANCH)) {
+	if (ctx == CTX_ESC01 || ctx == CTX_ESC11) {
+		r->head.flags |= ctx == CTX_ESC01 ? F_AFTER_01 : F_AFTER_11;
+		r->ctx_ea = s->ctx_ea;
+	} else if (tt6e && (ctx == CTX_TWI || ctx == CTX_SYNTH_BRANCH)) {
 		s->ctx = ctx;
 		check_pair(s, r, off, diag);
 		if (s->ctx == ctx) /* the pattern did not advance: it is complete or broken */
 			s->ctx = CTX_NONE;
 	}
-	if (tt6e && (r->head.flags & F_TWI)) {
-		s->ctx = CTX_TWI;
-		s->twi_pc = r->pc;
-	}
-	/* TT6 keeps a dcbx address in an escape 0x11 unless it is 0 or an escape 0x01 just
-	 * before already says it */
-	if (tt6e && cls == TT6_MEMORY && (r->head.flags & F_CACHE) && r->w1 != 0 &&
-	    !((r->head.flags & F_AFTER_01) && r->ctx_ea == r->w1))
-		r->head.flags |= F_DCBX_ESC;
-	s->pc = cls == TT6_FLOW ? r->w1 : s->pc + 4;
-	s->num++;
 }
 
-static const unsigned record_words[4] = {
+static const uint8_t record_words[4] = {
     [TT6_COMPUTE] = 1, [TT6_FLOW] = 2, [TT6_MEMORY] = 2, [TT6_MEMEXT] = 3};
+
+/* Reports a record cut by the end of the trace and consumes what is left of it. */
+static void report_cut(const struct tt6_state *s, const struct tm_decode_in *in, size_t pos,
+		       uint32_t word, unsigned cls, size_t need, struct tm_diag *diag)
+{
+	size_t left = in->len - pos;
+	if (cls == TT6_ESCAPE)
+		tm_diag_truncated(diag, in->raw_off + pos,
+				  "escape 0x%02x: its %u words run past the end of the trace (%zu "
+				  "bytes of %zu present)",
+				  esc_code(word), esc_count(word), left, need);
+	else
+		tm_diag_truncated(diag, in->raw_off + pos,
+				  "%s record cut by the end of the trace: %zu of %zu bytes, not "
+				  "decoded",
+				  left < 4 ? (s->started ? "a" : "the INITIAL_PC")
+					   : tt6_classes[cls],
+				  left, need);
+}
 
 static int decode(void *state, const struct tm_decode_in *in, void *recs, size_t max, size_t *n_out,
 		  size_t *used, struct tm_diag *diag, bool tt6e)
 {
-	struct tt6_state *s = state;
-	struct tt6_record *out = recs;
+	struct tt6_state *restrict s = state; /* no record aliases the state */
+	struct tt6_record *restrict out = recs;
 	size_t pos = 0, n = 0;
 	int ret = 0;
 
@@ -282,7 +279,7 @@ static int decode(void *state, const struct tm_decode_in *in, void *recs, size_t
 		const uint8_t *p = in->buf + pos;
 		size_t left = in->len - pos, need = 4;
 		uint32_t word = left >= 4 ? tm_be32(p) : 0;
-		unsigned cls = TT6_INITIAL;
+		unsigned cls = TT6_INITIAL, flags = 0;
 		const struct ppc_op *op = ppc_op_of(word);
 		if (s->started && left >= 4) {
 			if (ppc_major(word) == 0)
@@ -290,50 +287,60 @@ static int decode(void *state, const struct tm_decode_in *in, void *recs, size_t
 			else
 				cls = tt6e ? op->tt6e_class : op->tt6_class;
 			need = cls == TT6_ESCAPE ? 4 * (1 + (size_t)esc_count(word))
-						 : 4 * record_words[cls];
+						 : 4u * record_words[cls];
 		}
 		if (left < need) {
 			if (!in->at_eof) {
 				ret = -EAGAIN;
-				break;
+			} else if (left) {
+				report_cut(s, in, pos, word, cls, need, diag);
+				pos = in->len;
 			}
-			if (left == 0)
-				break;
-			if (cls == TT6_ESCAPE)
-				tm_diag_truncated(diag, in->raw_off + pos,
-						  "escape 0x%02x: its %u words run past the end of "
-						  "the trace (%zu bytes of %zu present)",
-						  esc_code(word), esc_count(word), left, need);
-			else
-				tm_diag_truncated(diag, in->raw_off + pos,
-						  "%s record cut by the end of the trace: %zu of "
-						  "%zu bytes, not decoded",
-						  left < 4 ? (s->started ? "a" : "the INITIAL_PC")
-							   : tt6_classes[cls],
-						  left, need);
-			pos = in->len;
 			break;
 		}
 		struct tt6_record *r = &out[n];
-		memset(r, 0, sizeof(*r));
 		uint64_t off = in->raw_off + pos;
-		if (!s->started) {
-			r->head.cls = TT6_INITIAL;
-			r->pc = r->word = word;
-			s->pc = word;
-			s->started = 1;
-		} else if (cls == TT6_ESCAPE) {
+		r->pc = s->pc;
+		r->num = s->num;
+		r->word = word;
+		r->w1 = need >= 8 ? tm_be32(p + 4) : 0;
+		r->w2 = need >= 12 ? tm_be32(p + 8) : 0;
+		r->ctx_ea = 0;
+		r->head.flags = 0;
+		if (cls == TT6_ESCAPE) {
 			if (decode_escape(s, p, r, off, diag)) {
-				pos += need;
+				pos += need; /* a position record: applied, no record */
 				continue;
 			}
+			cls = r->head.cls;
+		} else if (!s->started) {
+			s->pc = r->pc = word;
+			s->started = 1;
 		} else {
-			decode_instruction(s, p, op, cls, r, off, tt6e, diag);
+			if (ppc_major(word) == PPC_TWI_MAJOR)
+				flags |= F_TWI;
+			if (ppc_is_cache_block_op(op))
+				flags |= F_CACHE;
+			r->head.flags = (uint16_t)flags;
+			r->head.cls = (uint16_t)cls; /* check_pair looks at it */
+			if (s->ctx != CTX_NONE)
+				instruction_context(s, r, off, tt6e, diag);
+			if (tt6e && (flags & F_TWI)) {
+				s->ctx = CTX_TWI;
+				s->twi_pc = r->pc;
+			}
+			/* TT6 keeps a dcbx address in an escape 0x11 unless it is 0 or an
+			 * escape 0x01 just before already says it */
+			if (tt6e && (flags & F_CACHE) && r->w1 != 0 &&
+			    !((r->head.flags & F_AFTER_01) && r->ctx_ea == r->w1))
+				r->head.flags |= F_DCBX_ESC;
+			s->pc = cls == TT6_FLOW ? r->w1 : s->pc + 4;
+			s->num++;
 		}
-		unsigned rc = r->head.cls;
-		if (s->prev_cls != rc && s->prev_cls != TT6_INITIAL)
+		if (s->prev_cls != cls && s->prev_cls != TT6_INITIAL)
 			r->head.flags |= F_SEEK;
-		s->prev_cls = (uint8_t)rc;
+		s->prev_cls = (uint8_t)cls;
+		r->head.cls = (uint16_t)cls;
 		r->head.raw_rel = (uint32_t)pos;
 		r->head.raw_len = (uint32_t)need;
 		pos += need;
