@@ -351,6 +351,8 @@ void ppc_bin_name(unsigned major, unsigned minor, char *out, size_t len)
 	uint32_t word = major << 26 | 3u << 21 | 4u << 16 | 5u << 11 | minor << 1;
 	char text[PPC_TEXT_WIDTH + 1];
 	size_t n = ppc_disasm(word, 0, text);
+	if (n >= 5 && strncmp(text, ".long", 5) == 0) /* sync, dcbz...: fields that must be 0 */
+		n = ppc_disasm(major << 26 | minor << 1, 0, text);
 	text[n] = '\0';
 	if (strncmp(text, ".long", 5) == 0) {
 		if (minor)
