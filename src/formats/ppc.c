@@ -348,11 +348,17 @@ void ppc_bin_name(unsigned major, unsigned minor, char *out, size_t len)
 		}
 	}
 	/* a representative word: distinct registers, so that no alias such as mr applies */
-	uint32_t word = major << 26 | 3u << 21 | 4u << 16 | 5u << 11 | minor << 1;
+	/* Representative words: distinct registers, so that no alias such as mr applies; then
+	 * zero fields (sync, dcbz), and the low bits set (stwcx. has Rc = 1, sc bit 30 = 1). */
+	uint32_t base = major << 26 | minor << 1, regs = 3u << 21 | 4u << 16 | 5u << 11;
+	const uint32_t tries[] = {base | regs, base, base | regs | 1, base | 2};
 	char text[PPC_TEXT_WIDTH + 1];
-	size_t n = ppc_disasm(word, 0, text);
-	if (n >= 5 && strncmp(text, ".long", 5) == 0) /* sync, dcbz...: fields that must be 0 */
-		n = ppc_disasm(major << 26 | minor << 1, 0, text);
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		n = ppc_disasm(tries[i], 0, text);
+		if (n < 5 || strncmp(text, ".long", 5) != 0)
+			break;
+	}
 	text[n] = '\0';
 	if (strncmp(text, ".long", 5) == 0) {
 		if (minor)
