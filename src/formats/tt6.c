@@ -108,7 +108,20 @@ enum {
 	F_DCBX_ESC = 64, /* TT6E: a dcbx whose address TT6 keeps in an escape 0x11 */
 };
 
-enum { B_SEEK, B_SYNTH, B_AFTER_01, B_AFTER_11, B_TWI, B_CACHE, B_DCBX_ESC, N_FLAG_BITS = 16 };
+/* Bits 7-10 hold how many digits an instruction number has beyond the 12 of its column, so
+ * that lines stay sized by flags. */
+enum {
+	B_SEEK,
+	B_SYNTH,
+	B_AFTER_01,
+	B_AFTER_11,
+	B_TWI,
+	B_CACHE,
+	B_DCBX_ESC,
+	B_WIDE,
+	N_FLAG_BITS = 16
+};
+#define WIDE_NUMBER 1000000000000ull /* 10^12: 13 digits */
 
 struct tt6_record {
 	struct tm_record head;
@@ -227,6 +240,9 @@ static int decode_escape(struct tt6_state *s, const uint8_t *p, struct tt6_recor
 	return 0;
 }
 
+#define NUM_WIDTH 12 /* the instruction number column */
+static unsigned decimal_digits(uint64_t v);
+
 /* The patterns that span records, for an instruction after a record that started one: a dcbx
  * address in an escape before it, TT6E's synthetic pair after a twi. */
 static void instruction_context(struct tt6_state *s, struct tt6_record *r, uint64_t off, bool tt6e,
@@ -329,16 +345,18 @@ static int decode(void *state, const struct tm_decode_in *in, void *recs, size_t
 				s->ctx = CTX_TWI;
 				s->twi_pc = r->pc;
 			}
-			/* TT6 keeps a dcbx address in an escape 0x11 unless it is 0 or an
-			 * escape 0x01 just before already says it */
-			if (tt6e && (flags & F_CACHE) && r->w1 != 0 &&
-			    !((r->head.flags & F_AFTER_01) && r->ctx_ea == r->w1))
+			/* TT6 keeps a dcbx address in an escape 0x11 unless TT6 -> TT6E would
+			 * find it anyway: in an escape 0x01 just before, else 0 */
+			if (tt6e && (flags & F_CACHE) &&
+			    r->w1 != (r->head.flags & F_AFTER_01 ? r->ctx_ea : 0))
 				r->head.flags |= F_DCBX_ESC;
 			s->pc = cls == TT6_FLOW ? r->w1 : s->pc + 4;
 			s->num++;
 		}
 		if (s->prev_cls != cls && s->prev_cls != TT6_INITIAL)
 			r->head.flags |= F_SEEK;
+		if (r->num >= WIDE_NUMBER)
+			r->head.flags |= (uint16_t)((decimal_digits(r->num) - NUM_WIDTH) << B_WIDE);
 		s->prev_cls = (uint8_t)cls;
 		r->head.cls = (uint16_t)cls;
 		r->head.raw_rel = (uint32_t)pos;
@@ -448,12 +466,18 @@ static size_t escape_extra_len(uint32_t word)
 	return 8 + (code < 16 ? 2 : hex_digits(code)) + 7 + decimal_digits(count) + 9 * count;
 }
 
+static size_t wide_digits(const struct tt6_record *r)
+{
+	return (size_t)(r->head.flags >> B_WIDE & 15);
+}
+
 static size_t dump_measure(const struct tm_chunk *c, size_t i)
 {
 	const struct tt6_record *r = rec(c, i);
 	if (r->head.cls != TT6_ESCAPE)
-		return dump_fixed_len(r->head.cls);
-	return PREFIX_LEN + class_name_len(TT6_ESCAPE) + escape_extra_len(r->word) + 1;
+		return dump_fixed_len(r->head.cls) + wide_digits(r);
+	return PREFIX_LEN + class_name_len(TT6_ESCAPE) + escape_extra_len(r->word) + 1 +
+	       wide_digits(r);
 }
 
 /* The TEXT column, padded to its width. */
@@ -531,8 +555,12 @@ static size_t dump_render(const struct tm_chunk *c, size_t i, char *out)
 	return (size_t)(p - out);
 }
 
+static const int16_t dump_flag_len[N_FLAG_BITS] = {
+    [B_WIDE] = 1, [B_WIDE + 1] = 2, [B_WIDE + 2] = 4, [B_WIDE + 3] = 8};
+
 static const struct tm_render_ops tt6_dump_ops = {
     .fixed_len = dump_fixed_len,
+    .flag_len = dump_flag_len,
     .measure = dump_measure,
     .render = dump_render,
 };
@@ -674,7 +702,8 @@ static const struct tm_render_ops tt6e_to_tt6_ops = {
 /* sync.txt: NUMBER PC KIND(9) ADDRESS COUNT */
 static size_t sync_measure(const struct tm_chunk *c, size_t i)
 {
-	return NUM_WIDTH + 1 + 8 + 1 + 9 + 1 + 8 + 1 + decimal_digits(rec(c, i)->w2) + 1;
+	return NUM_WIDTH + 1 + 8 + 1 + 9 + 1 + 8 + 1 + decimal_digits(rec(c, i)->w2) + 1 +
+	       wide_digits(rec(c, i));
 }
 
 static size_t sync_render(const struct tm_chunk *c, size_t i, char *out)
