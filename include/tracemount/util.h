@@ -39,6 +39,30 @@ static inline char *tm_put_hex8(char *out, uint8_t v)
 	return out + 2;
 }
 
+/* The number of decimal digits of v. */
+static inline unsigned tm_decimal_digits(uint64_t v)
+{
+	unsigned n = 1;
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+/* Writes v in decimal, right-aligned in width columns (more when it needs more digits). */
+static inline char *tm_put_decimal(char *out, uint64_t v, unsigned width)
+{
+	unsigned n = tm_decimal_digits(v);
+	for (; width > n; width--)
+		*out++ = ' ';
+	for (unsigned i = n; i > 0; i--) {
+		out[i - 1] = (char)('0' + v % 10);
+		v /= 10;
+	}
+	return out + n;
+}
+
 static inline uint32_t tm_be32(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];

@@ -1,0 +1,229 @@
+/* TT6 and TT6E statistics for stats.json; keys in doc/views.md. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "tt6.h"
+#include "tracemount/diag.h"
+
+/* Statistics. */
+
+#define TOP_MNEMONICS 20
+
+int tt6_stats_init(void *p)
+{
+	struct tt6_stats *s = p;
+	s->last_data_line = UINT64_MAX;
+	tm_footprint_init(&s->pcs);
+	tm_footprint_init(&s->data);
+	return 0;
+}
+
+static void count_access(struct tt6_stats *s, const struct tt6_record *r)
+{
+	const struct ppc_op *op = ppc_op_of(r->word);
+	unsigned size = ppc_access_size(op, r->word, r->w2);
+	if (op->access == PPC_LOAD)
+		s->loads[size]++;
+	else if (op->access == PPC_STORE)
+		s->stores[size]++;
+	else if (op->sizing == PPC_SIZE_NONE && op->tt6_class == PPC_COMPUTE)
+		s->cache_ops++;
+	if (op->access == PPC_NO_ACCESS)
+		return;
+	uint64_t first = r->w1 >> 6, last = ((uint64_t)r->w1 + (size ? size - 1 : 0)) >> 6;
+	for (uint64_t line = first; line <= last; line++) {
+		if (line == s->last_data_line)
+			continue;
+		s->last_data_line = line;
+		tm_footprint_add(&s->data, line);
+	}
+}
+
+void tt6_stats_update(void *p, const struct tm_chunk *c)
+{
+	struct tt6_stats *s = p;
+	for (size_t i = 0; i < c->n_records; i++) {
+		const struct tt6_record *r = tt6_rec(c, i);
+		switch (r->head.cls) {
+		case TT6_INITIAL:
+			s->initial_pc = r->word;
+			s->has_initial = 1;
+			continue;
+		case TT6_SYNC: s->sync[sync_kind(esc_code(r->word))]++; /* fall through */
+		case TT6_ESCAPE: s->escape_codes[esc_code(r->word)]++; continue;
+		case TT6_FLOW:
+			if (!ppc_is_conditional(r->word))
+				s->unconditional++;
+			else if (r->w1 == r->pc + 4)
+				s->not_taken++;
+			else
+				s->taken++;
+			if ((r->head.flags & F_SYNTH) && r->word == PPC_RFI_WORD)
+				s->twi_pairs++;
+			break;
+		case TT6_MEMORY:
+		case TT6_MEMEXT: count_access(s, r); break;
+		default: break;
+		}
+		s->bins[ppc_bin_of(r->word)]++;
+		tm_footprint_add(&s->pcs, r->pc >> 2);
+	}
+}
+
+struct name_count {
+	char name[24];
+	uint64_t count;
+};
+
+static int by_count_desc(const void *a, const void *b)
+{
+	const struct name_count *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/* The most frequent base mnemonics: bins named, bins of one name merged, sorted. */
+static json_object *top_mnemonics(const struct tt6_stats *s)
+{
+	size_t n = 0, cap = 64;
+	struct name_count *v = malloc(cap * sizeof(*v));
+	json_object *obj = json_object_new_object();
+	if (!v || !obj)
+		goto out;
+	for (unsigned b = 0; b < (1u << 16); b++) {
+		if (!s->bins[b])
+			continue;
+		char name[24];
+		ppc_bin_name(b >> 10, b & 0x3ff, name, sizeof(name));
+		size_t k = 0;
+		while (k < n && strcmp(v[k].name, name) != 0)
+			k++;
+		if (k == n) {
+			if (n == cap) {
+				struct name_count *w = realloc(v, 2 * cap * sizeof(*v));
+				if (!w)
+					goto out;
+				v = w;
+				cap *= 2;
+			}
+			memcpy(v[n].name, name, sizeof(name));
+			v[n++].count = 0;
+		}
+		v[k].count += s->bins[b];
+	}
+	qsort(v, n, sizeof(*v), by_count_desc);
+	for (size_t k = 0; k < n && k < TOP_MNEMONICS; k++)
+		json_object_object_add(obj, v[k].name, json_object_new_int64((int64_t)v[k].count));
+	free(v);
+	return obj;
+out:
+	free(v);
+	json_object_put(obj);
+	return NULL;
+}
+
+static json_object *size_histogram(const uint64_t *bins)
+{
+	json_object *obj = json_object_new_object(), *by_size = json_object_new_object();
+	uint64_t total = 0;
+	if (!obj || !by_size) {
+		json_object_put(obj);
+		json_object_put(by_size);
+		return NULL;
+	}
+	for (unsigned k = 0; k < TT6_SIZE_BINS; k++) {
+		char key[8];
+		if (!bins[k])
+			continue;
+		total += bins[k];
+		snprintf(key, sizeof(key), "%u", k);
+		json_object_object_add(by_size, key, json_object_new_int64((int64_t)bins[k]));
+	}
+	json_object_object_add(obj, "total", json_object_new_int64((int64_t)total));
+	json_object_object_add(obj, "by_size", by_size);
+	return obj;
+}
+
+static json_object *int_object(const char *const *names, const uint64_t *values, unsigned n)
+{
+	json_object *obj = json_object_new_object();
+	for (unsigned k = 0; obj && k < n; k++)
+		json_object_object_add(obj, names[k], json_object_new_int64((int64_t)values[k]));
+	return obj;
+}
+
+static int stats_finish(void *p, json_object *obj, struct tm_diag *diag, bool tt6e)
+{
+	struct tt6_stats *s = p;
+	uint64_t instructions = 0;
+	char pc[16];
+	for (unsigned b = 0; b < (1u << 16); b++)
+		instructions += s->bins[b];
+	snprintf(pc, sizeof(pc), "0x%08" PRIx32, s->initial_pc);
+
+	json_object *escapes = json_object_new_object();
+	for (unsigned code = 0; escapes && code < 1024; code++) {
+		char key[8];
+		if (!s->escape_codes[code])
+			continue;
+		snprintf(key, sizeof(key), "0x%02x", code);
+		json_object_object_add(escapes, key,
+				       json_object_new_int64((int64_t)s->escape_codes[code]));
+	}
+	static const char *const branch_keys[] = {"conditional_taken", "conditional_not_taken",
+						  "unconditional"};
+	uint64_t branches[] = {s->taken, s->not_taken, s->unconditional};
+
+	json_object_object_add(obj, "instructions", json_object_new_int64((int64_t)instructions));
+	json_object_object_add(obj, "initial_pc",
+			       s->has_initial ? json_object_new_string(pc) : NULL);
+	json_object_object_add(obj, "top_mnemonics", top_mnemonics(s));
+	json_object_object_add(obj, "loads", size_histogram(s->loads));
+	json_object_object_add(obj, "stores", size_histogram(s->stores));
+	json_object_object_add(obj, "cache_ops", json_object_new_int64((int64_t)s->cache_ops));
+	json_object_object_add(obj, "branches", int_object(branch_keys, branches, 3));
+	json_object_object_add(obj, "distinct_pcs",
+			       json_object_new_int64((int64_t)tm_footprint_count(&s->pcs)));
+	json_object_object_add(
+	    obj, "code_lines_64b",
+	    json_object_new_int64((int64_t)tm_footprint_count_groups(&s->pcs, 4)));
+	json_object_object_add(
+	    obj, "code_pages_4k",
+	    json_object_new_int64((int64_t)tm_footprint_count_groups(&s->pcs, 10)));
+	json_object_object_add(obj, "data_lines_64b",
+			       json_object_new_int64((int64_t)tm_footprint_count(&s->data)));
+	json_object_object_add(
+	    obj, "data_pages_4k",
+	    json_object_new_int64((int64_t)tm_footprint_count_groups64(&s->data)));
+	json_object_object_add(obj, "escape_codes", escapes);
+	json_object_object_add(obj, "sync_events", int_object(tt6_sync_kinds, s->sync, 4));
+	if (tt6e)
+		json_object_object_add(obj, "twi_pairs",
+				       json_object_new_int64((int64_t)s->twi_pairs));
+	if (s->pcs.err || s->data.err)
+		tm_diag_note(diag,
+			     "out of memory counting distinct addresses: counts are lower bounds");
+	return 0;
+}
+
+int tt6_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
+{
+	return stats_finish(p, obj, diag, false);
+}
+
+int tt6e_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
+{
+	return stats_finish(p, obj, diag, true);
+}
+
+void tt6_stats_free(void *p)
+{
+	struct tt6_stats *s = p;
+	tm_footprint_free(&s->pcs);
+	tm_footprint_free(&s->data);
+}
