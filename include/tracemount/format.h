@@ -86,6 +86,12 @@ struct tm_format {
 	uint64_t common_classes;
 	/* Renders class/CLASS.EXT records; NULL: the record's own bytes (tm_raw_copy_ops). */
 	const struct tm_render_ops *class_stream;
+	/* Classes that overlap the exclusive ones above (CIS501's loads, taken, flags_read...):
+	 * flag bit b of a record's head.flags puts it in the class named tags[b] (a NULL entry
+	 * keeps the bit private). Each tag gets class/TAG.txt and class/TAG.EXT as a class does,
+	 * and a count in stats.json's classes. */
+	const char *const *tags;
+	unsigned n_tags; /* entries in tags, at most 16 */
 
 	size_t record_size;	 /* stride of decoded records, >= sizeof(struct tm_record) */
 	size_t state_size;	 /* decoder state kept in each checkpoint (a multiple of 8) */

@@ -22,7 +22,9 @@ struct tm_view {
 	char *path; /* relative to the trace folder: "class/d_read.txt" */
 	enum tm_view_kind kind;
 	const struct tm_render_ops *ops; /* record views */
-	uint64_t class_mask;		 /* record views */
+	uint64_t class_mask;		 /* record views: classes whose records it shows */
+	uint16_t flag_mask;		 /* and, unless 0, of those only records with one of
+					    these flags (a tag's class) */
 	unsigned column;		 /* record views: index column */
 };
 
@@ -52,6 +54,12 @@ int tm_view_table_list(const struct tm_view_table *t, const char *dir,
  * fixed_len, or for a copy of the trace's own bytes the format's fixed record length. The
  * index pass sizes views by counting with it; rendering spares a measure() per record. */
 size_t tm_view_fixed_len(const struct tm_format *fmt, const struct tm_view *v, unsigned cls);
+
+/* Whether record view v shows record r. */
+static inline int tm_view_shows(const struct tm_view *v, const struct tm_record *r)
+{
+	return (v->class_mask >> r->cls & 1) && (!v->flag_mask || (r->flags & v->flag_mask));
+}
 
 /* Bytes record i of c produces in view v, where fixed[cls] is tm_view_fixed_len's answer. */
 static inline size_t tm_view_record_len(const struct tm_view *v, const size_t *fixed,

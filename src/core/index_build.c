@@ -30,6 +30,7 @@ struct builder {
 	 * one, n_measured[c] of them */
 	unsigned *measured, *n_measured;
 	const struct tm_view **record_views;
+	uint64_t tag_count[16]; /* records by flag bit, for the tags' class counts */
 	void *recs; /* one batch of decoded records */
 	void *stats;
 	struct tm_diag diag;
@@ -90,7 +91,8 @@ static int setup(struct builder *b)
 			continue;
 		b->record_views[v->column] = v;
 		for (unsigned c = 0; c < nc; c++) {
-			size_t len = tm_view_fixed_len(fmt, v, c);
+			/* a tag's view holds some records of each class: measured one by one */
+			size_t len = v->flag_mask ? 0 : tm_view_fixed_len(fmt, v, c);
 			b->fixed[v->column * nc + c] = len;
 			if (!len && v->class_mask >> c & 1)
 				b->measured[c * nv + b->n_measured[c]++] = v->column;
@@ -168,11 +170,17 @@ static int account(struct builder *b, const struct tm_chunk *c)
 		if (counts[k] && b->n_measured[k])
 			varying |= 1ull << k;
 	for (size_t i = 0; varying && i < c->n_records; i++) {
-		unsigned k = tm_chunk_rec(c, i)->cls;
-		const unsigned *views = b->measured + (size_t)k * nv;
-		for (unsigned j = 0; j < b->n_measured[k]; j++)
-			view_off[views[j]] += b->record_views[views[j]]->ops->measure(c, i);
+		const struct tm_record *r = tm_chunk_rec(c, i);
+		const unsigned *views = b->measured + (size_t)r->cls * nv;
+		for (unsigned j = 0; j < b->n_measured[r->cls]; j++) {
+			const struct tm_view *view = b->record_views[views[j]];
+			if (!view->flag_mask || (r->flags & view->flag_mask))
+				view_off[views[j]] += view->ops->measure(c, i);
+		}
 	}
+	for (unsigned f = any_flags; f; f &= f - 1)
+		for (unsigned k = 0; k < nc; k++)
+			b->tag_count[__builtin_ctz(f)] += flagged[k][__builtin_ctz(f)];
 	for (unsigned k = 0; k < nc; k++)
 		class_count[k] += counts[k];
 	b->cur[TM_ROW_RECORD] += c->n_records;
@@ -264,6 +272,10 @@ static int finish(struct builder *b, const char *source_name)
 		uint64_t n = b->cur[TM_ROW_VIEWS + ix->n_views + k];
 		json_object_object_add(classes, fmt->classes[k], json_object_new_int64((int64_t)n));
 	}
+	for (unsigned t = 0; t < fmt->n_tags && t < 16; t++)
+		if (fmt->tags[t])
+			json_object_object_add(classes, fmt->tags[t],
+					       json_object_new_int64((int64_t)b->tag_count[t]));
 	json_object_object_add(root, "classes", classes);
 	classes = NULL;
 	if (fmt->stats_finish && (err = fmt->stats_finish(b->stats, own, &b->diag)) < 0)
@@ -306,7 +318,7 @@ int tm_index_build(const struct tm_format *fmt, const struct tm_view_table *view
 	struct builder b = {.fmt = fmt, .views = views, .src = src};
 	int err = -ENOMEM;
 
-	if (fmt->n_classes > TM_MAX_CLASSES)
+	if (fmt->n_classes > TM_MAX_CLASSES || fmt->n_tags > 16)
 		return -EINVAL;
 	tm_diag_init(&b.diag);
 	if (!(b.ix = calloc(1, sizeof(*b.ix))))

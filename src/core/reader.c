@@ -91,9 +91,7 @@ static int load_rendered(void *arg, struct tm_cached_chunk *out)
 		    k < r->trace->fmt->n_classes ? tm_view_fixed_len(r->trace->fmt, v, k) : 0;
 	err = -EIO; /* a view whose records render to other than their indexed size */
 	for (size_t i = 0; i < c->n_records; i++) {
-		unsigned cls =
-		    tm_chunk_rec(c, i)->cls & (TM_MAX_CLASSES - 1); /* checked by index pass */
-		if (!(v->class_mask >> cls & 1))
+		if (!tm_view_shows(v, tm_chunk_rec(c, i))) /* classes checked by index pass */
 			continue;
 		size_t n = tm_view_record_len(v, fixed, c, i);
 		if (n > size - len)

@@ -44,7 +44,7 @@ char *tm_trace_stem(const char *name)
 }
 
 static int add_view(struct tm_view_table *t, char *path, enum tm_view_kind kind,
-		    const struct tm_render_ops *ops, uint64_t mask)
+		    const struct tm_render_ops *ops, uint64_t mask, uint16_t flag_mask)
 {
 	if (!path)
 		return -ENOMEM;
@@ -53,6 +53,7 @@ static int add_view(struct tm_view_table *t, char *path, enum tm_view_kind kind,
 	v->kind = kind;
 	v->ops = ops;
 	v->class_mask = mask;
+	v->flag_mask = flag_mask;
 	v->column = kind == TM_VIEW_RECORDS ? t->n_record_views++ : 0;
 	return 0;
 }
@@ -63,10 +64,24 @@ static char *path_printf(const char *fmt, const char *a, const char *b)
 	return asprintf(&s, fmt, a, b) < 0 ? NULL : s;
 }
 
+/* class/NAME.txt and, when the format has binary streams, class/NAME.EXT. */
+static int add_class_views(struct tm_view_table *t, const struct tm_format *fmt,
+			   const char *name, uint64_t mask, uint16_t flag_mask)
+{
+	const struct tm_render_ops *stream =
+	    fmt->class_stream ? fmt->class_stream : &tm_raw_copy_ops;
+	int err = add_view(t, path_printf("class/%s.%s", name, "txt"), TM_VIEW_RECORDS,
+			   fmt->dump, mask, flag_mask);
+	if (!err && fmt->class_ext)
+		err = add_view(t, path_printf("class/%s.%s", name, fmt->class_ext),
+			       TM_VIEW_RECORDS, stream, mask, flag_mask);
+	return err;
+}
+
 int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, const char *name)
 {
 	unsigned per_class = fmt->class_ext ? 2 : 1;
-	unsigned n = 4 + fmt->n_classes * per_class + fmt->n_extra_views;
+	unsigned n = 4 + (fmt->n_classes + fmt->n_tags) * per_class + fmt->n_extra_views;
 	int err = 0;
 
 	memset(t, 0, sizeof(*t));
@@ -75,27 +90,21 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 	if (!t->views || !t->stem)
 		goto out_nomem;
 
-	err = add_view(t, strdup("raw"), TM_VIEW_RAW, NULL, 0);
-	err = err ? err : add_view(t, strdup("dump.txt"), TM_VIEW_RECORDS, fmt->dump, ~0ull);
-	err = err ? err : add_view(t, strdup("stats.json"), TM_VIEW_STATS, NULL, 0);
-	err = err ? err : add_view(t, strdup("errors.txt"), TM_VIEW_ERRORS, NULL, 0);
-	const struct tm_render_ops *stream =
-	    fmt->class_stream ? fmt->class_stream : &tm_raw_copy_ops;
-	for (unsigned c = 0; c < fmt->n_classes && !err; c++) {
-		const char *cls = fmt->classes[c];
-		uint64_t mask = 1ull << c | fmt->common_classes;
-		if (fmt->common_classes >> c & 1)
-			continue;
-		err = add_view(t, path_printf("class/%s.%s", cls, "txt"), TM_VIEW_RECORDS,
-			       fmt->dump, mask);
-		if (!err && fmt->class_ext)
-			err = add_view(t, path_printf("class/%s.%s", cls, fmt->class_ext),
-				       TM_VIEW_RECORDS, stream, mask);
-	}
+	err = add_view(t, strdup("raw"), TM_VIEW_RAW, NULL, 0, 0);
+	err = err ? err : add_view(t, strdup("dump.txt"), TM_VIEW_RECORDS, fmt->dump, ~0ull, 0);
+	err = err ? err : add_view(t, strdup("stats.json"), TM_VIEW_STATS, NULL, 0, 0);
+	err = err ? err : add_view(t, strdup("errors.txt"), TM_VIEW_ERRORS, NULL, 0, 0);
+	for (unsigned c = 0; c < fmt->n_classes && !err; c++)
+		if (!(fmt->common_classes >> c & 1))
+			err = add_class_views(t, fmt, fmt->classes[c],
+					      1ull << c | fmt->common_classes, 0);
+	for (unsigned b = 0; b < fmt->n_tags && b < 16 && !err; b++)
+		if (fmt->tags[b])
+			err = add_class_views(t, fmt, fmt->tags[b], ~0ull, (uint16_t)(1u << b));
 	for (unsigned i = 0; i < fmt->n_extra_views && !err; i++) {
 		const struct tm_view_desc *d = &fmt->extra_views[i];
 		err = add_view(t, path_printf(d->path, t->stem, ""), TM_VIEW_RECORDS, d->ops,
-			       d->class_mask);
+			       d->class_mask, 0);
 	}
 	if (!err)
 		return 0;

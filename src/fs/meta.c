@@ -21,6 +21,9 @@ static int formats_text(char **text, size_t *len)
 			fmt->recognition);
 		for (unsigned c = 0; c < fmt->n_classes; c++)
 			fprintf(f, " %s", fmt->classes[c]);
+		for (unsigned b = 0; b < fmt->n_tags; b++)
+			if (fmt->tags[b])
+				fprintf(f, " %s", fmt->tags[b]);
 		fprintf(f, "\n  views: raw dump.txt stats.json errors.txt class/CLASS.txt");
 		if (fmt->class_ext)
 			fprintf(f, " class/CLASS.%s", fmt->class_ext);
