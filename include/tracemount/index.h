@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 struct tm_format;
+struct tm_gz_index;
 struct tm_source;
 struct tm_view_table;
 
@@ -33,6 +34,8 @@ struct tm_index {
 	size_t stats_len;
 	char *errors_txt; /* errors.txt */
 	size_t errors_len;
+	/* A gzip trace's access points (then trace offsets are decompressed offsets), or NULL */
+	struct tm_gz_index *gz;
 };
 
 enum { TM_ROW_RAW_OFF = 0, TM_ROW_RECORD = 1, TM_ROW_VIEWS = 2 };

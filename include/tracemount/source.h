@@ -1,4 +1,5 @@
-/* Random access to a trace's bytes: the plain file now, a decompressing reader later. */
+/* Access to a trace's bytes: a plain file read at any offset, or a gzip scan read in order
+ * (gzip.h). */
 #ifndef TRACEMOUNT_SOURCE_H
 #define TRACEMOUNT_SOURCE_H
 
@@ -7,6 +8,7 @@
 #include <sys/types.h>
 
 struct tm_source;
+struct tm_diag;
 
 struct tm_source_ops {
 	/* Reads up to len bytes at off; returns the count (short only at the end) or -errno. */
@@ -15,12 +17,16 @@ struct tm_source_ops {
 	/* Opens a second, independent handle on the same bytes into out. Optional: without it
 	 * nothing reads the source in the background. Returns 0 or -errno. */
 	int (*dup)(const struct tm_source *s, struct tm_source *out);
+	/* Reports problems of the bytes beneath the trace (a corrupt gzip stream) once they
+	 * have been read to their end. Optional. */
+	void (*report)(struct tm_source *s, struct tm_diag *diag);
 };
 
 struct tm_source {
 	const struct tm_source_ops *ops;
-	uint64_t size; /* bytes of trace data */
+	uint64_t size; /* bytes of trace data (of a gzip scan: compressed bytes) */
 	int fd;
+	void *priv; /* a source's own state */
 };
 
 /* Opens path below the folder dirfd with open(2) flags (O_CLOEXEC added): no component may

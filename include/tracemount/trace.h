@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "tracemount/view.h"
 
@@ -39,6 +40,20 @@ struct tm_trace {
 /* The trace's index, building it from src if needed. Returns 0 or -errno. The index stays
  * valid while the caller holds its reference to the trace. */
 int tm_trace_index(struct tm_trace *t, struct tm_source *src, const struct tm_index **out);
+
+/* Whether the trace's bytes in src are gzip-compressed (gzip.h's tm_gz_detect). */
+bool tm_trace_is_gzip(const struct tm_trace *t, struct tm_source *src);
+
+/* Reads len trace bytes at off (decompressed offsets for a gzip trace, whose spans are
+ * decompressed through the context's cache). ix may be NULL for a plain trace. Returns the
+ * count (short only at the end) or -errno. */
+ssize_t tm_trace_read(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
+		      struct tm_source *src, void *buf, size_t len, uint64_t off);
+
+/* Span `span` of a gzip trace, decompressed, through the context's cache (as bytes). Returns
+ * 0 or -errno; release with tm_trace_chunk_release(). */
+int tm_trace_span(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
+		  struct tm_source *src, uint64_t span, struct tm_cached_chunk **out);
 
 /* Decodes chunk `chunk` of the trace (through the context's cache). Returns 0 or -errno;
  * -EIO when the data no longer matches the index. Release with tm_trace_chunk_release(). */

@@ -28,6 +28,9 @@ struct tm_view {
 	unsigned column;		 /* record views: index column */
 };
 
+/* views[TM_RAW_VIEW] of every trace is raw. */
+#define TM_RAW_VIEW 0
+
 struct tm_view_table {
 	struct tm_view *views;
 	unsigned n_views;

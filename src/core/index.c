@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "tracemount/gzip.h"
 #include "tracemount/index.h"
 
 int tm_index_find(const struct tm_index *ix, unsigned v, uint64_t off, uint64_t *chunk)
@@ -24,7 +25,7 @@ int tm_index_find(const struct tm_index *ix, unsigned v, uint64_t off, uint64_t 
 size_t tm_index_mem(const struct tm_index *ix)
 {
 	return sizeof(*ix) + ix->n_rows * ix->row_words * sizeof(uint64_t) + ix->stats_len +
-	       ix->errors_len;
+	       ix->errors_len + (ix->gz ? tm_gz_index_mem(ix->gz) : 0);
 }
 
 void tm_index_free(struct tm_index *ix)
@@ -34,5 +35,6 @@ void tm_index_free(struct tm_index *ix)
 	free(ix->rows);
 	free(ix->stats_json);
 	free(ix->errors_txt);
+	tm_gz_index_free(ix->gz);
 	free(ix);
 }

@@ -280,6 +280,8 @@ static int finish(struct builder *b, const char *source_name)
 	classes = NULL;
 	if (fmt->stats_finish && (err = fmt->stats_finish(b->stats, own, &b->diag)) < 0)
 		goto out;
+	if (b->src->ops->report)
+		b->src->ops->report(b->src, &b->diag);
 	if ((err = tm_diag_finish(&b->diag)) < 0)
 		goto out;
 	ix->n_errors = b->diag.count;

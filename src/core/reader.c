@@ -7,6 +7,7 @@
 #include "tracemount/chunk_cache.h"
 #include "tracemount/context.h"
 #include "tracemount/format.h"
+#include "tracemount/gzip.h"
 #include "tracemount/index.h"
 #include "tracemount/prefetch.h"
 #include "tracemount/reader.h"
@@ -28,7 +29,8 @@ int tm_reader_open(struct tm_reader *r, struct tm_context *ctx, struct tm_trace 
 	r->trace = t;
 	r->src = src;
 	r->view = view;
-	if (view_of(r)->kind == TM_VIEW_RAW)
+	/* a plain trace's raw bytes need no index; a gzip trace's size and spans do */
+	if (view_of(r)->kind == TM_VIEW_RAW && !tm_trace_is_gzip(t, src))
 		return 0;
 	return tm_trace_index(t, src, &r->index);
 }
@@ -42,7 +44,7 @@ uint64_t tm_reader_size(const struct tm_reader *r)
 {
 	const struct tm_view *v = view_of(r);
 	switch (v->kind) {
-	case TM_VIEW_RAW: return r->src->size;
+	case TM_VIEW_RAW: return r->index && r->index->gz ? r->index->gz->out_size : r->src->size;
 	case TM_VIEW_STATS: return r->index->stats_len;
 	case TM_VIEW_ERRORS: return r->index->errors_len;
 	case TM_VIEW_RECORDS: return tm_index_view_size(r->index, v->column);
@@ -109,6 +111,42 @@ out:
 	return err;
 }
 
+/* A reader's view in chunks: a record view's index chunks, or a gzip trace's spans for raw. */
+static int spans(const struct tm_reader *r)
+{
+	return view_of(r)->kind == TM_VIEW_RAW;
+}
+
+static uint64_t n_chunks(const struct tm_reader *r)
+{
+	return spans(r) ? r->index->gz->n_points : tm_index_chunks(r->index);
+}
+
+static uint64_t chunk_start(const struct tm_reader *r, uint64_t k)
+{
+	return spans(r) ? r->index->gz->points[k].out
+			: tm_index_view_off(r->index, k, view_of(r)->column);
+}
+
+static int find_chunk(const struct tm_reader *r, uint64_t off, uint64_t *k)
+{
+	if (!spans(r))
+		return tm_index_find(r->index, view_of(r)->column, off, k);
+	if (off >= r->index->gz->out_size)
+		return -ERANGE;
+	*k = tm_gz_span_of(r->index->gz, off);
+	return 0;
+}
+
+static int load_chunk(const struct tm_reader *r, uint64_t k, struct tm_cached_chunk **out)
+{
+	if (spans(r))
+		return tm_trace_span(r->ctx, r->trace, r->index, r->src, k, out);
+	struct render_load arg = {r, k};
+	return tm_chunk_cache_load(r->ctx->cache, tm_cache_owner(r->trace->uid, r->view), k,
+				   load_rendered, &arg, out);
+}
+
 static ssize_t read_memory(const char *data, size_t data_len, void *out, size_t size, uint64_t off)
 {
 	if (off >= data_len)
@@ -121,10 +159,8 @@ static ssize_t read_memory(const char *data, size_t data_len, void *out, size_t 
 
 int tm_reader_render(const struct tm_reader *r, uint64_t chunk)
 {
-	struct render_load arg = {r, chunk};
 	struct tm_cached_chunk *cc;
-	int err = tm_chunk_cache_load(r->ctx->cache, tm_cache_owner(r->trace->uid, r->view), chunk,
-				      load_rendered, &arg, &cc);
+	int err = load_chunk(r, chunk, &cc);
 	if (!err)
 		tm_chunk_cache_release(r->ctx->cache, cc);
 	return err;
@@ -135,45 +171,39 @@ int tm_reader_render(const struct tm_reader *r, uint64_t chunk)
  * thread, unless they are there. */
 static void prefetch_next(struct tm_reader *r, uint64_t off, uint64_t end, uint64_t last_chunk)
 {
-	const struct tm_view *v = view_of(r);
 	uint64_t expected = atomic_exchange(&r->next_off, end), last = 0;
-	if (off != expected || last_chunk + 1 >= tm_index_chunks(r->index))
+	if (off != expected || last_chunk + 1 >= n_chunks(r))
 		return;
-	uint64_t ahead = end + (end - off), size = tm_index_view_size(r->index, v->column);
+	uint64_t ahead = end + (end - off), size = tm_reader_size(r);
 	/* at least two chunks ahead: the reader renders the next one while the worker renders
 	 * the one after, so both cores decode */
-	if (tm_index_find(r->index, v->column, ahead < size ? ahead : size - 1, &last) < 0 ||
-	    last < last_chunk + 2)
+	if (find_chunk(r, ahead < size ? ahead : size - 1, &last) < 0 || last < last_chunk + 2)
 		last = last_chunk + 2;
-	if (last >= tm_index_chunks(r->index))
-		last = tm_index_chunks(r->index) - 1;
-	uint64_t owner = tm_cache_owner(r->trace->uid, r->view);
+	if (last >= n_chunks(r))
+		last = n_chunks(r) - 1;
+	uint64_t owner = tm_cache_owner(r->trace->uid, spans(r) ? TM_RAW_VIEW : r->view);
 	if (!tm_chunk_cache_contains(r->ctx->cache, owner, last))
 		tm_prefetch_request(r->ctx->prefetch, r, last_chunk + 1, last);
 }
 
-static ssize_t read_records(struct tm_reader *r, char *out, size_t size, uint64_t off)
+/* Reads a view made of cached chunks: a record view, or a gzip trace's raw bytes. */
+static ssize_t read_chunks(struct tm_reader *r, char *out, size_t size, uint64_t off)
 {
-	const struct tm_view *v = view_of(r);
-	uint64_t owner = tm_cache_owner(r->trace->uid, r->view), chunk = 0;
+	uint64_t chunk = 0;
 	size_t done = 0;
 
 	while (done < size) {
-		struct render_load arg = {r, 0};
 		struct tm_cached_chunk *cc;
-		if (tm_index_find(r->index, v->column, off + done, &arg.chunk) < 0)
+		if (find_chunk(r, off + done, &chunk) < 0)
 			break; /* end of the view */
-		int err =
-		    tm_chunk_cache_load(r->ctx->cache, owner, arg.chunk, load_rendered, &arg, &cc);
+		int err = load_chunk(r, chunk, &cc);
 		if (err)
 			return done ? (ssize_t)done : err;
-		uint64_t start = tm_index_view_off(r->index, arg.chunk, v->column);
-		size_t in = (size_t)(off + done - start), n = cc->len - in;
+		size_t in = (size_t)(off + done - chunk_start(r, chunk)), n = cc->len - in;
 		if (n > size - done)
 			n = size - done;
 		memcpy(out + done, cc->bytes + in, n);
 		done += n;
-		chunk = arg.chunk;
 		tm_chunk_cache_release(r->ctx->cache, cc);
 	}
 	if (done)
@@ -186,6 +216,8 @@ ssize_t tm_reader_read(struct tm_reader *r, void *out, size_t size, uint64_t off
 	const struct tm_view *v = view_of(r);
 	switch (v->kind) {
 	case TM_VIEW_RAW:
+		if (r->index && r->index->gz)
+			return read_chunks(r, out, size, off);
 		if (off >= r->src->size)
 			return 0;
 		if (size > r->src->size - off)
@@ -195,7 +227,7 @@ ssize_t tm_reader_read(struct tm_reader *r, void *out, size_t size, uint64_t off
 		return read_memory(r->index->stats_json, r->index->stats_len, out, size, off);
 	case TM_VIEW_ERRORS:
 		return read_memory(r->index->errors_txt, r->index->errors_len, out, size, off);
-	case TM_VIEW_RECORDS: return read_records(r, out, size, off);
+	case TM_VIEW_RECORDS: return read_chunks(r, out, size, off);
 	}
 	return -EINVAL;
 }

@@ -1,6 +1,8 @@
 /* The one list of formats. Adding a format: one file in src/formats/, one line here. */
+#include <limits.h>
 #include <string.h>
 
+#include "tracemount/gzip.h"
 #include "tracemount/registry.h"
 
 extern const struct tm_format tm_format_byu;
@@ -22,7 +24,7 @@ const struct tm_format *tm_format_find(const char *name)
 	return NULL;
 }
 
-const struct tm_format *tm_format_detect(const char *name, const uint8_t *head, size_t head_len)
+static const struct tm_format *probe_all(const char *name, const uint8_t *head, size_t head_len)
 {
 	const struct tm_format *best = NULL;
 	int best_score = 0;
@@ -35,6 +37,25 @@ const struct tm_format *tm_format_detect(const char *name, const uint8_t *head, 
 	}
 	return best;
 }
+
+/* A gzip trace is recognised by the name without ".gz" and its decompressed head. */
+const struct tm_format *tm_format_detect(const char *name, const uint8_t *head, size_t head_len)
+{
+	uint8_t inflated[TM_PROBE_HEAD_LEN];
+	char stem[NAME_MAX + 1];
+	size_t n = strlen(name);
+	if (head && tm_gz_detect(name, head, head_len)) {
+		head_len = tm_gz_inflate_head(head, head_len, inflated, sizeof(inflated));
+		head = inflated;
+	}
+	if (n > 3 && n <= NAME_MAX && strcmp(name + n - 3, ".gz") == 0) {
+		memcpy(stem, name, n - 3);
+		stem[n - 3] = '\0';
+		name = stem;
+	}
+	return probe_all(name, head, head_len);
+}
+
 
 int tm_format_detect_needs_head(void)
 {

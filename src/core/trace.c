@@ -2,21 +2,60 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tracemount/chunk_cache.h"
 #include "tracemount/context.h"
+#include "tracemount/gzip.h"
 #include "tracemount/index.h"
+#include "tracemount/registry.h"
 #include "tracemount/source.h"
 #include "tracemount/trace.h"
 
+struct build {
+	struct tm_trace *t;
+	struct tm_source *scan; /* of a gzip trace: progress counts compressed bytes */
+};
+
 static void build_progress(void *arg, uint64_t done, uint64_t total)
 {
-	struct tm_trace *t = arg;
-	pthread_mutex_lock(&t->lock);
-	t->progress_done = done;
-	t->progress_total = total;
-	pthread_mutex_unlock(&t->lock);
+	struct build *b = arg;
+	if (b->scan)
+		done = tm_gz_scan_position(b->scan);
+	pthread_mutex_lock(&b->t->lock);
+	b->t->progress_done = done;
+	b->t->progress_total = total;
+	pthread_mutex_unlock(&b->t->lock);
+}
+
+bool tm_trace_is_gzip(const struct tm_trace *t, struct tm_source *src)
+{
+	uint8_t head[TM_PROBE_HEAD_LEN];
+	ssize_t n = tm_source_read(src, head, sizeof(head), 0);
+	const char *slash = strrchr(t->path, '/');
+	return n > 0 && tm_gz_detect(slash ? slash + 1 : t->path, head, (size_t)n);
+}
+
+/* One pass over the trace's bytes, decompressed on the way when they are gzip. */
+static int build_index(struct tm_trace *t, struct tm_source *src, struct tm_index **out)
+{
+	struct build b = {.t = t};
+	struct tm_source scan;
+	if (!tm_trace_is_gzip(t, src))
+		return tm_index_build(t->fmt, &t->views, src, t->path, build_progress, &b, out);
+
+	int err = tm_gz_scan_open(src, &scan);
+	if (err)
+		return err;
+	b.scan = &scan;
+	err = tm_index_build(t->fmt, &t->views, &scan, t->path, build_progress, &b, out);
+	if (!err && (err = tm_gz_scan_finish(&scan, &(*out)->gz)) < 0) {
+		tm_index_free(*out);
+		*out = NULL;
+	}
+	tm_source_close(&scan);
+	return err;
 }
 
 int tm_trace_index(struct tm_trace *t, struct tm_source *src, const struct tm_index **out)
@@ -43,7 +82,7 @@ int tm_trace_index(struct tm_trace *t, struct tm_source *src, const struct tm_in
 	pthread_mutex_unlock(&t->lock);
 
 	struct tm_index *ix = NULL;
-	err = tm_index_build(t->fmt, &t->views, src, t->path, build_progress, t, &ix);
+	err = build_index(t, src, &ix);
 
 	pthread_mutex_lock(&t->lock);
 	t->error = err;
@@ -59,7 +98,56 @@ int tm_trace_index(struct tm_trace *t, struct tm_source *src, const struct tm_in
 	return err;
 }
 
+struct span_load {
+	struct tm_source *src;
+	const struct tm_gz_index *gz;
+	uint64_t span;
+};
+
+/* Decompresses one span of a gzip trace into c->bytes. */
+static int load_span(void *arg, struct tm_cached_chunk *c)
+{
+	const struct span_load *a = arg;
+	size_t size = (size_t)(a->gz->points[a->span + 1].out - a->gz->points[a->span].out);
+	if (!(c->bytes = malloc(size ? size : 1)))
+		return -ENOMEM;
+	c->mem = sizeof(*c) + size;
+	c->len = size;
+	return tm_gz_inflate_span(a->src, a->gz, a->span, (uint8_t *)c->bytes);
+}
+
+int tm_trace_span(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
+		  struct tm_source *src, uint64_t span, struct tm_cached_chunk **out)
+{
+	struct span_load arg = {src, ix->gz, span};
+	return tm_chunk_cache_load(ctx->cache, tm_cache_owner(t->uid, TM_RAW_VIEW), span,
+				   load_span, &arg, out);
+}
+
+ssize_t tm_trace_read(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
+		      struct tm_source *src, void *buf, size_t len, uint64_t off)
+{
+	if (!ix || !ix->gz)
+		return tm_source_read(src, buf, len, off);
+	size_t done = 0;
+	while (done < len && off + done < ix->gz->out_size) {
+		uint64_t k = tm_gz_span_of(ix->gz, off + done);
+		struct tm_cached_chunk *span;
+		int err = tm_trace_span(ctx, t, ix, src, k, &span);
+		if (err)
+			return err;
+		size_t in = (size_t)(off + done - ix->gz->points[k].out), n = span->len - in;
+		if (n > len - done)
+			n = len - done;
+		memcpy((char *)buf + done, span->bytes + in, n);
+		done += n;
+		tm_chunk_cache_release(ctx->cache, span);
+	}
+	return (ssize_t)done;
+}
+
 struct chunk_load {
+	struct tm_context *ctx;
 	struct tm_trace *t;
 	const struct tm_index *ix;
 	struct tm_source *src;
@@ -79,7 +167,8 @@ static int load_chunk(void *arg, struct tm_cached_chunk *c)
 
 	if (tm_cached_chunk_alloc(c, raw_end - raw_off, expected, fmt->record_size) < 0)
 		return -ENOMEM;
-	ssize_t got = tm_source_read(a->src, (void *)c->chunk.raw, c->chunk.raw_len, raw_off);
+	ssize_t got =
+	    tm_trace_read(a->ctx, a->t, ix, a->src, (void *)c->chunk.raw, c->chunk.raw_len, raw_off);
 	if (got < 0)
 		return (int)got;
 	if ((size_t)got != c->chunk.raw_len)
@@ -118,7 +207,7 @@ static int load_chunk(void *arg, struct tm_cached_chunk *c)
 int tm_trace_chunk(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
 		   struct tm_source *src, uint64_t chunk, struct tm_cached_chunk **out)
 {
-	struct chunk_load arg = {t, ix, src, chunk};
+	struct chunk_load arg = {ctx, t, ix, src, chunk};
 	return tm_chunk_cache_load(ctx->cache, t->uid, chunk, load_chunk, &arg, out);
 }
 

@@ -1,0 +1,152 @@
+/* Gzip access points: detection, and decompressing one span from its point. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "tracemount/gzip.h"
+
+#define WINDOW_BYTES (32u << 10)
+#define INPUT_BLOCK  (64u << 10)
+
+bool tm_gz_detect(const char *name, const uint8_t *head, size_t head_len)
+{
+	if (head_len < 10 || head[0] != 0x1f || head[1] != 0x8b || head[2] != 8 || head[3] & 0xe0)
+		return false;
+	size_t n = strlen(name);
+	if (n > 3 && strcmp(name + n - 3, ".gz") == 0)
+		return true;
+	uint8_t probe[64];
+	return tm_gz_inflate_head(head, head_len, probe, sizeof(probe)) > 0;
+}
+
+size_t tm_gz_inflate_head(const uint8_t *head, size_t head_len, uint8_t *out, size_t cap)
+{
+	z_stream z = {0};
+	if (inflateInit2(&z, 15 + 16) != Z_OK)
+		return 0;
+	z.next_in = (Bytef *)head;
+	z.avail_in = (uInt)head_len;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	/* a head cut from a longer stream ends early: what inflated before is kept */
+	while (z.avail_out && inflate(&z, Z_SYNC_FLUSH) == Z_OK)
+		;
+	size_t n = cap - z.avail_out;
+	inflateEnd(&z);
+	return n;
+}
+
+void tm_gz_index_free(struct tm_gz_index *ix)
+{
+	if (!ix)
+		return;
+	free(ix->points);
+	free(ix->windows);
+	free(ix);
+}
+
+size_t tm_gz_index_mem(const struct tm_gz_index *ix)
+{
+	return sizeof(*ix) + (ix->n_points + 1) * sizeof(*ix->points) + ix->windows_len;
+}
+
+uint64_t tm_gz_span_of(const struct tm_gz_index *ix, uint64_t off)
+{
+	uint64_t lo = 0, hi = ix->n_points; /* points[lo].out <= off < points[hi].out */
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (ix->points[mid].out <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Inflates point p's stored window into the dictionary of z. */
+static int set_window(z_stream *z, const struct tm_gz_index *ix, const struct tm_gz_point *p)
+{
+	uint8_t window[WINDOW_BYTES];
+	z_stream w = {0};
+	if (inflateInit2(&w, -15) != Z_OK)
+		return -ENOMEM;
+	w.next_in = ix->windows + p->window_off;
+	w.avail_in = p->window_len;
+	w.next_out = window;
+	w.avail_out = sizeof(window);
+	int ret = inflate(&w, Z_FINISH);
+	size_t len = sizeof(window) - w.avail_out;
+	inflateEnd(&w);
+	if (ret != Z_STREAM_END)
+		return -EIO;
+	return inflateSetDictionary(z, window, (uInt)len) == Z_OK ? 0 : -EIO;
+}
+
+/* Sets z up to decompress from point p on: a new member reads its gzip header; inside a
+ * member, a raw deflate stream starts with the point's leftover bits and window. */
+static int start_at(z_stream *z, struct tm_source *file, const struct tm_gz_index *ix,
+		    const struct tm_gz_point *p)
+{
+	if (p->flags & TM_GZ_MEMBER)
+		return inflateInit2(z, 15 + 16) == Z_OK ? 0 : -ENOMEM;
+	if (inflateInit2(z, -15) != Z_OK)
+		return -ENOMEM;
+	if (p->bits) {
+		uint8_t byte;
+		ssize_t n = tm_source_read(file, &byte, 1, p->in - 1);
+		if (n != 1)
+			return n < 0 ? (int)n : -EIO;
+		inflatePrime(z, p->bits, byte >> (8 - p->bits));
+	}
+	return p->window_len ? set_window(z, ix, p) : 0;
+}
+
+int tm_gz_inflate_span(struct tm_source *file, const struct tm_gz_index *ix, uint64_t k,
+		       uint8_t *out)
+{
+	const struct tm_gz_point *p = &ix->points[k];
+	size_t want = (size_t)(ix->points[k + 1].out - p->out), done = 0, skip = 0;
+	bool raw = !(p->flags & TM_GZ_MEMBER);
+	uint64_t in_off = p->in;
+	uint8_t *in = malloc(INPUT_BLOCK);
+	z_stream z = {0};
+	int err = in ? start_at(&z, file, ix, p) : -ENOMEM;
+
+	while (!err && done < want) {
+		if (!z.avail_in) {
+			ssize_t n = tm_source_read(file, in, INPUT_BLOCK, in_off);
+			if (n <= 0) {
+				err = n < 0 ? (int)n : -EIO; /* the file shrank */
+				break;
+			}
+			in_off += (uint64_t)n;
+			z.next_in = in;
+			z.avail_in = (uInt)n;
+		}
+		if (skip) { /* the trailer of a member entered in raw mode */
+			size_t s = skip < z.avail_in ? skip : z.avail_in;
+			z.next_in += s;
+			z.avail_in -= (uInt)s;
+			skip -= s;
+			continue;
+		}
+		z.next_out = out + done;
+		z.avail_out = (uInt)(want - done);
+		int ret = inflate(&z, Z_NO_FLUSH);
+		done = want - z.avail_out;
+		if (ret == Z_STREAM_END) {
+			/* the next member: a raw stream has not read this one's 8-byte trailer */
+			if (raw)
+				skip = 8;
+			raw = false;
+			if (inflateReset2(&z, 15 + 16) != Z_OK)
+				err = -EIO;
+		} else if (ret != Z_OK && ret != Z_BUF_ERROR && done < want) {
+			err = -EIO;
+		}
+	}
+	inflateEnd(&z);
+	free(in);
+	return err;
+}
