@@ -4,7 +4,8 @@
  * access point at the first deflate block boundary after every TM_GZ_SPAN bytes of output:
  * the compressed offset and bit position there, and the 32 KiB of output before it (the
  * window a deflate stream may refer back into), stored deflated. A member boundary of a
- * multi-member file is an access point with no window. Decompressing span k, the bytes
+ * multi-member file, a quarter span or more after the last point, is an access point with no
+ * window. Decompressing span k, the bytes
  * between points k and k + 1, then needs only that span's compressed bytes and point k's
  * window (tm_gz_inflate_span), so a read anywhere inflates at most one span, and spans
  * inflate independently on several cores.

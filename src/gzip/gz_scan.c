@@ -199,7 +199,8 @@ static int inflate_all(struct scan *sc)
 				break;
 			}
 			inflateReset(&sc->z);
-			if (sc->out_pos - last_point >= TM_GZ_SPAN) {
+			/* a member's start needs no window: a point there is nearly free */
+			if (sc->out_pos - last_point >= TM_GZ_SPAN / 4) {
 				err = add_point(sc, in, 0, TM_GZ_MEMBER);
 				last_point = sc->out_pos;
 			}

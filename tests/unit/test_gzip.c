@@ -1,0 +1,340 @@
+/* Gzip access: detection, the scan's output and access points, span decompression, and
+ * multi-member, truncated, corrupt and padded streams. Compressed data is made here with
+ * zlib's deflate; expectations are the original bytes. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "mem_source.h"
+#include "tracemount/diag.h"
+#include "tracemount/gzip.h"
+
+/* Compressible, not repetitive: words drawn by a xorshift generator. */
+static uint8_t *make_data(size_t len, uint64_t seed)
+{
+	static const char *words[] = {"load ", "store ", "branch ", "0x1f8b ", "r3, ",
+				      "r12, ", "taken\n", "add ", "\t", "(sp)"};
+	uint8_t *d = malloc(len);
+	size_t i = 0;
+	while (i < len) {
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		const char *w = words[seed % 10];
+		for (size_t k = 0; w[k] && i < len; k++)
+			d[i++] = (uint8_t)w[k];
+		if (seed % 7 == 0 && i < len)
+			d[i++] = (uint8_t)(seed >> 24);
+	}
+	return d;
+}
+
+/* Appends one gzip member of data to *out (grown), at level. */
+static void gzip_member(const uint8_t *data, size_t len, int level, uint8_t **out,
+			size_t *out_len)
+{
+	z_stream z = {0};
+	ck_assert_int_eq(deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY),
+			 Z_OK);
+	size_t bound = deflateBound(&z, len);
+	*out = realloc(*out, *out_len + bound);
+	z.next_in = (Bytef *)data;
+	z.avail_in = (uInt)len;
+	z.next_out = *out + *out_len;
+	z.avail_out = (uInt)bound;
+	ck_assert_int_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+	*out_len += bound - z.avail_out;
+	deflateEnd(&z);
+}
+
+struct scanned {
+	uint8_t *out;
+	size_t len;
+	struct tm_gz_index *ix;
+	char *report;
+};
+
+/* Scans gz in reads of `step` bytes; keeps what came out, the points and the report. */
+static struct scanned scan(struct mem_source *file, size_t step)
+{
+	struct scanned s = {0};
+	struct tm_source src;
+	struct tm_diag diag;
+	size_t cap = 1 << 16;
+	s.out = malloc(cap);
+	ck_assert_int_eq(tm_gz_scan_open(&file->src, &src), 0);
+	for (;;) {
+		if (s.len + step > cap)
+			s.out = realloc(s.out, cap = cap * 2 + step);
+		ssize_t n = tm_source_read(&src, s.out + s.len, step, s.len);
+		ck_assert_int_ge(n, 0);
+		s.len += (size_t)n;
+		if ((size_t)n < step)
+			break;
+	}
+	tm_diag_init(&diag);
+	src.ops->report(&src, &diag);
+	ck_assert_int_eq(tm_diag_finish(&diag), 0);
+	s.report = strndup(diag.text ? diag.text : "", diag.len);
+	tm_diag_free(&diag);
+	ck_assert_int_eq(tm_gz_scan_finish(&src, &s.ix), 0);
+	tm_source_close(&src);
+	return s;
+}
+
+static void scanned_free(struct scanned *s)
+{
+	free(s->out);
+	free(s->report);
+	tm_gz_index_free(s->ix);
+}
+
+/* Every span decompresses on its own to the bytes the scan produced there. */
+static void check_spans(struct mem_source *file, const struct scanned *s)
+{
+	const struct tm_gz_index *ix = s->ix;
+	ck_assert_uint_eq(ix->out_size, s->len);
+	ck_assert_uint_eq(ix->points[0].out, 0);
+	ck_assert_uint_eq(ix->points[ix->n_points].out, s->len);
+	for (uint64_t k = 0; k < ix->n_points; k++) {
+		const struct tm_gz_point *p = &ix->points[k];
+		size_t len = (size_t)(ix->points[k + 1].out - p->out);
+		ck_assert(ix->points[k + 1].out > p->out || ix->n_points == 1);
+		if (k + 1 < ix->n_points)
+			ck_assert_uint_ge(len, ix->points[k + 1].flags & TM_GZ_MEMBER ? TM_GZ_SPAN / 4
+											: TM_GZ_SPAN);
+		ck_assert_uint_le(p->bits, 7);
+		uint8_t *buf = malloc(len + 1);
+		ck_assert_int_eq(tm_gz_inflate_span(&file->src, ix, k, buf), 0);
+		ck_assert_int_eq(memcmp(buf, s->out + p->out, len), 0);
+		free(buf);
+		ck_assert_uint_eq(tm_gz_span_of(ix, p->out), k);
+		if (len > 1)
+			ck_assert_uint_eq(tm_gz_span_of(ix, p->out + len - 1), k);
+	}
+}
+
+START_TEST(detects_gzip_by_header_and_name)
+{
+	uint8_t *data = make_data(5000, 1), *gz = NULL;
+	size_t gz_len = 0;
+	gzip_member(data, 5000, 6, &gz, &gz_len);
+	ck_assert(tm_gz_detect("t.byu.gz", gz, gz_len));
+	ck_assert(tm_gz_detect("t.byu", gz, gz_len)); /* mislabelled: the head inflates */
+	ck_assert(!tm_gz_detect("t.byu.gz", data, 5000));
+	uint8_t bad[64];
+	memcpy(bad, gz, sizeof(bad));
+	bad[3] = 0x20; /* a reserved flag */
+	ck_assert(!tm_gz_detect("t.gz", bad, sizeof(bad)));
+	memset(bad + 10, 0xff, sizeof(bad) - 10); /* a header, then no deflate data */
+	bad[3] = 0;
+	ck_assert(!tm_gz_detect("t.byu", bad, sizeof(bad)));
+	ck_assert(tm_gz_detect("t.gz", bad, sizeof(bad)));
+	ck_assert(!tm_gz_detect("t.gz", gz, 3));
+
+	uint8_t head[4096];
+	size_t n = tm_gz_inflate_head(gz, 200, head, sizeof(head)); /* a cut head */
+	ck_assert_uint_gt(n, 0);
+	ck_assert_int_eq(memcmp(head, data, n), 0);
+	ck_assert_uint_eq(tm_gz_inflate_head(gz, gz_len, head, sizeof(head)), sizeof(head));
+	ck_assert_int_eq(memcmp(head, data, sizeof(head)), 0);
+	free(data);
+	free(gz);
+}
+END_TEST
+
+START_TEST(scan_recovers_data_and_places_points)
+{
+	size_t len = 5 * TM_GZ_SPAN + 12345;
+	uint8_t *data = make_data(len, 2), *gz = NULL;
+	size_t gz_len = 0;
+	gzip_member(data, len, 6, &gz, &gz_len);
+	struct mem_source file;
+	mem_source_init(&file, gz, gz_len);
+
+	struct scanned s = scan(&file, 100000 - 7);
+	ck_assert_uint_eq(s.len, len);
+	ck_assert_int_eq(memcmp(s.out, data, len), 0);
+	ck_assert_str_eq(s.report, "");
+	ck_assert_uint_ge(s.ix->n_points, 4);
+	ck_assert_uint_le(s.ix->n_points, 6);
+	ck_assert_uint_eq(s.ix->in_size, gz_len);
+	ck_assert(s.ix->points[0].flags & TM_GZ_MEMBER);
+	for (uint64_t k = 1; k < s.ix->n_points; k++) /* inside the one member: windows */
+		ck_assert(!(s.ix->points[k].flags & TM_GZ_MEMBER) && s.ix->points[k].window_len);
+	check_spans(&file, &s);
+	/* the windows are stored compressed */
+	ck_assert_uint_lt(s.ix->windows_len, (s.ix->n_points - 1) * 32768 / 2);
+
+	scanned_free(&s);
+	mem_source_free(&file);
+	free(data);
+	free(gz);
+}
+END_TEST
+
+START_TEST(multi_member_files)
+{
+	size_t sizes[] = {TM_GZ_SPAN + TM_GZ_SPAN / 2, 10, 0, 2 * TM_GZ_SPAN + 99, 3 * TM_GZ_SPAN};
+	size_t len = 0;
+	for (unsigned i = 0; i < 5; i++)
+		len += sizes[i];
+	uint8_t *data = make_data(len, 3), *gz = NULL;
+	size_t gz_len = 0, at = 0;
+	for (unsigned i = 0; i < 5; i++) {
+		gzip_member(data + at, sizes[i], i % 2 ? 1 : 9, &gz, &gz_len);
+		at += sizes[i];
+	}
+	struct mem_source file;
+	mem_source_init(&file, gz, gz_len);
+	struct scanned s = scan(&file, 1 << 18);
+	ck_assert_uint_eq(s.len, len);
+	ck_assert_int_eq(memcmp(s.out, data, len), 0);
+	ck_assert_str_eq(s.report, "");
+	unsigned members = 0;
+	for (uint64_t k = 0; k < s.ix->n_points; k++)
+		members += s.ix->points[k].flags & TM_GZ_MEMBER;
+	ck_assert_uint_ge(members, 2); /* a member that starts a span needs no window */
+	check_spans(&file, &s);
+	scanned_free(&s);
+	mem_source_free(&file);
+	free(data);
+	free(gz);
+}
+END_TEST
+
+START_TEST(truncated_streams_give_a_prefix)
+{
+	size_t len = 3 * TM_GZ_SPAN;
+	uint8_t *data = make_data(len, 4), *gz = NULL;
+	size_t gz_len = 0;
+	gzip_member(data, len, 6, &gz, &gz_len);
+	size_t cuts[] = {1, 9, 10, 11, 200, gz_len / 3, gz_len / 2, gz_len - 8, gz_len - 1};
+	for (unsigned i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		struct mem_source file;
+		mem_source_init(&file, gz, cuts[i]);
+		struct scanned s = scan(&file, 65536);
+		ck_assert_uint_le(s.len, len);
+		ck_assert_int_eq(memcmp(s.out, data, s.len), 0);
+		char want[100];
+		snprintf(want, sizeof(want), "at compressed byte %zu;", cuts[i]);
+		ck_assert_msg(strstr(s.report, "truncated") && strstr(s.report, want),
+			      "cut at %zu: %s", cuts[i], s.report);
+		if (cuts[i] >= gz_len / 2)
+			ck_assert_uint_gt(s.len, len / 3);
+		check_spans(&file, &s);
+		scanned_free(&s);
+		mem_source_free(&file);
+	}
+	free(data);
+	free(gz);
+}
+END_TEST
+
+START_TEST(corrupt_and_padded_streams_are_reported)
+{
+	size_t len = 2 * TM_GZ_SPAN;
+	uint8_t *data = make_data(len, 5), *gz = NULL;
+	size_t gz_len = 0;
+	gzip_member(data, len, 6, &gz, &gz_len);
+
+	for (size_t at = 1000; at < gz_len - 8; at += gz_len / 7) {
+		uint8_t *bad = malloc(gz_len);
+		memcpy(bad, gz, gz_len);
+		for (unsigned k = 0; k < 16; k++)
+			bad[at + k] ^= 0x5a;
+		struct mem_source file;
+		mem_source_init(&file, bad, gz_len);
+		struct scanned s = scan(&file, 65536);
+		ck_assert_msg(strstr(s.report, "gzip: corrupt data at compressed byte"),
+			      "flip at %zu: %s", at, s.report);
+		check_spans(&file, &s); /* what was served is served again, the same */
+		scanned_free(&s);
+		mem_source_free(&file);
+		free(bad);
+	}
+
+	uint8_t *padded = malloc(gz_len + 5);
+	memcpy(padded, gz, gz_len);
+	memcpy(padded + gz_len, "junk\n", 5);
+	struct mem_source file;
+	mem_source_init(&file, padded, gz_len + 5);
+	struct scanned s = scan(&file, 65536);
+	ck_assert_uint_eq(s.len, len);
+	char want[100];
+	snprintf(want, sizeof(want), "data after the last member at compressed byte %zu", gz_len);
+	ck_assert_msg(strstr(s.report, want), "%s", s.report);
+	scanned_free(&s);
+	mem_source_free(&file);
+	free(padded);
+	free(data);
+	free(gz);
+}
+END_TEST
+
+START_TEST(scan_reads_in_order_and_stops_early)
+{
+	size_t len = 4 * TM_GZ_SPAN;
+	uint8_t *data = make_data(len, 6), *gz = NULL, buf[4096];
+	size_t gz_len = 0;
+	gzip_member(data, len, 1, &gz, &gz_len);
+	struct mem_source file;
+	mem_source_init(&file, gz, gz_len);
+	struct tm_source src;
+	ck_assert_int_eq(tm_gz_scan_open(&file.src, &src), 0);
+	ck_assert_int_eq(tm_source_read(&src, buf, sizeof(buf), 0), sizeof(buf));
+	ck_assert_int_eq(memcmp(buf, data, sizeof(buf)), 0);
+	ck_assert_int_eq(tm_source_read(&src, buf, sizeof(buf), 0), -ESPIPE);
+	tm_source_close(&src); /* the inflating thread is blocked on a full ring */
+	mem_source_free(&file);
+	free(data);
+	free(gz);
+}
+END_TEST
+
+START_TEST(spans_of_a_changed_file_fail)
+{
+	size_t len = 3 * TM_GZ_SPAN;
+	uint8_t *data = make_data(len, 7), *gz = NULL;
+	size_t gz_len = 0;
+	gzip_member(data, len, 6, &gz, &gz_len);
+	struct mem_source file;
+	mem_source_init(&file, gz, gz_len);
+	struct scanned s = scan(&file, 65536);
+	uint64_t last = s.ix->n_points - 1;
+	uint8_t *buf = malloc(len);
+	file.len = (size_t)s.ix->points[last].in + 10; /* the file shrank */
+	ck_assert_int_eq(tm_gz_inflate_span(&file.src, s.ix, last, buf), -EIO);
+	file.len = gz_len;
+	file.fail = -EIO;
+	ck_assert_int_eq(tm_gz_inflate_span(&file.src, s.ix, 0, buf), -EIO);
+	free(buf);
+	scanned_free(&s);
+	mem_source_free(&file);
+	free(data);
+	free(gz);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("gzip");
+	TCase *tc = tcase_create("gzip");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, detects_gzip_by_header_and_name);
+	tcase_add_test(tc, scan_recovers_data_and_places_points);
+	tcase_add_test(tc, multi_member_files);
+	tcase_add_test(tc, truncated_streams_give_a_prefix);
+	tcase_add_test(tc, corrupt_and_padded_streams_are_reported);
+	tcase_add_test(tc, scan_reads_in_order_and_stops_early);
+	tcase_add_test(tc, spans_of_a_changed_file_fail);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
