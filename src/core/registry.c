@@ -8,11 +8,13 @@
 extern const struct tm_format tm_format_byu;
 extern const struct tm_format tm_format_tt6;
 extern const struct tm_format tm_format_tt6e;
+extern const struct tm_format tm_format_cis501;
 
 const struct tm_format *const tm_formats[] = {
     &tm_format_byu,
     &tm_format_tt6,
     &tm_format_tt6e,
+    &tm_format_cis501,
     NULL,
 };
 

@@ -1,0 +1,362 @@
+/* CIS501 statistics for stats.json; keys in the CIS501 section of doc/views.md. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "cis501.h"
+#include "tracemount/diag.h"
+
+/* Opcode names, counted in an open-addressing table keyed by (first 8 bytes, length): a
+ * lookup is a multiply and, for names longer than 8 bytes, one memcmp. */
+
+static size_t name_slot(uint64_t key, size_t len, size_t n_slots)
+{
+	return (size_t)(((key ^ ((uint64_t)len << 56)) * 0x9e3779b97f4a7c15ull) >> 32) &
+	       (n_slots - 1);
+}
+
+static int names_grow(struct cis501_names *t)
+{
+	size_t n = t->n_slots ? 2 * t->n_slots : 256;
+	struct cis501_name *slots = calloc(n, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n_slots; i++) {
+		struct cis501_name *e = &t->slots[i];
+		if (!e->name)
+			continue;
+		size_t s = name_slot(e->key, e->len, n);
+		while (slots[s].name)
+			s = (s + 1) & (n - 1);
+		slots[s] = *e;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->n_slots = n;
+	t->last = 0;
+	return 0;
+}
+
+static bool same_name(const struct cis501_name *e, uint64_t key, const uint8_t *name, size_t len)
+{
+	return e->name && e->key == key && e->len == len &&
+	       (len <= 8 || memcmp(e->name + 8, name + 8, len - 8) == 0);
+}
+
+/* The slot of name, or of the empty slot where it belongs. */
+static size_t names_find(const struct cis501_names *t, uint64_t key, const uint8_t *name,
+			 size_t len)
+{
+	size_t s = name_slot(key, len, t->n_slots);
+	while (t->slots[s].name && !same_name(&t->slots[s], key, name, len))
+		s = (s + 1) & (t->n_slots - 1);
+	return s;
+}
+
+static void names_count(struct cis501_names *t, const uint8_t *name, size_t len,
+			const uint8_t *limit)
+{
+	uint64_t key = cis501_name_key(name, len, limit);
+	if (t->n_slots && same_name(&t->slots[t->last], key, name, len)) {
+		t->slots[t->last].count++;
+		return;
+	}
+	size_t s = t->n_slots ? names_find(t, key, name, len) : 0;
+	if (t->n_slots && t->slots[s].name) {
+		t->slots[s].count++;
+		t->last = s;
+		return;
+	}
+	if ((t->n + 1) * 2 > t->n_slots) {
+		if (t->n >= CIS501_MAX_NAMES) {
+			t->uncounted++;
+			return;
+		}
+		if (names_grow(t) < 0) {
+			t->err = -ENOMEM;
+			t->uncounted++;
+			return;
+		}
+		s = names_find(t, key, name, len);
+	}
+	char *copy = malloc(len + 1);
+	if (!copy) {
+		t->err = -ENOMEM;
+		t->uncounted++;
+		return;
+	}
+	memcpy(copy, name, len);
+	copy[len] = 0;
+	t->slots[s] =
+	    (struct cis501_name){.key = key, .count = 1, .name = copy, .len = (uint32_t)len};
+	t->n++;
+	t->last = s;
+}
+
+static void names_free(struct cis501_names *t)
+{
+	for (size_t i = 0; i < t->n_slots; i++)
+		free(t->slots[i].name);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+static int by_count_desc(const void *a, const void *b)
+{
+	const struct cis501_name *x = *(const struct cis501_name *const *)a,
+				 *y = *(const struct cis501_name *const *)b;
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/* The most frequent names, most frequent first (ties by name), as an object name -> count. */
+static json_object *top_names(const struct cis501_names *t)
+{
+	json_object *obj = json_object_new_object();
+	const struct cis501_name **v = malloc((t->n + 1) * sizeof(*v));
+	if (!obj || !v) {
+		free(v);
+		json_object_put(obj);
+		return NULL;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < t->n_slots; i++)
+		if (t->slots[i].name)
+			v[n++] = &t->slots[i];
+	qsort(v, n, sizeof(*v), by_count_desc);
+	for (size_t i = 0; i < n && i < CIS501_TOP_NAMES; i++)
+		json_object_object_add(obj, v[i]->name,
+				       json_object_new_int64((int64_t)v[i]->count));
+	free(v);
+	return obj;
+}
+
+/* Distinct PCs: a set of 64-bit values, open addressing with linear probing, load at most
+ * 1/2, and at most CIS501_MAX_PCS slots: past that the count is a lower bound. */
+
+static size_t pc_slot(uint64_t pc, size_t n_slots)
+{
+	return (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 32) & (n_slots - 1);
+}
+
+static int pcs_grow(struct cis501_pcs *set)
+{
+	size_t n = set->n_slots ? 2 * set->n_slots : 4096;
+	uint64_t *slots = calloc(n, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < set->n_slots; i++) {
+		uint64_t pc = set->slots[i];
+		if (!pc)
+			continue;
+		size_t s = pc_slot(pc, n);
+		while (slots[s])
+			s = (s + 1) & (n - 1);
+		slots[s] = pc;
+	}
+	free(set->slots);
+	set->slots = slots;
+	set->n_slots = n;
+	return 0;
+}
+
+static void pcs_add(struct cis501_pcs *set, uint64_t pc)
+{
+	if (!pc) {
+		set->has_zero = true;
+		return;
+	}
+	size_t s = 0;
+	if (set->n_slots) {
+		s = pc_slot(pc, set->n_slots);
+		for (; set->slots[s]; s = (s + 1) & (set->n_slots - 1))
+			if (set->slots[s] == pc)
+				return;
+	}
+	if ((set->n + 1) * 2 > set->n_slots) {
+		if (set->n_slots >= CIS501_MAX_PCS) {
+			set->full = true;
+			return;
+		}
+		if (pcs_grow(set) < 0) {
+			set->err = -ENOMEM;
+			set->full = true;
+			return;
+		}
+		s = pc_slot(pc, set->n_slots);
+		while (set->slots[s])
+			s = (s + 1) & (set->n_slots - 1);
+	}
+	set->slots[s] = pc;
+	set->n++;
+}
+
+int cis501_stats_init(void *p)
+{
+	struct cis501_stats *s = p;
+	s->pc_min = s->addr_min = UINT64_MAX;
+	s->last_line = UINT64_MAX;
+	s->last_pc = UINT64_MAX;
+	tm_footprint_init(&s->data);
+	return 0;
+}
+
+void cis501_stats_update(void *p, const struct tm_chunk *c)
+{
+	struct cis501_stats *s = p;
+	const uint8_t *limit = c->raw + c->raw_len;
+	for (size_t i = 0; i < c->n_records; i++) {
+		const struct cis501_record *r = cis501_rec(c, i);
+		const uint8_t *line = c->raw + r->head.raw_rel;
+		s->flag_hist[r->head.flags & ((1u << CIS501_FLAG_BITS) - 1)]++;
+		if (r->uop == 1) {
+			if (s->in_macro)
+				s->uops[s->cur_uops < CIS501_UOP_BINS ? s->cur_uops
+								      : CIS501_UOP_BINS]++;
+			s->in_macro = true;
+			s->cur_uops = 1;
+			s->macro_ops++;
+		} else if (s->in_macro) {
+			s->cur_uops++;
+		} else {
+			s->before_first++;
+		}
+		if (r->pc != s->last_pc) {
+			s->last_pc = r->pc;
+			s->pc_min = r->pc < s->pc_min ? r->pc : s->pc_min;
+			s->pc_max = r->pc > s->pc_max ? r->pc : s->pc_max;
+			pcs_add(&s->pcs, r->pc);
+		}
+		if (r->head.flags & (F_LOAD | F_STORE)) {
+			s->data_refs++;
+			s->addr_min = r->addr < s->addr_min ? r->addr : s->addr_min;
+			s->addr_max = r->addr > s->addr_max ? r->addr : s->addr_max;
+			uint64_t line64 = r->addr >> 6;
+			if (line64 != s->last_line) {
+				s->last_line = line64;
+				/* each block is 4 KiB: a trace of scattered addresses stops here */
+				if (s->data.n_blocks < CIS501_MAX_BLOCKS)
+					tm_footprint_add(&s->data, line64);
+				else
+					s->data_capped = true;
+			}
+		}
+		names_count(&s->macros, line + r->macro_off, r->macro_len, limit);
+		names_count(&s->micros, line + r->micro_off, r->micro_len, limit);
+	}
+	s->records += c->n_records;
+}
+
+static json_object *hex_string(uint64_t v)
+{
+	char buf[24];
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	return json_object_new_string(buf);
+}
+
+static json_object *int64(uint64_t v)
+{
+	return json_object_new_int64((int64_t)v);
+}
+
+/* Records with flag bit b set, from the histogram of flag values. */
+static uint64_t flagged(const struct cis501_stats *s, unsigned b)
+{
+	uint64_t n = 0;
+	for (unsigned v = 0; v < (1u << CIS501_FLAG_BITS); v++)
+		if (v >> b & 1)
+			n += s->flag_hist[v];
+	return n;
+}
+
+static json_object *uops_histogram(const struct cis501_stats *s)
+{
+	json_object *obj = json_object_new_object();
+	uint64_t bins[CIS501_UOP_BINS + 1];
+	memcpy(bins, s->uops, sizeof(bins));
+	if (s->in_macro) /* the last macro-op, which the trace may cut */
+		bins[s->cur_uops < CIS501_UOP_BINS ? s->cur_uops : CIS501_UOP_BINS]++;
+	for (unsigned k = 1; obj && k <= CIS501_UOP_BINS; k++) {
+		char key[16];
+		if (!bins[k])
+			continue;
+		snprintf(key, sizeof(key), k < CIS501_UOP_BINS ? "%u" : "%u+", k);
+		json_object_object_add(obj, key, int64(bins[k]));
+	}
+	return obj;
+}
+
+int cis501_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
+{
+	struct cis501_stats *s = p;
+	uint64_t taken = flagged(s, B_TAKEN), not_taken = flagged(s, B_NOT_TAKEN);
+	uint64_t crlf = flagged(s, B_CRLF);
+	json_object *branches = json_object_new_object();
+	if (!branches)
+		return -ENOMEM;
+	json_object_object_add(branches, "total", int64(flagged(s, B_BRANCH)));
+	json_object_object_add(branches, "taken", int64(taken));
+	json_object_object_add(branches, "not_taken", int64(not_taken));
+
+	json_object_object_add(obj, "micro_ops", int64(s->records));
+	json_object_object_add(obj, "macro_ops", int64(s->macro_ops));
+	json_object_object_add(obj, "uops_before_first_macro", int64(s->before_first));
+	json_object_object_add(obj, "uops_per_macro", uops_histogram(s));
+	json_object_object_add(obj, "loads", int64(flagged(s, B_LOAD)));
+	json_object_object_add(obj, "stores", int64(flagged(s, B_STORE)));
+	json_object_object_add(obj, "branches", branches);
+	json_object_object_add(obj, "flags_read", int64(flagged(s, B_FLAGS_READ)));
+	json_object_object_add(obj, "flags_write", int64(flagged(s, B_FLAGS_WRITE)));
+	json_object_object_add(obj, "distinct_pcs", int64(s->pcs.n + s->pcs.has_zero));
+	json_object_object_add(obj, "pc_min", s->records ? hex_string(s->pc_min) : NULL);
+	json_object_object_add(obj, "pc_max", s->records ? hex_string(s->pc_max) : NULL);
+	json_object_object_add(obj, "data_lines_64b", int64(tm_footprint_count(&s->data)));
+	json_object_object_add(obj, "data_pages_4k", int64(tm_footprint_count_groups64(&s->data)));
+	json_object_object_add(obj, "address_min", s->data_refs ? hex_string(s->addr_min) : NULL);
+	json_object_object_add(obj, "address_max", s->data_refs ? hex_string(s->addr_max) : NULL);
+	json_object_object_add(obj, "top_macro_opcodes", top_names(&s->macros));
+	json_object_object_add(obj, "top_micro_opcodes", top_names(&s->micros));
+	json_object_object_add(obj, "distinct_macro_opcodes", int64(s->macros.n));
+	json_object_object_add(obj, "distinct_micro_opcodes", int64(s->micros.n));
+	json_object_object_add(obj, "crlf_lines", int64(crlf));
+
+	if (crlf)
+		tm_diag_note(diag, "%" PRIu64 " lines end in CR LF (kept, CR dropped)", crlf);
+	if (s->pcs.err)
+		tm_diag_note(diag, "out of memory counting distinct PCs: distinct_pcs is a lower "
+				   "bound");
+	else if (s->pcs.full)
+		tm_diag_note(diag, "more than %u distinct PCs: distinct_pcs is a lower bound",
+			     CIS501_MAX_PCS / 2);
+	if (s->data.err)
+		tm_diag_note(diag, "out of memory counting distinct data lines: data_lines_64b and "
+				   "data_pages_4k are lower bounds");
+	else if (s->data_capped)
+		tm_diag_note(diag,
+			     "data addresses in more than %u regions of 2 MiB: data_lines_64b and "
+			     "data_pages_4k are lower bounds",
+			     CIS501_MAX_BLOCKS);
+	if (s->macros.err || s->micros.err)
+		tm_diag_note(diag, "out of memory counting opcode names: top_macro_opcodes and "
+				   "top_micro_opcodes may miss some");
+	else if (s->macros.uncounted || s->micros.uncounted)
+		tm_diag_note(diag,
+			     "more than %u distinct opcode names: %" PRIu64 " macro and %" PRIu64
+			     " micro opcodes left out of top_macro_opcodes and top_micro_opcodes",
+			     CIS501_MAX_NAMES, s->macros.uncounted, s->micros.uncounted);
+	return 0;
+}
+
+void cis501_stats_free(void *p)
+{
+	struct cis501_stats *s = p;
+	names_free(&s->macros);
+	names_free(&s->micros);
+	free(s->pcs.slots);
+	tm_footprint_free(&s->data);
+}
