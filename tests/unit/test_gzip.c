@@ -15,8 +15,8 @@
 /* Compressible, not repetitive: words drawn by a xorshift generator. */
 static uint8_t *make_data(size_t len, uint64_t seed)
 {
-	static const char *words[] = {"load ", "store ", "branch ", "0x1f8b ", "r3, ",
-				      "r12, ", "taken\n", "add ", "\t", "(sp)"};
+	static const char *words[] = {"load ", "store ",  "branch ", "0x1f8b ", "r3, ",
+				      "r12, ", "taken\n", "add ",    "\t",	"(sp)"};
 	uint8_t *d = malloc(len);
 	size_t i = 0;
 	while (i < len) {
@@ -33,12 +33,10 @@ static uint8_t *make_data(size_t len, uint64_t seed)
 }
 
 /* Appends one gzip member of data to *out (grown), at level. */
-static void gzip_member(const uint8_t *data, size_t len, int level, uint8_t **out,
-			size_t *out_len)
+static void gzip_member(const uint8_t *data, size_t len, int level, uint8_t **out, size_t *out_len)
 {
 	z_stream z = {0};
-	ck_assert_int_eq(deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY),
-			 Z_OK);
+	ck_assert_int_eq(deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
 	size_t bound = deflateBound(&z, len);
 	*out = realloc(*out, *out_len + bound);
 	z.next_in = (Bytef *)data;
@@ -104,8 +102,9 @@ static void check_spans(struct mem_source *file, const struct scanned *s)
 		size_t len = (size_t)(ix->points[k + 1].out - p->out);
 		ck_assert(ix->points[k + 1].out > p->out || ix->n_points == 1);
 		if (k + 1 < ix->n_points)
-			ck_assert_uint_ge(len, ix->points[k + 1].flags & TM_GZ_MEMBER ? TM_GZ_SPAN / 4
-											: TM_GZ_SPAN);
+			ck_assert_uint_ge(len, ix->points[k + 1].flags & TM_GZ_MEMBER
+						   ? TM_GZ_SPAN / 4
+						   : TM_GZ_SPAN);
 		ck_assert_uint_le(p->bits, 7);
 		uint8_t *buf = malloc(len + 1);
 		ck_assert_int_eq(tm_gz_inflate_span(&file->src, ix, k, buf), 0);
