@@ -1,0 +1,424 @@
+/* Helpers of the CIS501 unit tests (cis501_check.h). */
+#include "cis501_check.h"
+
+const struct tm_format *fmt(void)
+{
+	const struct tm_format *f = tm_format_find("cis501");
+	ck_assert_ptr_nonnull(f);
+	return f;
+}
+
+char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	long n = ftell(f);
+	ck_assert_int_ge(n, 0);
+	rewind(f);
+	char *b = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	b[n] = 0;
+	*len = (size_t)n;
+	return b;
+}
+
+char *realtrace(const char *name, size_t *len)
+{
+	const char *dir = getenv("TM_REALTRACES");
+	char path[4096];
+	ck_assert_msg(dir != NULL, "TM_REALTRACES is not set (tests/unit/meson.build sets it)");
+	snprintf(path, sizeof(path), "%s/cis501/%s", dir, name);
+	if (strlen(name) < 3 || strcmp(name + strlen(name) - 3, ".gz") != 0)
+		return read_file(path, len);
+	gzFile g = gzopen(path, "rb");
+	ck_assert_msg(g != NULL, "cannot open %s", path);
+	size_t cap = 1 << 16, n = 0;
+	char *b = malloc(cap + 1);
+	int got;
+	ck_assert_ptr_nonnull(b);
+	while ((got = gzread(g, b + n, (unsigned)(cap - n))) > 0) {
+		n += (size_t)got;
+		if (n == cap) {
+			b = realloc(b, 2 * cap + 1);
+			ck_assert_ptr_nonnull(b);
+			cap *= 2;
+		}
+	}
+	ck_assert_int_eq(got, 0);
+	gzclose(g);
+	b[n] = 0;
+	*len = n;
+	return b;
+}
+
+void *new_state(void)
+{
+	const struct tm_format *f = fmt();
+	void *s = calloc(1, f->state_size + 8);
+	ck_assert_ptr_nonnull(s);
+	if (f->state_init)
+		f->state_init(s);
+	return s;
+}
+
+void decoded_init(struct decoded *d)
+{
+	memset(d, 0, sizeof(*d));
+	tm_diag_init(&d->diag);
+}
+
+void decoded_free(struct decoded *d)
+{
+	free(d->r);
+	tm_diag_free(&d->diag);
+}
+
+/* One decode call on buf[pos, end) with state s; appends the records. Returns bytes used. */
+size_t decode_step(void *s, const uint8_t *buf, size_t pos, size_t end, bool at_eof, size_t max,
+		   struct decoded *d, bool diag)
+{
+	const struct tm_format *f = fmt();
+	if (d->n + max > d->cap) {
+		d->cap = 2 * (d->n + max);
+		d->r = realloc(d->r, d->cap * sizeof(*d->r));
+		ck_assert_ptr_nonnull(d->r);
+	}
+	struct tm_decode_in in = {
+	    .buf = buf + pos, .len = end - pos, .raw_off = pos, .at_eof = at_eof};
+	size_t n = 12345, used = 12345;
+	int ret = f->decode(s, &in, d->r + d->n, max, &n, &used, diag ? &d->diag : NULL);
+	EXPECT(ret == 0 || ret == -EAGAIN, "decode returned %d", ret);
+	EXPECT(used <= end - pos && n <= max, "used %zu of %zu, %zu of %zu records", used,
+	       end - pos, n, max);
+	EXPECT(ret == 0 || !at_eof, "-EAGAIN at the end of the trace");
+	for (size_t i = 0; i < n; i++) {
+		struct rec *r = &d->r[d->n + i];
+		EXPECT(r->head.raw_rel + r->head.raw_len <= used, "record beyond the bytes used");
+		EXPECT(r->head.cls < N_FAMILIES, "class %u", r->head.cls);
+		r->head.raw_rel += (uint32_t)pos;
+	}
+	d->n += n;
+	d->last_ret = ret;
+	return used;
+}
+
+/* Decodes the whole of buf in calls of at most max records, from a new state. */
+void decode_all(const void *buf, size_t len, size_t max, struct decoded *d)
+{
+	void *s = new_state();
+	size_t pos = 0;
+	decoded_init(d);
+	for (;;) {
+		size_t before = d->n, used = decode_step(s, buf, pos, len, true, max, d, true);
+		pos += used;
+		if (!used && d->n == before)
+			break;
+	}
+	ck_assert_uint_eq(pos, len);
+	ck_assert_int_eq(tm_diag_finish(&d->diag), 0);
+	free(s);
+}
+
+struct tm_chunk chunk_of(const void *raw, size_t len, const struct decoded *d)
+{
+	struct tm_chunk c = {.raw = raw,
+			     .raw_len = len,
+			     .records = d->r,
+			     .n_records = d->n,
+			     .record_size = fmt()->record_size};
+	return c;
+}
+
+int same_record(const struct rec *a, const struct rec *b)
+{
+	return memcmp(a, b, sizeof(*a)) == 0;
+}
+
+/* Renders record i with ops; checks render() against measure() and the slack. */
+char *render_one(const struct tm_render_ops *ops, const struct tm_chunk *c, size_t i, size_t *len)
+{
+	size_t m = ops->measure(c, i);
+	char *out = malloc(m + TM_RENDER_SLACK + 1);
+	ck_assert_ptr_nonnull(out);
+	memset(out, SLACK_MARK, m + TM_RENDER_SLACK + 1);
+	size_t n = ops->render(c, i, out);
+	EXPECT(n == m, "record %zu: render() wrote %zu bytes, measure() said %zu", i, n, m);
+	EXPECT(out[m + TM_RENDER_SLACK] == SLACK_MARK, "record %zu: written past the slack", i);
+	*len = n;
+	return out;
+}
+
+const struct tm_view_desc *din_view(void)
+{
+	const struct tm_format *f = fmt();
+	for (unsigned i = 0; i < f->n_extra_views; i++)
+		if (strcmp(f->extra_views[i].path, "convert/%s.din") == 0)
+			return &f->extra_views[i];
+	ck_abort_msg("no din view");
+	return NULL;
+}
+
+/* The concatenated output of ops over every record of d. */
+char *render_all(const struct tm_render_ops *ops, const void *raw, size_t len,
+		 const struct decoded *d, size_t *out_len)
+{
+	struct tm_chunk c = chunk_of(raw, len, d);
+	size_t cap = 4096, n = 0;
+	char *text = malloc(cap);
+	ck_assert_ptr_nonnull(text);
+	for (size_t i = 0; i < d->n; i++) {
+		size_t l;
+		char *one = render_one(ops, &c, i, &l);
+		if (n + l + 1 > cap) {
+			cap = 2 * (n + l + 1);
+			text = realloc(text, cap);
+			ck_assert_ptr_nonnull(text);
+		}
+		memcpy(text + n, one, l);
+		n += l;
+		free(one);
+	}
+	text[n] = 0;
+	*out_len = n;
+	return text;
+}
+
+size_t ref_split(const char *text, size_t len, struct ref_line **out)
+{
+	size_t n = 0, cap = 64;
+	struct ref_line *v = malloc(cap * sizeof(*v));
+	ck_assert_ptr_nonnull(v);
+	for (size_t pos = 0; pos < len;) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - text) + 1 : len;
+		if (n == cap) {
+			cap *= 2;
+			v = realloc(v, cap * sizeof(*v));
+			ck_assert_ptr_nonnull(v);
+		}
+		struct ref_line *l = &v[n++];
+		l->orig = text + pos;
+		l->orig_len = end - pos;
+		char *copy = strndup(text + pos, end - pos), *save = NULL;
+		int k = 0;
+		for (char *t = strtok_r(copy, " \t\r\n", &save); t;
+		     t = strtok_r(NULL, " \t\r\n", &save)) {
+			ck_assert_int_lt(k, 14);
+			l->f[k++] = strdup(t);
+		}
+		ck_assert_int_eq(k, 14);
+		free(copy);
+		pos = end;
+	}
+	*out = v;
+	return n;
+}
+
+void ref_free(struct ref_line *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (int k = 0; k < 14; k++)
+			free(v[i].f[k]);
+	free(v);
+}
+
+void text_add(struct text *t, const char *s, size_t n)
+{
+	if (t->len + n + 1 > t->cap) {
+		t->cap = 2 * (t->len + n + 1);
+		t->b = realloc(t->b, t->cap);
+		ck_assert_ptr_nonnull(t->b);
+	}
+	memcpy(t->b + t->len, s, n);
+	t->len += n;
+	t->b[t->len] = 0;
+}
+
+void text_adds(struct text *t, const char *s)
+{
+	text_add(t, s, strlen(s));
+}
+
+void text_addf(struct text *t, const char *fmt_, ...)
+{
+	char buf[8192];
+	va_list ap;
+	va_start(ap, fmt_);
+	int n = vsnprintf(buf, sizeof(buf), fmt_, ap);
+	va_end(ap);
+	ck_assert(n >= 0 && (size_t)n < sizeof(buf));
+	text_add(t, buf, (size_t)n);
+}
+
+/* Tags of a reference line, from its characters. */
+unsigned ref_tags(const struct ref_line *l)
+{
+	unsigned t = 0;
+	t |= strcmp(l->f[7], "L") == 0 ? T_LOAD : strcmp(l->f[7], "S") == 0 ? T_STORE : 0;
+	t |= strcmp(l->f[6], "T") == 0 ? T_BRANCH | T_TAKEN : 0;
+	t |= strcmp(l->f[6], "N") == 0 ? T_BRANCH | T_NOT_TAKEN : 0;
+	t |= strcmp(l->f[5], "R") == 0 ? T_READ : strcmp(l->f[5], "W") == 0 ? T_WRITE : 0;
+	return t;
+}
+
+void ref_views(const struct ref_line *v, size_t n, struct ref_views *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < n; i++) {
+		const struct ref_line *l = &v[i];
+		struct text line = {0};
+		if (strcmp(l->f[0], "1") == 0) {
+			out->macro_ops++;
+			text_addf(&out->din, "2 %s\n", l->f[1]);
+		}
+		if (strcmp(l->f[7], "L") == 0 || strcmp(l->f[7], "S") == 0)
+			text_addf(&out->din, "%c %s\n", l->f[7][0] == 'L' ? '0' : '1', l->f[9]);
+		for (int k = 0; k < 14; k++)
+			text_addf(&line, "%s ", l->f[k]);
+		text_addf(&line, "%" PRIu64 "\n", out->macro_ops);
+		text_add(&out->dump, line.b, line.len);
+		unsigned t = ref_tags(l);
+		for (unsigned k = 0; k < N_TAGS; k++) {
+			if (!(t >> k & 1))
+				continue;
+			text_add(&out->tag_txt[k], line.b, line.len);
+			text_add(&out->tag_raw[k], l->orig, l->orig_len);
+		}
+		free(line.b);
+	}
+}
+
+void ref_views_free(struct ref_views *r)
+{
+	free(r->dump.b);
+	free(r->din.b);
+	for (unsigned k = 0; k < N_TAGS; k++) {
+		free(r->tag_txt[k].b);
+		free(r->tag_raw[k].b);
+	}
+}
+
+void build(struct built *b, const void *data, size_t len)
+{
+	const struct tm_format *f = fmt();
+	mem_source_init(&b->src, data, len);
+	ck_assert_int_eq(tm_view_table_init(&b->views, f, "t.trace"), 0);
+	ck_assert_int_eq(tm_index_build(f, &b->views, &b->src.src, "t.trace", NULL, NULL, &b->ix),
+			 0);
+	char *text = strndup(b->ix->stats_json, b->ix->stats_len);
+	b->root = json_tokener_parse(text);
+	ck_assert_msg(b->root != NULL, "stats.json does not parse: %s", text);
+	free(text);
+	ck_assert(json_object_object_get_ex(b->root, "cis501", &b->own));
+}
+
+void unbuild(struct built *b)
+{
+	json_object_put(b->root);
+	tm_index_free(b->ix);
+	tm_view_table_free(&b->views);
+	mem_source_free(&b->src);
+}
+
+json_object *get(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no key %s", key);
+	return v;
+}
+
+int64_t get_int(json_object *o, const char *key)
+{
+	json_object *v = get(o, key);
+	ck_assert_msg(json_object_is_type(v, json_type_int), "%s is not an integer", key);
+	return json_object_get_int64(v);
+}
+
+const char *get_str(json_object *o, const char *key)
+{
+	json_object *v = get(o, key);
+	ck_assert_msg(json_object_is_type(v, json_type_string), "%s is not a string", key);
+	return json_object_get_string(v);
+}
+
+/* The keys of an object, in order, as "k=v,k=v". */
+void object_text(json_object *o, char *out, size_t len)
+{
+	size_t n = 0;
+	out[0] = 0;
+	json_object_object_foreach(o, key, val)
+	{
+		n += (size_t)snprintf(out + n, len - n, "%s%s=%" PRId64, n ? "," : "", key,
+				      json_object_get_int64(val));
+		ck_assert_uint_lt(n, len);
+	}
+}
+
+const char *errors_of(const struct built *b)
+{
+	return b->ix->errors_txt ? b->ix->errors_txt : "";
+}
+
+/* errors.txt is a sized buffer, not a C string. */
+void expect_errors(const struct built *b, const char *want)
+{
+	ck_assert_msg(
+	    b->ix->errors_len == strlen(want) && memcmp(errors_of(b), want, b->ix->errors_len) == 0,
+	    "errors.txt \"%.*s\", expected \"%s\"", (int)b->ix->errors_len, errors_of(b), want);
+}
+
+void mount_trace(struct mounted *m, const char *name, const void *data, size_t len)
+{
+	mem_source_init(&m->src, data, len);
+	ck_assert_int_eq(tm_context_new(TM_DEFAULT_MEMORY, &m->ctx), 0);
+	ck_assert_int_eq(tm_context_trace(m->ctx, name, fmt(), &m->t), 0);
+}
+
+void unmount_trace(struct mounted *m)
+{
+	tm_context_trace_put(m->ctx, m->t);
+	tm_context_free(m->ctx);
+	mem_source_free(&m->src);
+}
+
+char *read_view(struct mounted *m, const char *path, size_t *len)
+{
+	int v = tm_view_table_find(&m->t->views, path);
+	ck_assert_msg(v >= 0, "no view %s", path);
+	struct tm_reader r;
+	ck_assert_int_eq(tm_reader_open(&r, m->ctx, m->t, &m->src.src, (unsigned)v), 0);
+	uint64_t size = tm_reader_size(&r);
+	char *buf = malloc(size + 1);
+	ck_assert_ptr_nonnull(buf);
+	uint64_t pos = 0;
+	for (;;) {
+		ssize_t got = tm_reader_read(&r, buf + pos, 1 << 20, pos);
+		ck_assert_msg(got >= 0, "%s: read at %" PRIu64 " returned %zd", path, pos, got);
+		if (!got)
+			break;
+		pos += (uint64_t)got;
+	}
+	ck_assert_msg(pos == size, "%s: %" PRIu64 " bytes read, size %" PRIu64, path, pos, size);
+	tm_reader_close(&r);
+	buf[size] = 0;
+	*len = (size_t)size;
+	return buf;
+}
+
+/* Where two texts first differ, for messages. */
+void expect_same_text(const char *what, const char *want, size_t want_len, const char *got,
+		      size_t got_len)
+{
+	size_t i = 0;
+	while (i < want_len && i < got_len && want[i] == got[i])
+		i++;
+	if (i == want_len && i == got_len)
+		return;
+	size_t from = i > 40 ? i - 40 : 0;
+	ck_abort_msg("%s: differs at byte %zu (lengths %zu, %zu): want \"%.*s\", got \"%.*s\"",
+		     what, i, want_len, got_len, (int)(want_len - from > 80 ? 80 : want_len - from),
+		     want + from, (int)(got_len - from > 80 ? 80 : got_len - from), got + from);
+}
