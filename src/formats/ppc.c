@@ -264,6 +264,15 @@ static int is_direct_branch(uint32_t word)
 	return ppc_major(word) == 16 || ppc_major(word) == 18;
 }
 
+#define PPC_EIEIO 0x7c0006acu
+
+/* A bc whose BO ignores both the counter and the condition (BO & 0x14 == 0x14, such as the
+ * `bcl 20, 31, $+4` that loads the PC): Capstone 4 prints it as bdnz, which it is not. */
+static int is_branch_always_bc(uint32_t word)
+{
+	return ppc_major(word) == 16 && ((word >> 21) & 0x14) == 0x14;
+}
+
 static uint32_t branch_target(uint32_t word, uint32_t pc)
 {
 	int32_t disp = ppc_major(word) == 18 ? (int32_t)((word & 0x03fffffc) << 6) >> 6
@@ -285,7 +294,13 @@ static void fill_entry(struct dis_thread *t, struct dis_entry *e, uint32_t word)
 	e->word = word;
 	e->valid = 1;
 	e->target = 0;
-	if (t && t->insn && cs_disasm_iter(t->cs, &code, &size, &addr, t->insn)) {
+	if (is_branch_always_bc(word)) {
+		n = (size_t)snprintf(buf, sizeof(buf), "bc%s%s %u, %u, ", word & 1 ? "l" : "",
+				     word & 2 ? "a" : "", (word >> 21) & 31, (word >> 16) & 31);
+		e->target = 1;
+	} else if (word == PPC_EIEIO) { /* Capstone 4 gives Book E's name, mbar */
+		n = (size_t)snprintf(buf, sizeof(buf), "eieio");
+	} else if (t && t->insn && cs_disasm_iter(t->cs, &code, &size, &addr, t->insn)) {
 		const char *ops = t->insn->op_str;
 		if (is_direct_branch(word)) {
 			const char *comma = strrchr(ops, ',');
