@@ -28,12 +28,12 @@ enum {
 };
 
 struct tm_gz_point {
-	uint64_t out;	      /* decompressed offset */
-	uint64_t in;	      /* compressed offset of the first whole byte after the point */
-	uint64_t window_off;  /* offset of the deflated window in tm_gz_index.windows */
-	uint32_t window_len;  /* its length; 0 at a member start */
-	uint8_t bits;	      /* bits of byte in - 1 that belong to the point's block (0-7) */
-	uint8_t flags;	      /* TM_GZ_MEMBER */
+	uint64_t out;	     /* decompressed offset */
+	uint64_t in;	     /* compressed offset of the first whole byte after the point */
+	uint64_t window_off; /* offset of the deflated window in tm_gz_index.windows */
+	uint32_t window_len; /* its length; 0 at a member start */
+	uint8_t bits;	     /* bits of byte in - 1 that belong to the point's block (0-7) */
+	uint8_t flags;	     /* TM_GZ_MEMBER */
 	uint16_t reserved;
 };
 

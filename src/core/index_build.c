@@ -31,7 +31,7 @@ struct builder {
 	unsigned *measured, *n_measured;
 	const struct tm_view **record_views;
 	uint64_t tag_count[16]; /* records by flag bit, for the tags' class counts */
-	void *recs; /* one batch of decoded records */
+	void *recs;		/* one batch of decoded records */
 	void *stats;
 	struct tm_diag diag;
 	/* read buffer: buf[0] is trace offset buf_off; the decoder is at buf[pos] */

@@ -11,11 +11,7 @@ extern const struct tm_format tm_format_tt6e;
 extern const struct tm_format tm_format_cis501;
 
 const struct tm_format *const tm_formats[] = {
-    &tm_format_byu,
-    &tm_format_tt6,
-    &tm_format_tt6e,
-    &tm_format_cis501,
-    NULL,
+    &tm_format_byu, &tm_format_tt6, &tm_format_tt6e, &tm_format_cis501, NULL,
 };
 
 const struct tm_format *tm_format_find(const char *name)
@@ -57,7 +53,6 @@ const struct tm_format *tm_format_detect(const char *name, const uint8_t *head, 
 	}
 	return probe_all(name, head, head_len);
 }
-
 
 int tm_format_detect_needs_head(void)
 {

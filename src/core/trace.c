@@ -120,8 +120,8 @@ int tm_trace_span(struct tm_context *ctx, struct tm_trace *t, const struct tm_in
 		  struct tm_source *src, uint64_t span, struct tm_cached_chunk **out)
 {
 	struct span_load arg = {src, ix->gz, span};
-	return tm_chunk_cache_load(ctx->cache, tm_cache_owner(t->uid, TM_RAW_VIEW), span,
-				   load_span, &arg, out);
+	return tm_chunk_cache_load(ctx->cache, tm_cache_owner(t->uid, TM_RAW_VIEW), span, load_span,
+				   &arg, out);
 }
 
 ssize_t tm_trace_read(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
@@ -167,8 +167,8 @@ static int load_chunk(void *arg, struct tm_cached_chunk *c)
 
 	if (tm_cached_chunk_alloc(c, raw_end - raw_off, expected, fmt->record_size) < 0)
 		return -ENOMEM;
-	ssize_t got =
-	    tm_trace_read(a->ctx, a->t, ix, a->src, (void *)c->chunk.raw, c->chunk.raw_len, raw_off);
+	ssize_t got = tm_trace_read(a->ctx, a->t, ix, a->src, (void *)c->chunk.raw,
+				    c->chunk.raw_len, raw_off);
 	if (got < 0)
 		return (int)got;
 	if ((size_t)got != c->chunk.raw_len)

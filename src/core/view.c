@@ -65,16 +65,16 @@ static char *path_printf(const char *fmt, const char *a, const char *b)
 }
 
 /* class/NAME.txt and, when the format has binary streams, class/NAME.EXT. */
-static int add_class_views(struct tm_view_table *t, const struct tm_format *fmt,
-			   const char *name, uint64_t mask, uint16_t flag_mask)
+static int add_class_views(struct tm_view_table *t, const struct tm_format *fmt, const char *name,
+			   uint64_t mask, uint16_t flag_mask)
 {
 	const struct tm_render_ops *stream =
 	    fmt->class_stream ? fmt->class_stream : &tm_raw_copy_ops;
-	int err = add_view(t, path_printf("class/%s.%s", name, "txt"), TM_VIEW_RECORDS,
-			   fmt->dump, mask, flag_mask);
+	int err = add_view(t, path_printf("class/%s.%s", name, "txt"), TM_VIEW_RECORDS, fmt->dump,
+			   mask, flag_mask);
 	if (!err && fmt->class_ext)
-		err = add_view(t, path_printf("class/%s.%s", name, fmt->class_ext),
-			       TM_VIEW_RECORDS, stream, mask, flag_mask);
+		err = add_view(t, path_printf("class/%s.%s", name, fmt->class_ext), TM_VIEW_RECORDS,
+			       stream, mask, flag_mask);
 	return err;
 }
 
