@@ -11,7 +11,11 @@ extern const struct tm_format tm_format_tt6e;
 extern const struct tm_format tm_format_cis501;
 
 const struct tm_format *const tm_formats[] = {
-    &tm_format_byu, &tm_format_tt6, &tm_format_tt6e, &tm_format_cis501, NULL,
+    &tm_format_byu,    /* BYU Pentium bus traces, 6-byte records */
+    &tm_format_tt6,    /* PowerPC TT6 (Amber) */
+    &tm_format_tt6e,   /* PowerPC TT6E */
+    &tm_format_cis501, /* Penn CIS501 x86 micro-op text */
+    NULL,
 };
 
 const struct tm_format *tm_format_find(const char *name)
