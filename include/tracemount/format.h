@@ -15,13 +15,15 @@ struct json_object;
 struct tm_diag;
 
 #define TM_MAX_CLASSES	32
+#define TM_MAX_GROUPS	64 /* group views of a trace (QEMU4V's cpu/N.txt) */
 #define TM_RENDER_SLACK 32 /* bytes a renderer may write past its record's end */
 
 /* Common head of every decoded record. */
 struct tm_record {
 	uint32_t raw_rel; /* offset of the record's bytes from its chunk's first byte */
 	uint32_t raw_len; /* number of trace bytes the record came from */
-	uint16_t cls;	  /* index into tm_format.classes */
+	uint8_t cls;	  /* index into tm_format.classes */
+	uint8_t group;	  /* with tm_format.group_view: the group (processor) of the record */
 	uint16_t flags;	  /* the format's own */
 };
 
@@ -92,6 +94,10 @@ struct tm_format {
 	 * and a count in stats.json's classes. */
 	const char *const *tags;
 	unsigned n_tags; /* entries in tags, at most 16 */
+	/* Records fall into groups by head.group (QEMU4V's processors): group g < TM_MAX_GROUPS
+	 * gets the view group_view ("cpu/%u.txt"), the trace bytes of its records, shown only
+	 * when it has records. NULL: no groups. */
+	const char *group_view;
 
 	size_t record_size;	 /* stride of decoded records, >= sizeof(struct tm_record) */
 	size_t state_size;	 /* decoder state kept in each checkpoint (a multiple of 8) */

@@ -45,4 +45,8 @@ int tm_reader_render(const struct tm_reader *r, uint64_t chunk);
 /* Size of view `view` of t (building the index if needed) without opening a reader. */
 int tm_view_size(struct tm_trace *t, struct tm_source *src, unsigned view, uint64_t *size);
 
+/* Whether view `view` of t exists: 1 for every view but a group view without records (whose
+ * answer needs the index, built if needed), else 0, or -errno. */
+int tm_view_exists(struct tm_trace *t, struct tm_source *src, unsigned view);
+
 #endif

@@ -25,6 +25,8 @@ struct tm_view {
 	uint64_t class_mask;		 /* record views: classes whose records it shows */
 	uint16_t flag_mask;		 /* and, unless 0, of those only records with one of
 					    these flags (a tag's class) */
+	int group;			 /* record views: -1, or the one group shown (its
+					    view exists only when it has records) */
 	unsigned column;		 /* record views: index column */
 };
 
@@ -49,9 +51,11 @@ int tm_view_table_find(const struct tm_view_table *t, const char *path);
 int tm_view_table_is_dir(const struct tm_view_table *t, const char *path);
 
 /* Calls fn once for each entry directly inside folder dir ("" for the trace folder), with
- * is_dir set for subfolders. Stops and returns fn's value when it is non-zero. */
+ * is_dir set for subfolders, else view the view's index. Stops and returns fn's value when it
+ * is non-zero. Group views are listed whether or not they have records. */
 int tm_view_table_list(const struct tm_view_table *t, const char *dir,
-		       int (*fn)(void *arg, const char *name, int is_dir), void *arg);
+		       int (*fn)(void *arg, const char *name, int is_dir, unsigned view),
+		       void *arg);
 
 /* Bytes every record of class cls produces in record view v, or 0 when it varies: the view's
  * fixed_len, or for a copy of the trace's own bytes the format's fixed record length. The
@@ -61,7 +65,8 @@ size_t tm_view_fixed_len(const struct tm_format *fmt, const struct tm_view *v, u
 /* Whether record view v shows record r. */
 static inline int tm_view_shows(const struct tm_view *v, const struct tm_record *r)
 {
-	return (v->class_mask >> r->cls & 1) && (!v->flag_mask || (r->flags & v->flag_mask));
+	return (v->class_mask >> r->cls & 1) && (!v->flag_mask || (r->flags & v->flag_mask)) &&
+	       (v->group < 0 || r->group == v->group);
 }
 
 /* Bytes record i of c produces in view v, where fixed[cls] is tm_view_fixed_len's answer. */

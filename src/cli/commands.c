@@ -144,7 +144,11 @@ int tm_cmd_cat(int argc, char **argv)
 	const char *view_name = argv[optind + 1];
 	if ((status = open_trace(&ct, argv[optind], format)) == 0) {
 		int v = tm_view_table_find(&ct.trace->views, view_name);
-		if (v < 0) {
+		if (v >= 0 && (status = tm_view_exists(ct.trace, &ct.src, (unsigned)v)) < 0) {
+			fprintf(stderr, "tracemount: %s: indexing failed: %s\n", ct.path,
+				strerror(-status));
+			status = 1;
+		} else if (v < 0 || !status) {
 			fprintf(stderr, "tracemount: %s: no view '%s' (see tracemount ls %s)\n",
 				ct.path, view_name, ct.path);
 			status = 1;
@@ -182,7 +186,8 @@ int tm_cmd_ls(int argc, char **argv)
 	}
 	int width = snprintf(NULL, 0, "%" PRIu64, max);
 	for (unsigned v = 0; v < vt->n_views; v++)
-		printf("%*" PRIu64 " %s\n", width, sizes[v], vt->views[v].path);
+		if (vt->views[v].group < 0 || sizes[v]) /* a group's view needs records */
+			printf("%*" PRIu64 " %s\n", width, sizes[v], vt->views[v].path);
 	status = fflush(stdout) == 0 ? 0 : 1;
 out_sizes:
 	free(sizes);

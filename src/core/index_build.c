@@ -30,6 +30,9 @@ struct builder {
 	 * one, n_measured[c] of them */
 	unsigned *measured, *n_measured;
 	const struct tm_view **record_views;
+	/* group_col[g]: the column of group g's view (a copy of its records' bytes), or -1 */
+	int group_col[TM_MAX_GROUPS];
+	bool has_groups;
 	uint64_t tag_count[16]; /* records by flag bit, for the tags' class counts */
 	void *recs;		/* one batch of decoded records */
 	void *stats;
@@ -85,11 +88,20 @@ static int setup(struct builder *b)
 	if (!b->cur || !b->boundary || !b->fixed || !b->measured || !b->n_measured ||
 	    !b->record_views || !b->recs || !b->stats || !b->buf)
 		return -ENOMEM;
+	for (unsigned g = 0; g < TM_MAX_GROUPS; g++)
+		b->group_col[g] = -1;
 	for (unsigned i = 0; i < b->views->n_views; i++) {
 		const struct tm_view *v = &b->views->views[i];
 		if (v->kind != TM_VIEW_RECORDS)
 			continue;
 		b->record_views[v->column] = v;
+		if (v->group >= 0) { /* one view per group: sized by one lookup per record */
+			if (v->group >= TM_MAX_GROUPS || v->ops != &tm_raw_copy_ops)
+				return -EINVAL;
+			b->group_col[v->group] = (int)v->column;
+			b->has_groups = true;
+			continue;
+		}
 		for (unsigned c = 0; c < nc; c++) {
 			/* a tag's view holds some records of each class: measured one by one */
 			size_t len = v->flag_mask ? 0 : tm_view_fixed_len(fmt, v, c);
@@ -151,8 +163,15 @@ static int account(struct builder *b, const struct tm_chunk *c)
 	}
 	if (counts[TM_MAX_CLASSES])
 		return -EPROTO; /* a decoder gave a class its format does not have */
+	for (size_t i = 0; b->has_groups && i < c->n_records; i++) {
+		const struct tm_record *r = tm_chunk_rec(c, i);
+		if (r->group < TM_MAX_GROUPS && b->group_col[r->group] >= 0)
+			view_off[b->group_col[r->group]] += r->raw_len;
+	}
 	for (unsigned v = 0; v < nv; v++) {
 		const struct tm_view *view = b->record_views[v];
+		if (view->group >= 0)
+			continue;
 		const size_t *fixed = b->fixed + (size_t)v * nc;
 		const int16_t *flag_len = view->ops->flag_len;
 		for (unsigned k = 0; k < nc; k++) {

@@ -62,6 +62,17 @@ int tm_view_size(struct tm_trace *t, struct tm_source *src, unsigned view, uint6
 	return err;
 }
 
+int tm_view_exists(struct tm_trace *t, struct tm_source *src, unsigned view)
+{
+	uint64_t size;
+	if (view >= t->views.n_views)
+		return 0;
+	if (t->views.views[view].group < 0)
+		return 1;
+	int err = tm_view_size(t, src, view, &size);
+	return err < 0 ? err : size > 0;
+}
+
 struct render_load {
 	const struct tm_reader *r;
 	uint64_t chunk;

@@ -54,6 +54,7 @@ static int add_view(struct tm_view_table *t, char *path, enum tm_view_kind kind,
 	v->ops = ops;
 	v->class_mask = mask;
 	v->flag_mask = flag_mask;
+	v->group = -1;
 	v->column = kind == TM_VIEW_RECORDS ? t->n_record_views++ : 0;
 	return 0;
 }
@@ -81,7 +82,8 @@ static int add_class_views(struct tm_view_table *t, const struct tm_format *fmt,
 int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, const char *name)
 {
 	unsigned per_class = fmt->class_ext ? 2 : 1;
-	unsigned n = 4 + (fmt->n_classes + fmt->n_tags) * per_class + fmt->n_extra_views;
+	unsigned n = 4 + (fmt->n_classes + fmt->n_tags) * per_class + fmt->n_extra_views +
+		     (fmt->group_view ? TM_MAX_GROUPS : 0);
 	int err = 0;
 
 	memset(t, 0, sizeof(*t));
@@ -105,6 +107,13 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 		const struct tm_view_desc *d = &fmt->extra_views[i];
 		err = add_view(t, path_printf(d->path, t->stem, ""), TM_VIEW_RECORDS, d->ops,
 			       d->class_mask, 0);
+	}
+	for (unsigned g = 0; fmt->group_view && g < TM_MAX_GROUPS && !err; g++) {
+		char *path;
+		err = asprintf(&path, fmt->group_view, g) < 0 ? -ENOMEM : 0;
+		err = err ? err : add_view(t, path, TM_VIEW_RECORDS, &tm_raw_copy_ops, ~0ull, 0);
+		if (!err)
+			t->views[t->n_views - 1].group = (int)g;
 	}
 	if (!err)
 		return 0;
@@ -156,7 +165,8 @@ int tm_view_table_is_dir(const struct tm_view_table *t, const char *path)
 }
 
 int tm_view_table_list(const struct tm_view_table *t, const char *dir,
-		       int (*fn)(void *arg, const char *name, int is_dir), void *arg)
+		       int (*fn)(void *arg, const char *name, int is_dir, unsigned view),
+		       void *arg)
 {
 	for (unsigned i = 0; i < t->n_views; i++) {
 		const char *child;
@@ -178,7 +188,7 @@ int tm_view_table_list(const struct tm_view_table *t, const char *dir,
 			continue;
 		memcpy(name, child, len);
 		name[len] = '\0';
-		int r = fn(arg, name, is_dir);
+		int r = fn(arg, name, is_dir, i);
 		if (r)
 			return r;
 	}

@@ -101,6 +101,7 @@ static int byu_decode(void *state, const struct tm_decode_in *in, void *recs, si
 		r[i].head.raw_len = BYU_RECORD_LEN;
 		r[i].head.cls = byu_class_of_control[p[5] >> 4];
 		r[i].head.flags = 0;
+		r[i].head.group = 0;
 		r[i].addr = tm_be32(p);
 		r[i].be = p[4];
 		r[i].control = p[5];

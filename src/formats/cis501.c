@@ -378,7 +378,8 @@ static int parse_line(const uint8_t *line, size_t len, const uint8_t *limit,
 #undef NEXT_FIELD
 #undef CHECK
 	r->head.flags = flags;
-	r->head.cls = (uint16_t)family_lookup(macro, r->macro_len, limit);
+	r->head.group = 0;
+	r->head.cls = (uint8_t)family_lookup(macro, r->macro_len, limit);
 	/* 14 fields and the macro-op number, each followed by a space or the newline */
 	r->dump_len = (uint16_t)(text + r->macro_len + r->micro_len + CIS501_FIELDS + 1);
 	r->pad = 0;

@@ -206,6 +206,7 @@ static int decode(void *state, const struct tm_decode_in *in, void *recs, size_t
 		r->w2 = need >= 12 ? tm_be32(p + 8) : 0;
 		r->ctx_ea = 0;
 		r->head.flags = 0;
+		r->head.group = 0;
 		if (cls == TT6_ESCAPE) {
 			if (decode_escape(s, p, r, off, diag)) {
 				pos += need; /* a position record: applied, no record */
@@ -221,7 +222,7 @@ static int decode(void *state, const struct tm_decode_in *in, void *recs, size_t
 			if (ppc_is_cache_block_op(op))
 				flags |= F_CACHE;
 			r->head.flags = (uint16_t)flags;
-			r->head.cls = (uint16_t)cls; /* check_pair looks at it */
+			r->head.cls = (uint8_t)cls; /* check_pair looks at it */
 			if (s->ctx != CTX_NONE)
 				instruction_context(s, r, off, tt6e, diag);
 			if (tt6e && (flags & F_TWI)) {
@@ -242,7 +243,7 @@ static int decode(void *state, const struct tm_decode_in *in, void *recs, size_t
 			r->head.flags |=
 			    (uint16_t)((tm_decimal_digits(r->num) - NUM_WIDTH) << B_WIDE);
 		s->prev_cls = (uint8_t)cls;
-		r->head.cls = (uint16_t)cls;
+		r->head.cls = (uint8_t)cls;
 		r->head.raw_rel = (uint32_t)pos;
 		r->head.raw_len = (uint32_t)need;
 		pos += need;

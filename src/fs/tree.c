@@ -140,6 +140,22 @@ static int resolve_meta(const char *rest, struct tm_node *n)
 	return -ENOENT;
 }
 
+/* Whether view v of n's trace exists (a group view needs records, so the index). */
+static int view_exists(struct tm_fs *fs, const struct tm_node *n, unsigned v)
+{
+	struct tm_source src;
+	if (n->trace->views.views[v].group < 0)
+		return 1;
+	int err = tm_source_open(fs->root_fd, n->src, &src);
+	if (err)
+		return err;
+	err = tm_view_exists(n->trace, &src, v);
+	tm_source_close(&src);
+	if (err < 0)
+		tm_fs_log(fs, LOG_ERR, "%s: indexing failed: %s", n->src, strerror(-err));
+	return err;
+}
+
 /* Inside a trace: rest names a view or a folder of views. */
 static int resolve_view(struct tm_fs *fs, const char *rest, struct tm_node *n)
 {
@@ -157,10 +173,14 @@ static int resolve_view(struct tm_fs *fs, const char *rest, struct tm_node *n)
 	if (err)
 		return err;
 	int v = tm_view_table_find(&n->trace->views, n->sub);
-	if (v >= 0) {
+	if (v >= 0 && (err = view_exists(fs, n, (unsigned)v)) > 0) {
 		n->kind = TM_NODE_VIEW;
 		n->view = v;
 		return 0;
+	}
+	if (v >= 0) {
+		tm_node_put(fs, n);
+		return err ? err : -ENOENT;
 	}
 	if (tm_view_table_is_dir(&n->trace->views, n->sub)) {
 		n->kind = TM_NODE_VIEW_DIR;
@@ -338,11 +358,21 @@ int tm_fs_readlink(struct tm_fs *fs, const char *path, char *buf, size_t size)
 struct list_views_arg {
 	int (*fill)(void *arg, const char *name, mode_t type);
 	void *arg;
+	struct tm_fs *fs;
+	const struct tm_node *n;
+	int err;
 };
 
-static int list_view(void *p, const char *name, int is_dir)
+static int list_view(void *p, const char *name, int is_dir, unsigned view)
 {
 	struct list_views_arg *a = p;
+	if (!is_dir) {
+		int exists = view_exists(a->fs, a->n, view);
+		if (exists < 0)
+			return a->err = exists;
+		if (!exists)
+			return 0;
+	}
 	return a->fill(a->arg, name, is_dir ? S_IFDIR : S_IFREG);
 }
 
@@ -403,7 +433,7 @@ int tm_fs_readdir(struct tm_fs *fs, const char *path,
 	int err = tm_fs_resolve(fs, path, &n);
 	if (err)
 		return err;
-	struct list_views_arg la = {fill, arg};
+	struct list_views_arg la = {fill, arg, fs, &n, 0};
 	int is_root = n.kind == TM_NODE_DIR && strcmp(n.src, ".") == 0;
 
 	if (n.kind == TM_NODE_TRACE)
@@ -425,6 +455,7 @@ int tm_fs_readdir(struct tm_fs *fs, const char *path,
 	case TM_NODE_VIEW_DIR:
 		tm_view_table_list(&n.trace->views, n.kind == TM_NODE_TRACE ? "" : n.sub, list_view,
 				   &la);
+		err = la.err;
 		break;
 	case TM_NODE_META_DIR:
 		for (int i = 0; i < TM_META_N; i++)

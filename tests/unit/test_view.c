@@ -135,8 +135,9 @@ struct listing {
 	unsigned stop_after; /* return 1 after this many entries; 0: never */
 };
 
-static int collect(void *arg, const char *name, int is_dir)
+static int collect(void *arg, const char *name, int is_dir, unsigned view)
 {
+	(void)view;
 	struct listing *l = arg;
 	ck_assert_uint_lt(l->n, 64);
 	snprintf(l->names[l->n], sizeof(l->names[0]), "%s", name);
