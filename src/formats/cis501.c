@@ -79,7 +79,7 @@ static unsigned family_slot(uint64_t key, size_t len)
 
 static void family_add(const char *name, size_t len, uint8_t family)
 {
-	uint64_t key = cis501_name_key((const uint8_t *)name, len, (const uint8_t *)name);
+	uint64_t key = tm_name_key((const uint8_t *)name, len, (const uint8_t *)name);
 	unsigned s = family_slot(key, len);
 	while (family_slots[s].name)
 		s = (s + 1) & (FAMILY_SLOTS - 1);
@@ -141,7 +141,7 @@ static unsigned family_by_rule(const uint8_t *n, size_t len)
 /* The family of a macro opcode name; family_init() has run. */
 static unsigned family_lookup(const uint8_t *name, size_t len, const uint8_t *limit)
 {
-	uint64_t key = cis501_name_key(name, len, limit);
+	uint64_t key = tm_name_key(name, len, limit);
 	for (unsigned s = family_slot(key, len); family_slots[s].name;
 	     s = (s + 1) & (FAMILY_SLOTS - 1))
 		if (family_slots[s].key == key && family_slots[s].len == len &&

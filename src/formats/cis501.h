@@ -10,6 +10,7 @@
 
 #include "tracemount/footprint.h"
 #include "tracemount/format.h"
+#include "tracemount/names.h"
 
 #define CIS501_FIELDS	14
 #define CIS501_MAX_LINE 4096 /* bytes before the newline; a longer line is skipped */
@@ -84,25 +85,6 @@ static inline const struct cis501_record *cis501_rec(const struct tm_chunk *c, s
 	return (const struct cis501_record *)tm_chunk_rec(c, i);
 }
 
-/* Up to the first 8 bytes of a name as a little-endian number, the rest zero: with the length,
- * a cheap key that tells most names apart. p[0, len) must be readable, and so must p[0, 8)
- * when p + 8 <= limit. */
-static inline uint64_t cis501_name_key(const uint8_t *p, size_t len, const uint8_t *limit)
-{
-	uint64_t k = 0;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	if (limit - p >= 8) {
-		memcpy(&k, p, 8);
-		return len >= 8 ? k : k & ((1ull << (8 * len)) - 1);
-	}
-#else
-	(void)limit;
-#endif
-	for (size_t i = 0; i < len && i < 8; i++)
-		k |= (uint64_t)p[i] << (8 * i);
-	return k;
-}
-
 /* Lower-case hex digits of v without leading zeros (1 for 0). */
 static inline unsigned cis501_hex_digits(uint64_t v)
 {
@@ -119,20 +101,6 @@ extern const struct tm_view_desc cis501_extra_views[1];
 #define CIS501_MAX_NAMES  4096	     /* distinct opcode names counted, per table */
 #define CIS501_MAX_PCS	  (1u << 24) /* slots of the PC set: half as many PCs counted exactly */
 #define CIS501_MAX_BLOCKS 16384 /* footprint blocks of 4 KiB (2 MiB of addresses each): 64 MiB */
-
-struct cis501_name {
-	uint64_t key, count;
-	char *name; /* NUL-terminated copy */
-	uint32_t len;
-};
-
-struct cis501_names {
-	struct cis501_name *slots;
-	size_t n_slots, n;
-	size_t last;	    /* slot of the previous lookup: names repeat */
-	uint64_t uncounted; /* occurrences of names past CIS501_MAX_NAMES */
-	int err;
-};
 
 struct cis501_pcs {
 	uint64_t *slots; /* 0: empty; PC 0 is has_zero */
@@ -153,7 +121,7 @@ struct cis501_stats {
 	bool data_capped;
 	struct cis501_pcs pcs;
 	struct tm_footprint data; /* addr >> 6 of loads and stores */
-	struct cis501_names macros, micros;
+	struct tm_names macros, micros;
 };
 
 int cis501_stats_init(void *stats);

@@ -10,132 +10,6 @@
 #include "cis501.h"
 #include "tracemount/diag.h"
 
-/* Opcode names, counted in an open-addressing table keyed by (first 8 bytes, length): a
- * lookup is a multiply and, for names longer than 8 bytes, one memcmp. */
-
-static size_t name_slot(uint64_t key, size_t len, size_t n_slots)
-{
-	return (size_t)(((key ^ ((uint64_t)len << 56)) * 0x9e3779b97f4a7c15ull) >> 32) &
-	       (n_slots - 1);
-}
-
-static int names_grow(struct cis501_names *t)
-{
-	size_t n = t->n_slots ? 2 * t->n_slots : 256;
-	struct cis501_name *slots = calloc(n, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->n_slots; i++) {
-		struct cis501_name *e = &t->slots[i];
-		if (!e->name)
-			continue;
-		size_t s = name_slot(e->key, e->len, n);
-		while (slots[s].name)
-			s = (s + 1) & (n - 1);
-		slots[s] = *e;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->n_slots = n;
-	t->last = 0;
-	return 0;
-}
-
-static bool same_name(const struct cis501_name *e, uint64_t key, const uint8_t *name, size_t len)
-{
-	return e->name && e->key == key && e->len == len &&
-	       (len <= 8 || memcmp(e->name + 8, name + 8, len - 8) == 0);
-}
-
-/* The slot of name, or of the empty slot where it belongs. */
-static size_t names_find(const struct cis501_names *t, uint64_t key, const uint8_t *name,
-			 size_t len)
-{
-	size_t s = name_slot(key, len, t->n_slots);
-	while (t->slots[s].name && !same_name(&t->slots[s], key, name, len))
-		s = (s + 1) & (t->n_slots - 1);
-	return s;
-}
-
-static void names_count(struct cis501_names *t, const uint8_t *name, size_t len,
-			const uint8_t *limit)
-{
-	uint64_t key = cis501_name_key(name, len, limit);
-	if (t->n_slots && same_name(&t->slots[t->last], key, name, len)) {
-		t->slots[t->last].count++;
-		return;
-	}
-	size_t s = t->n_slots ? names_find(t, key, name, len) : 0;
-	if (t->n_slots && t->slots[s].name) {
-		t->slots[s].count++;
-		t->last = s;
-		return;
-	}
-	if ((t->n + 1) * 2 > t->n_slots) {
-		if (t->n >= CIS501_MAX_NAMES) {
-			t->uncounted++;
-			return;
-		}
-		if (names_grow(t) < 0) {
-			t->err = -ENOMEM;
-			t->uncounted++;
-			return;
-		}
-		s = names_find(t, key, name, len);
-	}
-	char *copy = malloc(len + 1);
-	if (!copy) {
-		t->err = -ENOMEM;
-		t->uncounted++;
-		return;
-	}
-	memcpy(copy, name, len);
-	copy[len] = 0;
-	t->slots[s] =
-	    (struct cis501_name){.key = key, .count = 1, .name = copy, .len = (uint32_t)len};
-	t->n++;
-	t->last = s;
-}
-
-static void names_free(struct cis501_names *t)
-{
-	for (size_t i = 0; i < t->n_slots; i++)
-		free(t->slots[i].name);
-	free(t->slots);
-	memset(t, 0, sizeof(*t));
-}
-
-static int by_count_desc(const void *a, const void *b)
-{
-	const struct cis501_name *x = *(const struct cis501_name *const *)a,
-				 *y = *(const struct cis501_name *const *)b;
-	if (x->count != y->count)
-		return x->count < y->count ? 1 : -1;
-	return strcmp(x->name, y->name);
-}
-
-/* The most frequent names, most frequent first (ties by name), as an object name -> count. */
-static json_object *top_names(const struct cis501_names *t)
-{
-	json_object *obj = json_object_new_object();
-	const struct cis501_name **v = malloc((t->n + 1) * sizeof(*v));
-	if (!obj || !v) {
-		free(v);
-		json_object_put(obj);
-		return NULL;
-	}
-	size_t n = 0;
-	for (size_t i = 0; i < t->n_slots; i++)
-		if (t->slots[i].name)
-			v[n++] = &t->slots[i];
-	qsort(v, n, sizeof(*v), by_count_desc);
-	for (size_t i = 0; i < n && i < CIS501_TOP_NAMES; i++)
-		json_object_object_add(obj, v[i]->name,
-				       json_object_new_int64((int64_t)v[i]->count));
-	free(v);
-	return obj;
-}
-
 /* Distinct PCs: a set of 64-bit values, open addressing with linear probing, load at most
  * 1/2, and at most CIS501_MAX_PCS slots: past that the count is a lower bound. */
 
@@ -203,6 +77,7 @@ int cis501_stats_init(void *p)
 	s->last_line = UINT64_MAX;
 	s->last_pc = UINT64_MAX;
 	tm_footprint_init(&s->data);
+	s->macros.max = s->micros.max = CIS501_MAX_NAMES;
 	return 0;
 }
 
@@ -246,8 +121,8 @@ void cis501_stats_update(void *p, const struct tm_chunk *c)
 					s->data_capped = true;
 			}
 		}
-		names_count(&s->macros, line + r->macro_off, r->macro_len, limit);
-		names_count(&s->micros, line + r->micro_off, r->micro_len, limit);
+		tm_names_add(&s->macros, line + r->macro_off, r->macro_len, limit, 1);
+		tm_names_add(&s->micros, line + r->micro_off, r->micro_len, limit, 1);
 	}
 	s->records += c->n_records;
 }
@@ -319,8 +194,10 @@ int cis501_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 	json_object_object_add(obj, "data_pages_4k", int64(tm_footprint_count_groups64(&s->data)));
 	json_object_object_add(obj, "address_min", s->data_refs ? hex_string(s->addr_min) : NULL);
 	json_object_object_add(obj, "address_max", s->data_refs ? hex_string(s->addr_max) : NULL);
-	json_object_object_add(obj, "top_macro_opcodes", top_names(&s->macros));
-	json_object_object_add(obj, "top_micro_opcodes", top_names(&s->micros));
+	json_object_object_add(obj, "top_macro_opcodes",
+			       tm_names_json(&s->macros, CIS501_TOP_NAMES));
+	json_object_object_add(obj, "top_micro_opcodes",
+			       tm_names_json(&s->micros, CIS501_TOP_NAMES));
 	json_object_object_add(obj, "distinct_macro_opcodes", int64(s->macros.n));
 	json_object_object_add(obj, "distinct_micro_opcodes", int64(s->micros.n));
 	json_object_object_add(obj, "crlf_lines", int64(crlf));
@@ -355,8 +232,8 @@ int cis501_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 void cis501_stats_free(void *p)
 {
 	struct cis501_stats *s = p;
-	names_free(&s->macros);
-	names_free(&s->micros);
+	tm_names_free(&s->macros);
+	tm_names_free(&s->micros);
 	free(s->pcs.slots);
 	tm_footprint_free(&s->data);
 }
