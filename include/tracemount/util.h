@@ -20,6 +20,12 @@ static inline char *tm_put_hex(char *out, uint64_t v, unsigned digits)
 	return out + digits;
 }
 
+/* The number of lower-case hex digits of v without leading zeros (1 for 0). */
+static inline unsigned tm_hex_len(uint64_t v)
+{
+	return v ? (unsigned)(67 - __builtin_clzll(v)) / 4 : 1;
+}
+
 /* Writes v as exactly 8 lower-case hex digits: the hot path of address columns. */
 static inline char *tm_put_hex32(char *out, uint32_t v)
 {

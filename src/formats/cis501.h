@@ -85,12 +85,6 @@ static inline const struct cis501_record *cis501_rec(const struct tm_chunk *c, s
 	return (const struct cis501_record *)tm_chunk_rec(c, i);
 }
 
-/* Lower-case hex digits of v without leading zeros (1 for 0). */
-static inline unsigned cis501_hex_digits(uint64_t v)
-{
-	return v ? (unsigned)(67 - __builtin_clzll(v)) / 4 : 1;
-}
-
 /* Render ops and views (cis501_views.c). */
 extern const struct tm_render_ops cis501_dump_ops;
 extern const struct tm_view_desc cis501_extra_views[1];

@@ -8,7 +8,7 @@
 /* v in lower-case hex without leading zeros. */
 static inline char *put_hex(char *out, uint64_t v)
 {
-	unsigned n = cis501_hex_digits(v);
+	unsigned n = tm_hex_len(v);
 	for (unsigned i = n; i > 0; i--) {
 		out[i - 1] = tm_hex_digits[v & 15];
 		v >>= 4;
@@ -85,9 +85,9 @@ static size_t din_measure(const struct tm_chunk *c, size_t i)
 	const struct cis501_record *r = cis501_rec(c, i);
 	size_t n = 0;
 	if (r->uop == 1)
-		n += 3 + cis501_hex_digits(r->pc);
+		n += 3 + tm_hex_len(r->pc);
 	if (r->head.flags & (F_LOAD | F_STORE))
-		n += 3 + cis501_hex_digits(r->addr);
+		n += 3 + tm_hex_len(r->addr);
 	return n;
 }
 

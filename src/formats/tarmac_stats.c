@@ -1,0 +1,242 @@
+/* QEMU4V / Tarmac statistics for stats.json; keys in the QEMU4V and Tarmac section of
+ * doc/views.md. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "tarmac.h"
+#include "tracemount/diag.h"
+
+int tarmac_stats_init(void *p)
+{
+	struct tarmac_stats *s = p;
+	s->cpus = calloc(TARMAC_MAX_CPUS + 1, sizeof(*s->cpus));
+	if (!s->cpus)
+		return -ENOMEM;
+	s->isets.max = s->modes.max = s->mnemonics.max = s->registers.max = TARMAC_MAX_NAMES;
+	s->pc_min = s->addr_min = UINT64_MAX;
+	tm_footprint_init(&s->code);
+	tm_footprint_init(&s->data);
+	return 0;
+}
+
+static void count_span(struct tm_names *t, const uint8_t *line, struct tarmac_span sp,
+		       const uint8_t *limit)
+{
+	if (sp.len)
+		tm_names_add(t, line + sp.off, sp.len, limit, 1);
+}
+
+/* Mnemonics are counted in lower case: Fast Models writes "LDR", QEMU4V "ldr". */
+static void count_mnemonic(struct tm_names *t, const uint8_t *line, struct tarmac_span sp)
+{
+	uint8_t low[64];
+	size_t n = sp.len < sizeof(low) ? sp.len : sizeof(low);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t ch = line[sp.off + i];
+		low[i] = ch >= 'A' && ch <= 'Z' ? (uint8_t)(ch | 0x20) : ch;
+	}
+	if (n)
+		tm_names_add(t, low, n, low + sizeof(low), 1);
+}
+
+/* Each footprint block is 4 KiB: a trace of scattered addresses stops counting there. */
+static void add_line(struct tm_footprint *f, uint64_t addr, bool *capped)
+{
+	if (f->n_blocks < TARMAC_MAX_BLOCKS)
+		tm_footprint_add(f, addr >> 6);
+	else
+		*capped = true;
+}
+
+static void count_time(struct tarmac_stats *s, const struct tarmac_record *r, const uint8_t *line)
+{
+	struct tarmac_span u = r->span[S_UNIT];
+	if (!s->unit_len && u.len && u.len < sizeof(s->unit)) {
+		memcpy(s->unit, line + u.off, u.len);
+		s->unit_len = (uint8_t)u.len;
+	} else if (u.len != s->unit_len || memcmp(s->unit, line + u.off, u.len) != 0) {
+		s->other_units++;
+	}
+	if (r->time < 0) {
+		s->negative++;
+		return;
+	}
+	if (s->have_prev && r->time < s->prev)
+		s->backwards++;
+	s->prev = r->time;
+	s->have_prev = true;
+	if (!s->have_time) {
+		s->first = s->min = s->max = r->time;
+		s->have_time = true;
+	}
+	s->last = r->time;
+	if (r->time < s->min)
+		s->min = r->time;
+	if (r->time > s->max)
+		s->max = r->time;
+}
+
+void tarmac_stats_update(void *p, const struct tm_chunk *c)
+{
+	struct tarmac_stats *s = p;
+	const uint8_t *limit = c->raw + c->raw_len;
+	for (size_t i = 0; i < c->n_records; i++) {
+		const struct tarmac_record *r = tarmac_rec(c, i);
+		const uint8_t *line = c->raw + r->head.raw_rel;
+		unsigned cls = r->head.cls;
+		uint32_t cpu = r->cpu < TARMAC_MAX_CPUS ? r->cpu : TARMAC_MAX_CPUS;
+		s->cpus[cpu][cls]++;
+		if (r->cpu >= TARMAC_MAX_CPUS)
+			s->other_cpus = true;
+		else if (r->cpu >= s->max_cpu)
+			s->max_cpu = r->cpu + 1;
+		s->crlf += (r->head.flags & F_CRLF) != 0;
+		if (r->head.flags & F_TIME) {
+			s->timed++;
+			count_time(s, r, line);
+		}
+		switch (cls) {
+		case TC_INSTRUCTION:
+		case TC_SKIPPED:
+			count_span(&s->isets, line, r->span[S_ISET], limit);
+			count_span(&s->modes, line, r->span[S_MODE], limit);
+			if (cls == TC_INSTRUCTION)
+				count_mnemonic(&s->mnemonics, line, r->span[S_MNEMONIC]);
+			s->pc_min = r->addr < s->pc_min ? r->addr : s->pc_min;
+			s->pc_max = r->addr > s->pc_max ? r->addr : s->pc_max;
+			add_line(&s->code, r->addr, &s->capped);
+			break;
+		case TC_READ:
+		case TC_WRITE:
+			s->sizes[r->size < TARMAC_MAX_SIZES ? r->size : TARMAC_MAX_SIZES]++;
+			s->addr_min = r->addr < s->addr_min ? r->addr : s->addr_min;
+			s->addr_max = r->addr > s->addr_max ? r->addr : s->addr_max;
+			add_line(&s->data, r->addr, &s->capped);
+			break;
+		case TC_REGISTER: count_span(&s->registers, line, r->span[S_NAME], limit); break;
+		}
+	}
+}
+
+static json_object *int64(uint64_t v)
+{
+	return json_object_new_int64((int64_t)v);
+}
+
+static json_object *address(uint64_t v, bool any)
+{
+	char buf[24];
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	return any ? json_object_new_string(buf) : NULL;
+}
+
+static json_object *cpus_json(const struct tarmac_stats *s)
+{
+	json_object *obj = json_object_new_object();
+	for (uint32_t cpu = 0; obj && cpu <= TARMAC_MAX_CPUS; cpu++) {
+		if (cpu == TARMAC_MAX_CPUS ? !s->other_cpus : cpu >= s->max_cpu)
+			continue;
+		uint64_t total = 0;
+		for (unsigned k = 0; k < TARMAC_N_CLASSES; k++)
+			total += s->cpus[cpu][k];
+		if (!total)
+			continue;
+		json_object *one = json_object_new_object();
+		for (unsigned k = 0; one && k < TARMAC_N_CLASSES; k++)
+			json_object_object_add(one, tarmac_classes[k], int64(s->cpus[cpu][k]));
+		char key[16];
+		snprintf(key, sizeof(key), cpu == TARMAC_MAX_CPUS ? "%u+" : "%u", cpu);
+		json_object_object_add(obj, key, one);
+	}
+	return obj;
+}
+
+static json_object *sizes_json(const struct tarmac_stats *s)
+{
+	json_object *obj = json_object_new_object();
+	for (unsigned n = 0; obj && n <= TARMAC_MAX_SIZES; n++) {
+		char key[16];
+		if (!s->sizes[n])
+			continue;
+		snprintf(key, sizeof(key), n == TARMAC_MAX_SIZES ? "%u+" : "%u", n);
+		json_object_object_add(obj, key, int64(s->sizes[n]));
+	}
+	return obj;
+}
+
+static json_object *time_json(const struct tarmac_stats *s)
+{
+	json_object *obj = json_object_new_object();
+	if (!obj)
+		return NULL;
+	json_object_object_add(
+	    obj, "unit", s->unit_len ? json_object_new_string_len(s->unit, s->unit_len) : NULL);
+	json_object_object_add(obj, "first", s->have_time ? int64((uint64_t)s->first) : NULL);
+	json_object_object_add(obj, "last", s->have_time ? int64((uint64_t)s->last) : NULL);
+	json_object_object_add(obj, "min", s->have_time ? int64((uint64_t)s->min) : NULL);
+	json_object_object_add(obj, "max", s->have_time ? int64((uint64_t)s->max) : NULL);
+	json_object_object_add(obj, "backwards", int64(s->backwards));
+	json_object_object_add(obj, "negative", int64(s->negative));
+	json_object_object_add(obj, "other_units", int64(s->other_units));
+	return obj;
+}
+
+int tarmac_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
+{
+	struct tarmac_stats *s = p;
+	bool code = s->pc_min <= s->pc_max, data = s->addr_min <= s->addr_max;
+	json_object_object_add(obj, "cpus", cpus_json(s));
+	json_object_object_add(obj, "instruction_sets", tm_names_json(&s->isets, 0));
+	json_object_object_add(obj, "modes", tm_names_json(&s->modes, 0));
+	json_object_object_add(obj, "top_mnemonics",
+			       tm_names_json(&s->mnemonics, TARMAC_TOP_MNEMONICS));
+	json_object_object_add(obj, "memory_accesses_by_size", sizes_json(s));
+	json_object_object_add(obj, "registers_written", tm_names_json(&s->registers, 0));
+	json_object_object_add(obj, "time", time_json(s));
+	json_object_object_add(obj, "pc_min", address(s->pc_min, code));
+	json_object_object_add(obj, "pc_max", address(s->pc_max, code));
+	json_object_object_add(obj, "address_min", address(s->addr_min, data));
+	json_object_object_add(obj, "address_max", address(s->addr_max, data));
+	json_object_object_add(obj, "code_lines_64b", int64(tm_footprint_count(&s->code)));
+	json_object_object_add(obj, "code_pages_4k", int64(tm_footprint_count_groups64(&s->code)));
+	json_object_object_add(obj, "data_lines_64b", int64(tm_footprint_count(&s->data)));
+	json_object_object_add(obj, "data_pages_4k", int64(tm_footprint_count_groups64(&s->data)));
+	json_object_object_add(obj, "crlf_lines", int64(s->crlf));
+
+	const struct tm_names *tables[] = {&s->isets, &s->modes, &s->mnemonics, &s->registers};
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		if (tables[i]->uncounted) {
+			tm_diag_note(diag,
+				     "more than %u distinct ISETs, modes, mnemonics or registers: "
+				     "%" PRIu64 " occurrences of further names are not counted",
+				     TARMAC_MAX_NAMES, tables[i]->uncounted);
+			break;
+		}
+	}
+	if (s->crlf)
+		tm_diag_note(diag, "%" PRIu64 " lines end in CR LF (kept, CR dropped)", s->crlf);
+	if (s->code.err || s->data.err || s->capped)
+		tm_diag_note(diag,
+			     "%s: code_lines_64b, code_pages_4k, data_lines_64b and "
+			     "data_pages_4k are lower bounds",
+			     s->capped ? "addresses in more than 8192 regions of 2 MiB"
+				       : "out of memory counting distinct lines");
+	return 0;
+}
+
+void tarmac_stats_free(void *p)
+{
+	struct tarmac_stats *s = p;
+	free(s->cpus);
+	tm_names_free(&s->isets);
+	tm_names_free(&s->modes);
+	tm_names_free(&s->mnemonics);
+	tm_names_free(&s->registers);
+	tm_footprint_free(&s->code);
+	tm_footprint_free(&s->data);
+}
