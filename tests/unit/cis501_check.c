@@ -8,50 +8,11 @@ const struct tm_format *fmt(void)
 	return f;
 }
 
-char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open %s", path);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	long n = ftell(f);
-	ck_assert_int_ge(n, 0);
-	rewind(f);
-	char *b = malloc((size_t)n + 1);
-	ck_assert_ptr_nonnull(b);
-	ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	b[n] = 0;
-	*len = (size_t)n;
-	return b;
-}
-
 char *realtrace(const char *name, size_t *len)
 {
-	const char *dir = getenv("TM_REALTRACES");
-	char path[4096];
-	ck_assert_msg(dir != NULL, "TM_REALTRACES is not set (tests/unit/meson.build sets it)");
-	snprintf(path, sizeof(path), "%s/cis501/%s", dir, name);
-	if (strlen(name) < 3 || strcmp(name + strlen(name) - 3, ".gz") != 0)
-		return read_file(path, len);
-	gzFile g = gzopen(path, "rb");
-	ck_assert_msg(g != NULL, "cannot open %s", path);
-	size_t cap = 1 << 16, n = 0;
-	char *b = malloc(cap + 1);
-	int got;
-	ck_assert_ptr_nonnull(b);
-	while ((got = gzread(g, b + n, (unsigned)(cap - n))) > 0) {
-		n += (size_t)got;
-		if (n == cap) {
-			b = realloc(b, 2 * cap + 1);
-			ck_assert_ptr_nonnull(b);
-			cap *= 2;
-		}
-	}
-	ck_assert_int_eq(got, 0);
-	gzclose(g);
-	b[n] = 0;
-	*len = n;
-	return b;
+	char path[256];
+	snprintf(path, sizeof(path), "cis501/%s", name);
+	return read_realtrace(path, len);
 }
 
 void *new_state(void)
@@ -368,57 +329,4 @@ void expect_errors(const struct built *b, const char *want)
 	ck_assert_msg(
 	    b->ix->errors_len == strlen(want) && memcmp(errors_of(b), want, b->ix->errors_len) == 0,
 	    "errors.txt \"%.*s\", expected \"%s\"", (int)b->ix->errors_len, errors_of(b), want);
-}
-
-void mount_trace(struct mounted *m, const char *name, const void *data, size_t len)
-{
-	mem_source_init(&m->src, data, len);
-	ck_assert_int_eq(tm_context_new(TM_DEFAULT_MEMORY, &m->ctx), 0);
-	ck_assert_int_eq(tm_context_trace(m->ctx, name, fmt(), &m->t), 0);
-}
-
-void unmount_trace(struct mounted *m)
-{
-	tm_context_trace_put(m->ctx, m->t);
-	tm_context_free(m->ctx);
-	mem_source_free(&m->src);
-}
-
-char *read_view(struct mounted *m, const char *path, size_t *len)
-{
-	int v = tm_view_table_find(&m->t->views, path);
-	ck_assert_msg(v >= 0, "no view %s", path);
-	struct tm_reader r;
-	ck_assert_int_eq(tm_reader_open(&r, m->ctx, m->t, &m->src.src, (unsigned)v), 0);
-	uint64_t size = tm_reader_size(&r);
-	char *buf = malloc(size + 1);
-	ck_assert_ptr_nonnull(buf);
-	uint64_t pos = 0;
-	for (;;) {
-		ssize_t got = tm_reader_read(&r, buf + pos, 1 << 20, pos);
-		ck_assert_msg(got >= 0, "%s: read at %" PRIu64 " returned %zd", path, pos, got);
-		if (!got)
-			break;
-		pos += (uint64_t)got;
-	}
-	ck_assert_msg(pos == size, "%s: %" PRIu64 " bytes read, size %" PRIu64, path, pos, size);
-	tm_reader_close(&r);
-	buf[size] = 0;
-	*len = (size_t)size;
-	return buf;
-}
-
-/* Where two texts first differ, for messages. */
-void expect_same_text(const char *what, const char *want, size_t want_len, const char *got,
-		      size_t got_len)
-{
-	size_t i = 0;
-	while (i < want_len && i < got_len && want[i] == got[i])
-		i++;
-	if (i == want_len && i == got_len)
-		return;
-	size_t from = i > 40 ? i - 40 : 0;
-	ck_abort_msg("%s: differs at byte %zu (lengths %zu, %zu): want \"%.*s\", got \"%.*s\"",
-		     what, i, want_len, got_len, (int)(want_len - from > 80 ? 80 : want_len - from),
-		     want + from, (int)(got_len - from > 80 ? 80 : got_len - from), got + from);
 }

@@ -16,6 +16,7 @@
 #include <zlib.h>
 
 #include "mem_source.h"
+#include "view_check.h"
 #include "tracemount/context.h"
 #include "tracemount/diag.h"
 #include "tracemount/index.h"
@@ -65,10 +66,7 @@ enum {
 
 const struct tm_format *fmt(void);
 
-/* Files. */
-
-char *read_file(const char *path, size_t *len);
-
+/* A real CIS501 trace (realtraces/cis501/name). */
 char *realtrace(const char *name, size_t *len);
 
 /* Decoding through the format table. */
@@ -172,22 +170,6 @@ const char *errors_of(const struct built *b);
 
 /* errors.txt is a sized buffer, not a C string. */
 void expect_errors(const struct built *b, const char *want);
-
-struct mounted {
-	struct tm_context *ctx;
-	struct tm_trace *t;
-	struct mem_source src;
-};
-
-void mount_trace(struct mounted *m, const char *name, const void *data, size_t len);
-
-void unmount_trace(struct mounted *m);
-
-char *read_view(struct mounted *m, const char *path, size_t *len);
-
-/* Where two texts first differ, for messages. */
-void expect_same_text(const char *what, const char *want, size_t want_len, const char *got,
-		      size_t got_len);
 
 /* The table. */
 

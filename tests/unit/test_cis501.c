@@ -600,7 +600,7 @@ START_TEST(test_truncation)
 		unbuild(&b);
 
 		struct mounted m;
-		mount_trace(&m, "t.trace", t.b, cut);
+		mount_trace(&m, "t.trace", fmt(), t.b, cut);
 		size_t len;
 		char *dump = read_view(&m, "dump.txt", &len);
 		/* the complete records' lines are a prefix of the whole dump */

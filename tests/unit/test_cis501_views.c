@@ -143,7 +143,7 @@ START_TEST(test_views_through_core)
 	ck_assert_uint_eq(ref.macro_ops, 754 * copies);
 
 	struct mounted m;
-	mount_trace(&m, "gcc.trace", text, len);
+	mount_trace(&m, "gcc.trace", fmt(), text, len);
 	size_t got_len;
 	char *got = read_view(&m, "dump.txt", &got_len);
 	expect_same_text("dump.txt", ref.dump.b, ref.dump.len, got, got_len);
@@ -230,7 +230,7 @@ START_TEST(test_din)
 	decoded_free(&d);
 
 	struct mounted m;
-	mount_trace(&m, "small.trace", din_trace, strlen(din_trace));
+	mount_trace(&m, "small.trace", fmt(), din_trace, strlen(din_trace));
 	din = read_view(&m, "convert/small.din", &len);
 	expect_same_text("convert/small.din", din_expected, strlen(din_expected), din, len);
 	free(din);

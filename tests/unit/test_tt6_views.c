@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "mem_source.h"
+#include "view_check.h"
 #include "tracemount/context.h"
 #include "tracemount/diag.h"
 #include "tracemount/index.h"
@@ -281,50 +282,6 @@ START_TEST(test_render_lengths)
 END_TEST
 
 /* Reading views through the core, in process. */
-
-struct mounted {
-	struct tm_context *ctx;
-	struct tm_trace *t;
-	struct mem_source src;
-};
-
-static void mount_trace(struct mounted *m, const char *name, const struct tm_format *f,
-			const void *data, size_t len)
-{
-	mem_source_init(&m->src, data, len);
-	ck_assert_int_eq(tm_context_new(TM_DEFAULT_MEMORY, &m->ctx), 0);
-	ck_assert_int_eq(tm_context_trace(m->ctx, name, f, &m->t), 0);
-}
-
-static void unmount_trace(struct mounted *m)
-{
-	tm_context_trace_put(m->ctx, m->t);
-	tm_context_free(m->ctx);
-	mem_source_free(&m->src);
-}
-
-static char *read_view(struct mounted *m, const char *path, size_t *len)
-{
-	int v = tm_view_table_find(&m->t->views, path);
-	ck_assert_msg(v >= 0, "no view %s", path);
-	struct tm_reader r;
-	ck_assert_int_eq(tm_reader_open(&r, m->ctx, m->t, &m->src.src, (unsigned)v), 0);
-	uint64_t size = tm_reader_size(&r);
-	char *buf = malloc(size + 1);
-	ck_assert_ptr_nonnull(buf);
-	uint64_t pos = 0;
-	for (;;) {
-		ssize_t got = tm_reader_read(&r, buf + pos, 1 << 20, pos);
-		ck_assert_msg(got >= 0, "%s: read at %" PRIu64 " returned %zd", path, pos, got);
-		if (!got)
-			break;
-		pos += (uint64_t)got;
-	}
-	ck_assert_msg(pos == size, "%s: %" PRIu64 " bytes read, size %" PRIu64, path, pos, size);
-	tm_reader_close(&r);
-	*len = (size_t)size;
-	return buf;
-}
 
 /* Up to 24 bytes of p[from, len) as hex. */
 static void hex_of(const char *p, size_t from, size_t len, char *out)
