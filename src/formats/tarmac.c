@@ -40,35 +40,83 @@ static bool is_lower(uint8_t c)
 	return c >= 'a' && c <= 'z';
 }
 
+/* A line cut into tokens once: the parser looks ahead a token or two, often. */
+#define MAX_TOKENS 32
+
 struct cursor {
 	const uint8_t *s;
-	size_t len, pos;
+	size_t len;
+	size_t end; /* where tokens stop: len, or the token past MAX_TOKENS */
+	unsigned i, n;
+	struct tarmac_span tok[MAX_TOKENS];
 };
+
+static bool is_control(uint8_t c)
+{
+	return (c < 0x20 && c != '\t') || c == 0x7f;
+}
+
+/* Cuts s[0, len) into tokens; returns whether it holds control bytes (binary data). */
+static bool tokenize(struct cursor *c, const uint8_t *s, size_t len)
+{
+	c->s = s;
+	c->len = c->end = len;
+	c->i = c->n = 0;
+	for (size_t p = 0; p < len;) {
+		if (is_blank(s[p])) {
+			p++;
+			continue;
+		}
+		size_t e = p;
+		while (e < len && s[e] > ' ' && s[e] != 0x7f)
+			e++;
+		if (e < len && !is_blank(s[e]))
+			return true;
+		if (c->n == MAX_TOKENS) { /* the parser needs no more; check the rest */
+			c->end = p;
+			for (; p < len; p++)
+				if (is_control(s[p]))
+					return true;
+			break;
+		}
+		c->tok[c->n++] = (struct tarmac_span){(uint16_t)p, (uint16_t)(e - p)};
+		p = e;
+	}
+	return false;
+}
+
+static struct tarmac_span tok_at(const struct cursor *c, unsigned i)
+{
+	return i < c->n ? c->tok[i] : (struct tarmac_span){(uint16_t)c->end, 0};
+}
 
 /* The next token (len 0 at the end of the line), without moving past it. */
 static struct tarmac_span peek(const struct cursor *c)
 {
-	size_t p = c->pos;
-	while (p < c->len && is_blank(c->s[p]))
-		p++;
-	size_t e = p;
-	while (e < c->len && !is_blank(c->s[e]))
-		e++;
-	return (struct tarmac_span){(uint16_t)p, (uint16_t)(e - p)};
+	return tok_at(c, c->i);
 }
 
 static struct tarmac_span next(struct cursor *c)
 {
 	struct tarmac_span t = peek(c);
-	c->pos = (size_t)t.off + t.len;
+	c->i += c->i < c->n;
 	return t;
+}
+
+/* Moves past token t. */
+static void skip_past(struct cursor *c, struct tarmac_span t)
+{
+	while (c->i < c->n && c->tok[c->i].off <= t.off)
+		c->i++;
 }
 
 /* The token after t. */
 static struct tarmac_span peek_after(const struct cursor *c, struct tarmac_span t)
 {
-	struct cursor d = {c->s, c->len, (size_t)t.off + t.len};
-	return peek(&d);
+	unsigned i = c->i;
+	while (i < c->n && c->tok[i].off <= t.off)
+		i++;
+	return tok_at(c, i);
 }
 
 static bool tok_is(const struct cursor *c, struct tarmac_span t, const char *word)
@@ -187,11 +235,11 @@ static void parse_instruction(struct cursor *c, struct tarmac_line *l)
 	if (is_address(c, t1) && is_opcode(c, t2)) {
 		l->addr = t1;
 		l->opcode = t2;
-		c->pos = (size_t)t2.off + t2.len;
+		skip_past(c, t2);
 	} else if (is_opcode(c, t1)) { /* "(ADDRESS) OPCODE": the id is the address */
 		l->addr = (struct tarmac_span){(uint16_t)(id.off + 1), (uint16_t)(id.len - 2)};
 		l->opcode = t1;
-		c->pos = (size_t)t1.off + t1.len;
+		skip_past(c, t1);
 	} else {
 		set_problem(l, "instruction record without address and opcode", t1);
 		return;
@@ -207,18 +255,18 @@ static void parse_instruction(struct cursor *c, struct tarmac_line *l)
 	struct tarmac_span t = peek(c);
 	if (t.len && !tok_is(c, t, ":")) {
 		l->iset = t;
-		c->pos = (size_t)t.off + t.len;
+		skip_past(c, t);
 		t = peek(c);
 	}
 	struct tarmac_span after = peek_after(c, t);
 	if (tok_is(c, t, ":")) {
-		c->pos = (size_t)t.off + t.len;
+		skip_past(c, t);
 	} else if (t.len && tok_is(c, after, ":")) {
 		l->mode = t;
-		c->pos = (size_t)after.off + after.len;
+		skip_past(c, after);
 	} else if (t.len > 1 && c->s[t.off + t.len - 1] == ':') {
 		l->mode = (struct tarmac_span){t.off, (uint16_t)(t.len - 1)};
-		c->pos = (size_t)t.off + t.len;
+		skip_past(c, t);
 	}
 	take_disasm(c, l);
 }
@@ -246,17 +294,17 @@ static void parse_es_instruction(struct cursor *c, struct tarmac_line *l)
 	struct tarmac_span t = peek(c);
 	if (t.len && c->s[t.off + t.len - 1] != ':') {
 		l->iset = t;
-		c->pos = (size_t)t.off + t.len;
+		skip_past(c, t);
 		t = peek(c);
 	}
 	if (t.len && c->s[t.off + t.len - 1] == ':') {
 		l->mode = (struct tarmac_span){t.off, (uint16_t)(t.len - 1)};
-		c->pos = (size_t)t.off + t.len;
+		skip_past(c, t);
 	}
 	t = peek(c);
 	if (tok_is(c, t, "CCFAIL")) {
 		l->cls = TC_SKIPPED;
-		c->pos = (size_t)t.off + t.len;
+		skip_past(c, t);
 	}
 	take_disasm(c, l);
 }
@@ -340,7 +388,7 @@ static void parse_lanes(struct cursor *c, struct tarmac_line *l, struct tarmac_s
 		memcpy(lanes + n, c->s + t.off, 8);
 		n += 8;
 		l->n_data++;
-		c->pos = (size_t)t.off + t.len;
+		skip_past(c, t);
 	}
 	int lowest = -1;
 	for (size_t byte = 0; byte < n / 2; byte++) {
@@ -354,15 +402,6 @@ static void parse_lanes(struct cursor *c, struct tarmac_line *l, struct tarmac_s
 	l->va = base + (uint64_t)(lowest < 0 ? 0 : lowest);
 	if (!l->n_data)
 		l->tail = l->len; /* no data: "-" */
-}
-
-/* Whether the line holds bytes no text trace has. */
-static bool has_control_bytes(const uint8_t *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if ((s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f)
-			return true;
-	return false;
 }
 
 /* The kinds of line that are events, by their first token. */
@@ -388,7 +427,7 @@ static void parse_prefix(struct cursor *c, struct tarmac_line *l)
 		l->time_tok = t0;
 		l->unit = t1;
 		l->flags |= F_TIME;
-		c->pos = (size_t)t1.off + t1.len;
+		skip_past(c, t1);
 	} else if (t0.len) { /* "271ns" */
 		size_t d = t0.len;
 		while (d && is_lower(s[t0.off + d - 1]))
@@ -398,29 +437,29 @@ static void parse_prefix(struct cursor *c, struct tarmac_line *l)
 			l->unit =
 			    (struct tarmac_span){(uint16_t)(t0.off + d), (uint16_t)(t0.len - d)};
 			l->flags |= F_TIME;
-			c->pos = (size_t)t0.off + t0.len;
+			skip_past(c, t0);
 		}
 	}
 	struct tarmac_span t = peek(c), after = peek_after(c, t);
 	if (t.len > 3 && memcmp(s + t.off, "cpu", 3) == 0 &&
 	    parse_cpu(s + t.off + 3, t.len - 3u, &l->cpu)) {
 		l->has_cpu = true;
-		c->pos = (size_t)t.off + t.len;
+		skip_past(c, t);
 	} else if ((tok_is(c, after, "IT") || tok_is(c, after, "IS")) &&
 		   parse_cpu(s + t.off, t.len, &l->cpu)) { /* QEMU4V: "1 clk 0 IT" */
 		l->has_cpu = l->numeric_cpu = true;
-		c->pos = (size_t)t.off + t.len;
+		skip_past(c, t);
 	}
 }
 
 void tarmac_parse(const uint8_t *text, size_t len, int cont_cls, struct tarmac_line *l)
 {
-	struct cursor c = {text, len, 0};
+	struct cursor c;
 	memset(l, 0, sizeof(*l));
 	l->text = text;
 	l->len = len;
 	l->cls = TC_EVENT;
-	if (has_control_bytes(text, len)) {
+	if (tokenize(&c, text, len)) {
 		l->flags |= F_BINARY;
 		set_problem(l, "control bytes in a text line (binary data?)",
 			    (struct tarmac_span){0, 0});
@@ -434,7 +473,7 @@ void tarmac_parse(const uint8_t *text, size_t len, int cont_cls, struct tarmac_l
 	    is_lane(&c, peek_after(&c, t0))) {
 		l->cls = (unsigned)cont_cls;
 		l->flags |= F_CONT;
-		c.pos = (size_t)t0.off + t0.len;
+		skip_past(&c, t0);
 		parse_lanes(&c, l, t0);
 		return;
 	}
