@@ -83,7 +83,7 @@ size_t tarmac_dump_line(const struct tarmac_line *l, uint32_t cpu, char *out)
 	put_field(&o, l, l->unit);
 	put(&o, digits, (size_t)(tm_put_decimal(digits, cpu, 0) - digits));
 	put_char(&o, ' ');
-	put(&o, kind_names[l->cls], strlen(kind_names[l->cls]));
+	put(&o, kind_names[l->cls], kind_names[l->cls][1] ? 2 : 1); /* names of 1 or 2 bytes */
 	put_char(&o, ' ');
 	switch (l->cls) {
 	case TC_INSTRUCTION:
