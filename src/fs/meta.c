@@ -31,6 +31,9 @@ static int formats_text(char **text, size_t *len)
 			fputc(' ', f);
 			fprintf(f, fmt->extra_views[i].path, "NAME");
 		}
+		const char *n = fmt->group_view ? strstr(fmt->group_view, "%u") : NULL;
+		if (n) /* "cpu/%u.txt" as "cpu/N.txt" */
+			fprintf(f, " %.*sN%s", (int)(n - fmt->group_view), fmt->group_view, n + 2);
 		fputc('\n', f);
 	}
 	return fclose(f) == 0 ? 0 : -ENOMEM;
