@@ -11,6 +11,8 @@ struct tm_format;
 struct tm_trace;
 struct tm_chunk_cache;
 struct tm_prefetch;
+struct tm_index_store;
+struct stat;
 
 #define TM_DEFAULT_MEMORY (64u << 20)
 
@@ -29,6 +31,14 @@ struct tm_context {
 	struct tm_trace **table;
 	size_t table_size, n_traces;
 	uint64_t next_uid;
+	/* indexes: built by decoding, read from index files, files refused, builds failed */
+	uint64_t n_built, n_loaded, n_refused, n_failed;
+	/* The cache folder of index files, or NULL: indexes live in memory only. Set before
+	 * the context is shared. */
+	struct tm_index_store *store;
+	/* Where problems go, as one line with a syslog priority; NULL: nowhere. Set before the
+	 * context is shared. */
+	void (*log)(int priority, const char *line);
 };
 
 int tm_context_new(size_t memory, struct tm_context **out);
@@ -51,11 +61,25 @@ const struct tm_format *tm_context_detect_head(struct tm_context *ctx, const cha
 int tm_context_trace(struct tm_context *ctx, const char *path, const struct tm_format *fmt,
 		     struct tm_trace **out);
 void tm_context_trace_put(struct tm_context *ctx, struct tm_trace *t);
+
+/* tm_context_trace for a file whose attributes (lstat) are st: when the trace seen before at
+ * path had another size or modification time, the file changed, and a new trace (a new index)
+ * replaces it; holders of the old one keep it until they put it. */
+int tm_context_trace_of(struct tm_context *ctx, const char *path, const struct tm_format *fmt,
+			const struct stat *st, struct tm_trace **out);
+
+/* Keeps indexes in the cache folder dir (created 0700 if needed). Returns 0, or -errno with a
+ * message in err. Call before the context is shared. */
+int tm_context_set_store(struct tm_context *ctx, const char *dir, char *err, size_t err_len);
+
+/* Sends a line to ctx->log, if set. */
+void tm_context_log(struct tm_context *ctx, int priority, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Takes one more reference on a trace the caller holds. */
 void tm_context_trace_hold(struct tm_context *ctx, struct tm_trace *t);
 
-/* The text of .tracemount/status: one line per trace seen, sorted by path. Returns 0 or
- * -ENOMEM; the caller frees *text. */
+/* The text of .tracemount/status: one line per trace seen, sorted by path, then a summary
+ * line starting with '#'. Returns 0 or -ENOMEM; the caller frees *text. */
 int tm_context_status(struct tm_context *ctx, char **text, size_t *len);
 
 #endif

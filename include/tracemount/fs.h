@@ -4,6 +4,9 @@
 #define TRACEMOUNT_FS_H
 
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/types.h>
@@ -29,6 +32,10 @@ struct tm_fs {
 	void (*log)(int priority, const char *line);
 	gid_t gid;
 	struct timespec mounted;
+	/* -o prefetch: the thread indexing every trace in the background */
+	pthread_t indexer;
+	bool indexing;
+	atomic_bool stop_indexing;
 };
 
 enum tm_node_kind {
@@ -59,6 +66,10 @@ struct tm_node {
 int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, char *err,
 	       size_t err_len);
 void tm_fs_destroy(struct tm_fs *fs);
+
+/* -o prefetch: indexes every trace under SOURCE, one at a time, on a thread of its own that
+ * tm_fs_destroy stops. Returns 0 or -errno. */
+int tm_fs_prefetch_all(struct tm_fs *fs);
 
 /* Sends a line to fs->log, if set. */
 void tm_fs_log(struct tm_fs *fs, int priority, const char *fmt, ...)

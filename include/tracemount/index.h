@@ -78,6 +78,14 @@ int tm_index_build(const struct tm_format *fmt, const struct tm_view_table *view
 		   struct tm_source *src, const char *source_name, tm_progress_fn progress,
 		   void *progress_arg, struct tm_index **out);
 
+/* How stats.json is written (json-c's flags). */
+#define TM_STATS_JSON_FLAGS                                                                        \
+	(JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+/* Sets stats.json's "source" (an index read from a file was built for another path). Returns
+ * 0, -EBADMSG when stats.json does not parse, or -ENOMEM. */
+int tm_index_set_source(struct tm_index *ix, const char *source);
+
 /* The chunk holding byte off of record view v: the last row whose offset is <= off.
  * Returns 0, or -ERANGE when off is at or past the view's end. */
 int tm_index_find(const struct tm_index *ix, unsigned v, uint64_t off, uint64_t *chunk);

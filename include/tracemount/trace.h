@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "tracemount/view.h"
 
@@ -24,16 +25,26 @@ struct tm_trace {
 	char *path;   /* relative to the source root */
 	const struct tm_format *fmt;
 	struct tm_view_table views;
+	struct tm_context *ctx; /* the context holding it */
+	/* The file's size and modification time when the trace was first seen (has_identity:
+	 * through tm_context_trace_of): an index is built only from those bytes, and a chunk
+	 * read after the file changed fails with EIO rather than mix old and new. */
+	bool has_identity;
+	uint64_t size;
+	struct timespec mtime;
 
 	pthread_mutex_t lock; /* guards everything below */
 	pthread_cond_t changed;
 	enum tm_trace_state state;
 	uint64_t progress_done, progress_total;
 	struct tm_index *index;
-	int error; /* last build's -errno */
+	bool from_file; /* the index was read from an index file */
+	int error;	/* last build's -errno */
 
-	/* owned by the context's table */
+	/* under the context's lock: in its table, or retired (replaced by a newer trace of the
+	 * same path, for a changed file) and freed at its last put */
 	unsigned refs;
+	bool retired;
 	struct tm_trace *hash_next;
 };
 

@@ -2,13 +2,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "tracemount/chunk_cache.h"
 #include "tracemount/context.h"
 #include "tracemount/index.h"
+#include "tracemount/index_file.h"
 #include "tracemount/prefetch.h"
 #include "tracemount/registry.h"
 #include "tracemount/source.h"
@@ -60,9 +66,40 @@ void tm_context_free(struct tm_context *ctx)
 		free(ctx->overrides[i].glob);
 	free(ctx->overrides);
 	free(ctx->table);
+	if (ctx->store)
+		tm_index_store_close(ctx->store);
+	free(ctx->store);
 	tm_chunk_cache_free(ctx->cache);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);
+}
+
+int tm_context_set_store(struct tm_context *ctx, const char *dir, char *err, size_t err_len)
+{
+	struct tm_index_store *s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, err_len, "out of memory");
+		return -ENOMEM;
+	}
+	int r = tm_index_store_open(s, dir, err, err_len);
+	if (r < 0) {
+		free(s);
+		return r;
+	}
+	ctx->store = s;
+	return 0;
+}
+
+void tm_context_log(struct tm_context *ctx, int priority, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	if (!ctx->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	ctx->log(priority, line);
 }
 
 int tm_context_add_override(struct tm_context *ctx, const char *spec)
@@ -156,7 +193,8 @@ static int table_grow(struct tm_context *ctx)
 	return 0;
 }
 
-static struct tm_trace *trace_new(const char *path, const struct tm_format *fmt)
+static struct tm_trace *trace_new(struct tm_context *ctx, const char *path,
+				  const struct tm_format *fmt)
 {
 	struct tm_trace *t = calloc(1, sizeof(*t));
 	if (!t || !(t->path = strdup(path)) ||
@@ -167,13 +205,34 @@ static struct tm_trace *trace_new(const char *path, const struct tm_format *fmt)
 		return NULL;
 	}
 	t->fmt = fmt;
+	t->ctx = ctx;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->changed, NULL);
 	return t;
 }
 
-int tm_context_trace(struct tm_context *ctx, const char *path, const struct tm_format *fmt,
-		     struct tm_trace **out)
+static bool same_identity(const struct tm_trace *t, const struct stat *st)
+{
+	return t->size == (uint64_t)st->st_size && t->mtime.tv_sec == st->st_mtim.tv_sec &&
+	       t->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+/* Takes t out of the table; it is freed at its last put. Under the lock. */
+static void retire(struct tm_context *ctx, struct tm_trace *t)
+{
+	struct tm_trace **p = &ctx->table[hash_path(t->path, ctx->table_size)];
+	while (*p != t)
+		p = &(*p)->hash_next;
+	*p = t->hash_next;
+	ctx->n_traces--;
+	t->retired = true;
+	tm_chunk_cache_forget(ctx->cache, t->uid);
+	if (!t->refs)
+		trace_free(t);
+}
+
+int tm_context_trace_of(struct tm_context *ctx, const char *path, const struct tm_format *fmt,
+			const struct stat *st, struct tm_trace **out)
 {
 	int err = 0;
 	pthread_mutex_lock(&ctx->lock);
@@ -181,6 +240,11 @@ int tm_context_trace(struct tm_context *ctx, const char *path, const struct tm_f
 	struct tm_trace *t = ctx->table[h];
 	while (t && strcmp(t->path, path) != 0)
 		t = t->hash_next;
+	if (t && st && (t->fmt != fmt || !t->has_identity || !same_identity(t, st))) {
+		tm_context_log(ctx, LOG_INFO, "%s changed: indexed anew", path);
+		retire(ctx, t);
+		t = NULL;
+	}
 	if (t && t->fmt != fmt) {
 		err = -ESTALE; /* same path, now another format: the file was replaced */
 		goto out;
@@ -190,9 +254,14 @@ int tm_context_trace(struct tm_context *ctx, const char *path, const struct tm_f
 			err = -ENOMEM;
 			goto out;
 		}
-		if (!(t = trace_new(path, fmt))) {
+		if (!(t = trace_new(ctx, path, fmt))) {
 			err = -ENOMEM;
 			goto out;
+		}
+		if (st) {
+			t->has_identity = true;
+			t->size = (uint64_t)st->st_size;
+			t->mtime = st->st_mtim;
 		}
 		t->uid = ctx->next_uid++;
 		h = hash_path(path, ctx->table_size);
@@ -207,10 +276,17 @@ out:
 	return err;
 }
 
+int tm_context_trace(struct tm_context *ctx, const char *path, const struct tm_format *fmt,
+		     struct tm_trace **out)
+{
+	return tm_context_trace_of(ctx, path, fmt, NULL, out);
+}
+
 void tm_context_trace_put(struct tm_context *ctx, struct tm_trace *t)
 {
 	pthread_mutex_lock(&ctx->lock);
-	t->refs--;
+	if (!--t->refs && t->retired)
+		trace_free(t);
 	pthread_mutex_unlock(&ctx->lock);
 }
 
@@ -262,6 +338,19 @@ int tm_context_status(struct tm_context *ctx, char **text, size_t *len)
 		memcpy(buf + used, line, (size_t)l);
 		used += (size_t)l;
 	}
+	char summary[512];
+	int l = snprintf(summary, sizeof(summary),
+			 "# %zu traces; indexes: %" PRIu64 " built, %" PRIu64
+			 " read from index files, %" PRIu64 " index files refused, %" PRIu64
+			 " builds failed; cache %s\n",
+			 n, ctx->n_built, ctx->n_loaded, ctx->n_refused, ctx->n_failed,
+			 ctx->store ? ctx->store->dir : "none");
+	char *nb = realloc(buf, used + (size_t)l + 1);
+	if (!nb)
+		goto out;
+	buf = nb;
+	memcpy(buf + used, summary, (size_t)l);
+	used += (size_t)l;
 	*text = buf;
 	*len = used;
 	buf = NULL;

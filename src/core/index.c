@@ -1,9 +1,41 @@
 /* Index lookup and lifetime. The pass that builds an index is in index_build.c. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
 
 #include "tracemount/gzip.h"
 #include "tracemount/index.h"
+
+int tm_index_set_source(struct tm_index *ix, const char *source)
+{
+	json_object *root = json_tokener_parse(ix->stats_json ? ix->stats_json : "");
+	json_object *name = json_object_new_string(source);
+	int err = -ENOMEM;
+	if (!root || !json_object_is_type(root, json_type_object)) {
+		err = -EBADMSG;
+		goto out;
+	}
+	if (!name || json_object_object_add(root, "source", name) < 0)
+		goto out;
+	name = NULL; /* replaced in place: the keys keep their order */
+	size_t len;
+	const char *text = json_object_to_json_string_length(root, TM_STATS_JSON_FLAGS, &len);
+	char *copy = text ? malloc(len + 1) : NULL;
+	if (!copy)
+		goto out;
+	memcpy(copy, text, len);
+	copy[len] = '\n';
+	free(ix->stats_json);
+	ix->stats_json = copy;
+	ix->stats_len = len + 1;
+	err = 0;
+out:
+	json_object_put(name);
+	json_object_put(root);
+	return err;
+}
 
 int tm_index_find(const struct tm_index *ix, unsigned v, uint64_t off, uint64_t *chunk)
 {

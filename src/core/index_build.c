@@ -311,10 +311,7 @@ static int finish(struct builder *b, const char *source_name)
 	own = NULL;
 
 	size_t len;
-	const char *s = json_object_to_json_string_length(
-	    root,
-	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE,
-	    &len);
+	const char *s = json_object_to_json_string_length(root, TM_STATS_JSON_FLAGS, &len);
 	err = -ENOMEM;
 	if (!s || !(ix->stats_json = malloc(len + 1)))
 		goto out;

@@ -4,11 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
 
 #include "tracemount/chunk_cache.h"
 #include "tracemount/context.h"
 #include "tracemount/gzip.h"
 #include "tracemount/index.h"
+#include "tracemount/index_file.h"
 #include "tracemount/registry.h"
 #include "tracemount/source.h"
 #include "tracemount/trace.h"
@@ -58,6 +61,66 @@ static int build_index(struct tm_trace *t, struct tm_source *src, struct tm_inde
 	return err;
 }
 
+/* Whether src still reads the file as it was when t was first seen. */
+static bool unchanged(const struct tm_trace *t, struct tm_source *src)
+{
+	struct stat st;
+	if (!t->has_identity)
+		return true;
+	return fstat(src->fd, &st) == 0 && (uint64_t)st.st_size == t->size &&
+	       st.st_mtim.tv_sec == t->mtime.tv_sec && st.st_mtim.tv_nsec == t->mtime.tv_nsec;
+}
+
+static void count(struct tm_context *ctx, uint64_t *counter)
+{
+	pthread_mutex_lock(&ctx->lock);
+	(*counter)++;
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+/* The index from the cache folder's index file, else built and written there. */
+static int obtain_index(struct tm_trace *t, struct tm_source *src, struct tm_index **out)
+{
+	struct tm_context *ctx = t->ctx;
+	const struct tm_index_store *store = ctx ? ctx->store : NULL;
+	struct tm_trace_key key;
+	char why[256];
+	if (!unchanged(t, src))
+		return -ESTALE; /* replaced since it was seen: the next lookup sees the new one */
+	bool keyed = store && tm_trace_key_of(src, &key) == 0;
+	if (keyed) {
+		int err = tm_index_file_load(store, t->fmt, &t->views, &key, out, why, sizeof(why));
+		if (!err && (err = tm_index_set_source(*out, t->path)) < 0) {
+			tm_index_free(*out);
+			*out = NULL;
+			snprintf(why, sizeof(why), "its stats.json does not parse");
+		}
+		if (!err) {
+			t->from_file = true;
+			count(ctx, &ctx->n_loaded);
+			return 0;
+		}
+		if (err != -ENOENT) {
+			count(ctx, &ctx->n_refused);
+			tm_context_log(ctx, LOG_WARNING,
+				       "%s: index file refused (%s): indexing again", t->path, why);
+		}
+	}
+	int err = build_index(t, src, out);
+	if (ctx)
+		count(ctx, err ? &ctx->n_failed : &ctx->n_built);
+	if (err || !keyed)
+		return err;
+	struct tm_trace_key after;
+	if (tm_trace_key_of(src, &after) < 0 || memcmp(&after, &key, sizeof(key)) != 0)
+		return 0; /* it changed while it was read: no file for an index of mixed bytes */
+	int stored = tm_index_file_store(store, t->fmt, &t->views, &key, *out);
+	if (stored < 0)
+		tm_context_log(ctx, LOG_WARNING, "%s: cannot write its index file in %s: %s",
+			       t->path, store->dir, strerror(-stored));
+	return 0;
+}
+
 int tm_trace_index(struct tm_trace *t, struct tm_source *src, const struct tm_index **out)
 {
 	int err;
@@ -82,7 +145,7 @@ int tm_trace_index(struct tm_trace *t, struct tm_source *src, const struct tm_in
 	pthread_mutex_unlock(&t->lock);
 
 	struct tm_index *ix = NULL;
-	err = build_index(t, src, &ix);
+	err = obtain_index(t, src, &ix);
 
 	pthread_mutex_lock(&t->lock);
 	t->error = err;
@@ -171,8 +234,8 @@ static int load_chunk(void *arg, struct tm_cached_chunk *c)
 				    c->chunk.raw_len, raw_off);
 	if (got < 0)
 		return (int)got;
-	if ((size_t)got != c->chunk.raw_len)
-		return -EIO; /* the trace shrank since it was indexed */
+	if ((size_t)got != c->chunk.raw_len || !unchanged(a->t, a->src))
+		return -EIO; /* the trace changed since it was indexed: old bytes or none */
 	memcpy(state, tm_index_state(ix, a->chunk), ix->state_words * sizeof(uint64_t));
 
 	size_t pos = 0, n_total = 0;

@@ -99,6 +99,11 @@ out:
 
 void tm_fs_destroy(struct tm_fs *fs)
 {
+	if (fs->indexing) {
+		atomic_store(&fs->stop_indexing, true);
+		pthread_join(fs->indexer, NULL);
+		fs->indexing = false;
+	}
 	if (fs->root_fd >= 0)
 		close(fs->root_fd);
 	free(fs->single);
@@ -169,7 +174,7 @@ static int resolve_view(struct tm_fs *fs, const char *rest, struct tm_node *n)
 	size_t len = strlen(n->sub);
 	while (len && n->sub[len - 1] == '/')
 		n->sub[--len] = '\0';
-	int err = tm_context_trace(fs->ctx, n->src, n->fmt, &n->trace);
+	int err = tm_context_trace_of(fs->ctx, n->src, n->fmt, &n->st, &n->trace);
 	if (err)
 		return err;
 	int v = tm_view_table_find(&n->trace->views, n->sub);
@@ -437,7 +442,7 @@ int tm_fs_readdir(struct tm_fs *fs, const char *path,
 	int is_root = n.kind == TM_NODE_DIR && strcmp(n.src, ".") == 0;
 
 	if (n.kind == TM_NODE_TRACE)
-		err = tm_context_trace(fs->ctx, n.src, n.fmt, &n.trace);
+		err = tm_context_trace_of(fs->ctx, n.src, n.fmt, &n.st, &n.trace);
 	if (err)
 		return err;
 	if (fill(arg, ".", S_IFDIR) || fill(arg, "..", S_IFDIR))

@@ -12,6 +12,7 @@
 
 #include "tracemount/context.h"
 #include "tracemount/fs.h"
+#include "tracemount/index_file.h"
 #include "tracemount/util.h"
 #include "tmfs.h"
 #include "tmfs_ops.h"
@@ -27,6 +28,7 @@ struct mount_opts {
 	char *mountpoint; /* a copy: libfuse parses its own */
 	char *cache;
 	char *memory;
+	int prefetch;
 	char **formats;
 	unsigned n_formats;
 	int bad;
@@ -37,6 +39,7 @@ enum { KEY_FORMAT };
 static const struct fuse_opt mount_specs[] = {
     {"cache=%s", offsetof(struct mount_opts, cache), 0},
     {"memory=%s", offsetof(struct mount_opts, memory), 0},
+    {"prefetch", offsetof(struct mount_opts, prefetch), 1},
     FUSE_OPT_KEY("format=", KEY_FORMAT),
     FUSE_OPT_END,
 };
@@ -86,6 +89,17 @@ static int make_context(struct mount_opts *o, struct tm_context **ctx)
 	}
 	if (tm_context_new((size_t)memory, ctx) < 0) {
 		fprintf(stderr, "tracemount: out of memory\n");
+		return 1;
+	}
+	char dir[PATH_MAX], err_msg[PATH_MAX + 256];
+	const char *cache = o->cache;
+	if (!cache && tm_index_store_default(dir, sizeof(dir)) == 0)
+		cache = dir;
+	if (cache && strcmp(cache, "none") != 0 &&
+	    tm_context_set_store(*ctx, cache, err_msg, sizeof(err_msg)) < 0) {
+		fprintf(stderr, "tracemount: -o cache: %s\n", err_msg);
+		tm_context_free(*ctx);
+		*ctx = NULL;
 		return 1;
 	}
 	for (unsigned i = 0; i < o->n_formats; i++) {
@@ -220,6 +234,9 @@ int tm_mount_main(int argc, char **argv)
 		openlog("tracemount", LOG_PID, LOG_DAEMON);
 		fs.log = log_syslog;
 	}
+	ctx->log = fs.log;
+	if (o.prefetch && tm_fs_prefetch_all(&fs) < 0)
+		tm_fs_log(&fs, LOG_ERR, "-o prefetch: cannot start indexing in the background");
 	status = run_loop(fuse, &cmd) == 0 ? 0 : 1;
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
 out_unmount:

@@ -5,6 +5,9 @@
 set -u
 
 TM_TMP=$(mktemp -d "${TMPDIR:-/tmp}/tracemount-test.XXXXXX")
+# The default cache folder of index files, private to the test: nothing read from or left in
+# the user's own.
+export XDG_CACHE_HOME=$TM_TMP/xdg-cache
 # Debian's own python3: a version manager's shim on PATH can take seconds to start.
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3

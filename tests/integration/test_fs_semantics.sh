@@ -170,15 +170,22 @@ run_expected() {
 # Laziness and .tracemount/status: listing decodes nothing, reading a view indexes its trace.
 mount_tm "$SRC"
 MNT=$TM_MNT
-check_eq ".tracemount/status is empty right after mounting" "" "$(cat "$MNT/.tracemount/status")"
+# traces: the lines of .tracemount/status without its '#' summary line
+traces() {
+	grep -v '^#' "$MNT/.tracemount/status" || true
+}
+check_eq ".tracemount/status lists no trace right after mounting" "" "$(traces)"
+check "status ends in its summary line" \
+	grep -qE '^# 0 traces; indexes: 0 built, 0 read from index files, 0 index files refused, 0 builds failed; cache /.*/tracemount$' \
+	"$MNT/.tracemount/status"
 expect OK "list the root" listdir "$MNT"
 expect OK "list a/b/c/deep.byu" listdir "$MNT/a/b/c/deep.byu"
 expect OK "list a/b/c/deep.byu/class" listdir "$MNT/a/b/c/deep.byu/class"
 run_expected
 check_eq "listing a trace folder leaves it 'not indexed'" \
-	"$(printf 'a/b/c/deep.byu\tbyu\tnot indexed\t-\t-')" "$(cat "$MNT/.tracemount/status")"
+	"$(printf 'a/b/c/deep.byu\tbyu\tnot indexed\t-\t-')" "$(traces)"
 check "reading top.byu/dump.txt" cmp -s "$MNT/top.byu/dump.txt" "$TM_TMP/top.byu.ref"
-status=$(cat "$MNT/.tracemount/status")
+status=$(traces)
 check_eq "status has one line per trace entered" 2 "$(printf '%s\n' "$status" | wc -l)"
 deep_line=$(printf '%s\n' "$status" | awk -F'\t' '$1 == "a/b/c/deep.byu"')
 top_line=$(printf '%s\n' "$status" | awk -F'\t' '$1 == "top.byu"')
@@ -459,7 +466,7 @@ check "first mount serves deep.byu/dump.txt meanwhile" cmp -s "$MNT1/a/b/c/deep.
 check "the mounts read the same bytes concurrently" cmp -s \
 	<(cat "$MNT1/top.byu/class/i_fetch.txt") <(cat "$MNT2/top.byu/class/i_fetch.txt")
 check_eq "second mount's status lists only what it entered" "top.byu" \
-	"$(cut -f1 "$MNT2/.tracemount/status" | tr '\n' ' ' | sed 's/ $//')"
+	"$(grep -v '^#' "$MNT2/.tracemount/status" | cut -f1 | tr '\n' ' ' | sed 's/ $//')"
 unmount_tm
 check "first mount still works after the second is unmounted" cmp -s "$MNT1/top.byu/raw" \
 	"$SRC/top.byu"

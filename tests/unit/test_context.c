@@ -161,8 +161,11 @@ START_TEST(test_status)
 	char *text;
 	size_t len;
 
+	static const char empty[] = "# 0 traces; indexes: 0 built, 0 read from index files, 0 "
+				    "index files refused, 0 builds failed; cache none\n";
 	ck_assert_int_eq(tm_context_status(ctx, &text, &len), 0);
-	ck_assert_uint_eq(len, 0);
+	ck_assert_msg(len == strlen(empty) && memcmp(text, empty, len) == 0, "%.*s", (int)len,
+		      text);
 	free(text);
 
 	for (int i = 0; i < 4; i++)
@@ -185,7 +188,9 @@ START_TEST(test_status)
 		 "alpha.byu\tbyu\tnot indexed\t-\t-\n"
 		 "m.byu\tbyu\terror: %s\t-\t-\n"
 		 "m/inner.byu\tbyu\tnot indexed\t-\t-\n"
-		 "zeta.byu\tbyu\tindexed\t%zu\t%zu\n",
+		 "zeta.byu\tbyu\tindexed\t%zu\t%zu\n"
+		 "# 4 traces; indexes: 1 built, 0 read from index files, 0 index files refused, "
+		 "1 builds failed; cache none\n",
 		 strerror(EIO), n, tm_index_mem(t[0]->index));
 	ck_assert_msg(len == strlen(want) && memcmp(text, want, len) == 0,
 		      "status:\n%.*s\nexpected:\n%s", (int)len, text, want);

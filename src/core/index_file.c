@@ -1,0 +1,443 @@
+/* Index files in the cache folder: see index_file.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "tracemount/format.h"
+#include "tracemount/gzip.h"
+#include "tracemount/index.h"
+#include "tracemount/index_file.h"
+#include "tracemount/source.h"
+#include "tracemount/view.h"
+
+#define MAGIC "TMINDEX\n"
+
+/* Written as it is: the files are for machines of one byte order (the magic number below
+ * tells the others apart). */
+struct file_header {
+	char magic[8];
+	uint32_t version, header_size;
+	uint64_t byte_order; /* 0x0102030405060708 */
+	char format[32];
+	struct tm_trace_key key;
+	uint64_t layout; /* fingerprint of the format's records and views */
+	uint32_t n_views, n_classes, state_words, row_words;
+	uint64_t n_rows, raw_size, n_errors;
+	uint32_t truncated, has_gz;
+	uint64_t stats_len, errors_len;
+	uint64_t gz_points, gz_windows_len, gz_in_size, gz_out_size;
+	uint64_t body_len;
+	uint32_t body_crc, header_crc;
+};
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+#define FNV_START 0xcbf29ce484222325ull
+
+static uint32_t crc(const void *p, size_t n)
+{
+	return (uint32_t)crc32_z(crc32_z(0, NULL, 0), p, n);
+}
+
+int tm_trace_key_of(struct tm_source *src, struct tm_trace_key *key)
+{
+	struct stat st;
+	if (fstat(src->fd, &st) < 0)
+		return -errno;
+	memset(key, 0, sizeof(*key));
+	key->size = (uint64_t)st.st_size;
+	key->mtime_sec = st.st_mtim.tv_sec;
+	key->mtime_nsec = st.st_mtim.tv_nsec;
+	uint8_t *buf = malloc(TM_KEY_BLOCK);
+	if (!buf)
+		return -ENOMEM;
+	uint64_t ends[2] = {0, key->size > TM_KEY_BLOCK ? key->size - TM_KEY_BLOCK : 0};
+	uint32_t sums[2];
+	int err = 0;
+	for (int i = 0; i < 2 && !err; i++) {
+		ssize_t n = pread(src->fd, buf, TM_KEY_BLOCK, (off_t)ends[i]);
+		if (n < 0)
+			err = -errno;
+		else
+			sums[i] = crc(buf, (size_t)n);
+	}
+	free(buf);
+	if (!err)
+		key->hash = (uint64_t)sums[0] << 32 | sums[1];
+	return err;
+}
+
+/* What an index of fmt looks like: a file written for another layout is foreign. */
+static uint64_t layout_of(const struct tm_format *fmt, const struct tm_view_table *views)
+{
+	uint64_t h = fnv(FNV_START, fmt->name, strlen(fmt->name) + 1);
+	uint64_t sizes[] = {TM_INDEX_FILE_VERSION, fmt->record_size, fmt->state_size,
+			    fmt->chunk_records,	   fmt->n_classes,   views->n_record_views};
+	h = fnv(h, sizes, sizeof(sizes));
+	for (unsigned i = 0; i < views->n_views; i++)
+		if (views->views[i].kind == TM_VIEW_RECORDS)
+			h = fnv(h, views->views[i].path, strlen(views->views[i].path) + 1);
+	return h;
+}
+
+void tm_index_file_name(const struct tm_format *fmt, const struct tm_trace_key *key, char *buf,
+			size_t len)
+{
+	uint64_t h = fnv(FNV_START, fmt->name, strlen(fmt->name) + 1);
+	h = fnv(h, key, sizeof(*key));
+	snprintf(buf, len, "%016" PRIx64 ".tmi", h);
+}
+
+int tm_index_store_default(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	if (xdg && *xdg == '/')
+		snprintf(buf, len, "%s/tracemount", xdg);
+	else if (home && *home)
+		snprintf(buf, len, "%s/.cache/tracemount", home);
+	else
+		return -ENOENT;
+	return 0;
+}
+
+static int say(char *err, size_t len, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int say(char *err, size_t len, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* mkdir -p, each new folder 0700. */
+static int make_dirs(char *path)
+{
+	for (char *p = path + 1;; p++) {
+		if (*p != '/' && *p)
+			continue;
+		char c = *p;
+		*p = '\0';
+		int r = mkdir(path, 0700);
+		*p = c;
+		if (r < 0 && errno != EEXIST)
+			return -errno;
+		if (!c)
+			return 0;
+	}
+}
+
+int tm_index_store_open(struct tm_index_store *s, const char *dir, char *err, size_t err_len)
+{
+	struct stat st;
+	memset(s, 0, sizeof(*s));
+	s->dirfd = -1;
+	if (!(s->dir = strdup(dir)))
+		return say(err, err_len, -ENOMEM, "out of memory");
+	char *copy = strdup(dir);
+	int r = copy ? make_dirs(copy) : -ENOMEM;
+	free(copy);
+	if (r < 0) {
+		say(err, err_len, r, "cache folder %s: %s", dir, strerror(-r));
+		tm_index_store_close(s);
+		return r;
+	}
+	s->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->dirfd < 0 || fstat(s->dirfd, &st) < 0) {
+		r = -errno;
+		say(err, err_len, r, "cache folder %s: %s", dir, strerror(-r));
+		tm_index_store_close(s);
+		return r;
+	}
+	if (st.st_uid != geteuid()) {
+		say(err, err_len, -EPERM, "cache folder %s belongs to uid %u, not to this user",
+		    dir, (unsigned)st.st_uid);
+		tm_index_store_close(s);
+		return -EPERM;
+	}
+	if ((st.st_mode & 077) && fchmod(s->dirfd, 0700) < 0) { /* index files are private */
+		r = -errno;
+		say(err, err_len, r, "cache folder %s: chmod 0700: %s", dir, strerror(-r));
+		tm_index_store_close(s);
+		return r;
+	}
+	return 0;
+}
+
+void tm_index_store_close(struct tm_index_store *s)
+{
+	if (s->dirfd >= 0)
+		close(s->dirfd);
+	free(s->dir);
+	s->dirfd = -1;
+	s->dir = NULL;
+}
+
+static size_t rows_bytes(const struct file_header *h)
+{
+	return (size_t)(h->n_rows * h->row_words * sizeof(uint64_t));
+}
+
+static size_t points_bytes(const struct file_header *h)
+{
+	return h->has_gz ? (size_t)(h->gz_points + 1) * sizeof(struct tm_gz_point) : 0;
+}
+
+static void fill_header(struct file_header *h, const struct tm_format *fmt,
+			const struct tm_view_table *views, const struct tm_trace_key *key,
+			const struct tm_index *ix)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, MAGIC, 8);
+	h->version = TM_INDEX_FILE_VERSION;
+	h->header_size = sizeof(*h);
+	h->byte_order = 0x0102030405060708ull;
+	snprintf(h->format, sizeof(h->format), "%s", fmt->name);
+	h->key = *key;
+	h->layout = layout_of(fmt, views);
+	h->n_views = ix->n_views;
+	h->n_classes = ix->n_classes;
+	h->state_words = ix->state_words;
+	h->row_words = ix->row_words;
+	h->n_rows = ix->n_rows;
+	h->raw_size = ix->raw_size;
+	h->n_errors = ix->n_errors;
+	h->truncated = ix->truncated;
+	h->stats_len = ix->stats_len;
+	h->errors_len = ix->errors_len;
+	if (ix->gz) {
+		h->has_gz = 1;
+		h->gz_points = ix->gz->n_points;
+		h->gz_windows_len = ix->gz->windows_len;
+		h->gz_in_size = ix->gz->in_size;
+		h->gz_out_size = ix->gz->out_size;
+	}
+	h->body_len =
+	    rows_bytes(h) + h->stats_len + h->errors_len + points_bytes(h) + h->gz_windows_len;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	for (const char *b = p; n;) {
+		ssize_t w = write(fd, b, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int tm_index_file_store(const struct tm_index_store *s, const struct tm_format *fmt,
+			const struct tm_view_table *views, const struct tm_trace_key *key,
+			const struct tm_index *ix)
+{
+	struct file_header h;
+	char name[32], tmp[64];
+	fill_header(&h, fmt, views, key, ix);
+	const struct {
+		const void *p;
+		size_t n;
+	} parts[] = {
+	    {ix->rows, rows_bytes(&h)},
+	    {ix->stats_json, h.stats_len},
+	    {ix->errors_txt, h.errors_len},
+	    {ix->gz ? ix->gz->points : NULL, points_bytes(&h)},
+	    {ix->gz ? ix->gz->windows : NULL, h.gz_windows_len},
+	};
+	uLong sum = crc32_z(0, NULL, 0);
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (parts[i].n)
+			sum = crc32_z(sum, parts[i].p, parts[i].n);
+	h.body_crc = (uint32_t)sum;
+	h.header_crc = crc(&h, sizeof(h));
+
+	tm_index_file_name(fmt, key, name, sizeof(name));
+	/* a name of its own per writer: daemons and machines share the folder */
+	snprintf(tmp, sizeof(tmp), ".%s.%ld.%lx", name, (long)getpid(),
+		 (unsigned long)(uintptr_t)&h ^ (unsigned long)random());
+	int fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	int err = write_all(fd, &h, sizeof(h));
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && !err; i++)
+		if (parts[i].n)
+			err = write_all(fd, parts[i].p, parts[i].n);
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (!err && renameat(s->dirfd, tmp, s->dirfd, name) < 0)
+		err = -errno;
+	if (err)
+		unlinkat(s->dirfd, tmp, 0);
+	return err;
+}
+
+static int read_all(int fd, void *p, size_t n, uint64_t off)
+{
+	for (char *b = p; n;) {
+		ssize_t r = pread(fd, b, n, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -EIO;
+		b += r;
+		n -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+/* The header's fields against what this trace and format expect; NULL when all agree. */
+static const char *check_header(const struct file_header *h, const struct tm_format *fmt,
+				const struct tm_view_table *views, const struct tm_trace_key *key,
+				uint64_t file_size)
+{
+	struct file_header copy = *h;
+	copy.header_crc = 0;
+	if (memcmp(h->magic, MAGIC, 8) != 0)
+		return "not an index file";
+	if (h->byte_order != 0x0102030405060708ull)
+		return "written on a machine of another byte order";
+	if (h->version != TM_INDEX_FILE_VERSION || h->header_size != sizeof(*h))
+		return "index file format version differs";
+	if (crc(&copy, sizeof(copy)) != h->header_crc)
+		return "header checksum mismatch";
+	if (strncmp(h->format, fmt->name, sizeof(h->format)) != 0)
+		return "written for another format";
+	if (memcmp(&h->key, key, sizeof(*key)) != 0)
+		return "written for other content";
+	if (h->layout != layout_of(fmt, views))
+		return "written for another layout of the format's views";
+	if (h->n_views != views->n_record_views || h->n_classes != fmt->n_classes ||
+	    h->state_words != (fmt->state_size + 7) / 8 ||
+	    h->row_words != TM_ROW_VIEWS + h->n_views + h->n_classes + h->state_words)
+		return "row layout differs";
+	if (!h->n_rows || h->n_rows > file_size / 8 || h->gz_points > file_size ||
+	    h->stats_len > file_size || h->errors_len > file_size || h->gz_windows_len > file_size)
+		return "sizes out of range";
+	uint64_t body =
+	    rows_bytes(h) + h->stats_len + h->errors_len + points_bytes(h) + h->gz_windows_len;
+	if (body != h->body_len || file_size != sizeof(*h) + body)
+		return "truncated or overlong";
+	return NULL;
+}
+
+/* Splits a checked body into ix's parts. */
+static int take_body(const struct file_header *h, const uint8_t *body, struct tm_index *ix)
+{
+	ix->n_views = h->n_views;
+	ix->n_classes = h->n_classes;
+	ix->state_words = h->state_words;
+	ix->row_words = h->row_words;
+	ix->n_rows = h->n_rows;
+	ix->raw_size = h->raw_size;
+	ix->n_errors = h->n_errors;
+	ix->truncated = h->truncated != 0;
+	ix->stats_len = h->stats_len;
+	ix->errors_len = h->errors_len;
+	size_t n_rows = rows_bytes(h);
+	if (!(ix->rows = malloc(n_rows)) || !(ix->stats_json = malloc(h->stats_len + 1)) ||
+	    !(ix->errors_txt = malloc(h->errors_len + 1)))
+		return -ENOMEM;
+	memcpy(ix->rows, body, n_rows);
+	memcpy(ix->stats_json, body + n_rows, h->stats_len);
+	memcpy(ix->errors_txt, body + n_rows + h->stats_len, h->errors_len);
+	if (!h->has_gz)
+		return 0;
+	const uint8_t *p = body + n_rows + h->stats_len + h->errors_len;
+	struct tm_gz_index *gz = calloc(1, sizeof(*gz));
+	if (!gz || !(gz->points = malloc(points_bytes(h))) ||
+	    !(gz->windows = malloc(h->gz_windows_len + 1))) {
+		tm_gz_index_free(gz);
+		return -ENOMEM;
+	}
+	ix->gz = gz;
+	memcpy(gz->points, p, points_bytes(h));
+	memcpy(gz->windows, p + points_bytes(h), h->gz_windows_len);
+	gz->n_points = h->gz_points;
+	gz->windows_len = h->gz_windows_len;
+	gz->in_size = h->gz_in_size;
+	gz->out_size = h->gz_out_size;
+	for (uint64_t k = 0; k <= gz->n_points; k++) /* no window outside the blob */
+		if (gz->points[k].window_off > gz->windows_len ||
+		    gz->points[k].window_len > gz->windows_len - gz->points[k].window_off)
+			return -EBADMSG;
+	return 0;
+}
+
+int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *fmt,
+		       const struct tm_view_table *views, const struct tm_trace_key *key,
+		       struct tm_index **out, char *why, size_t why_len)
+{
+	char name[32];
+	struct stat st;
+	struct file_header h;
+	tm_index_file_name(fmt, key, name, sizeof(name));
+	int fd = openat(s->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : say(why, why_len, -errno, "%s", strerror(errno));
+	int err = fstat(fd, &st) < 0 ? -errno : 0;
+	uint8_t *body = NULL;
+	struct tm_index *ix = NULL;
+	const char *bad = NULL;
+	if (err)
+		goto out;
+	if (!S_ISREG(st.st_mode))
+		bad = "not a regular file";
+	else if (st.st_uid != geteuid())
+		bad = "owned by another user";
+	else if (st.st_mode & 022)
+		bad = "writable by others";
+	else if ((size_t)st.st_size < sizeof(h))
+		bad = "truncated or overlong";
+	if (bad)
+		goto out;
+	if ((err = read_all(fd, &h, sizeof(h), 0)) < 0)
+		goto out;
+	if ((bad = check_header(&h, fmt, views, key, (uint64_t)st.st_size)))
+		goto out;
+	err = -ENOMEM;
+	if (!(body = malloc(h.body_len + 1)) || !(ix = calloc(1, sizeof(*ix))))
+		goto out;
+	if ((err = read_all(fd, body, h.body_len, sizeof(h))) < 0)
+		goto out;
+	if (crc(body, h.body_len) != h.body_crc) {
+		bad = "body checksum mismatch";
+		goto out;
+	}
+	if ((err = take_body(&h, body, ix)) == -EBADMSG)
+		bad = "gzip windows outside their blob";
+	if (!err) {
+		*out = ix;
+		ix = NULL;
+	}
+out:
+	close(fd);
+	free(body);
+	tm_index_free(ix);
+	if (bad)
+		return say(why, why_len, -EBADMSG, "%s", bad);
+	if (err)
+		say(why, why_len, err, "%s", strerror(-err));
+	return err;
+}
