@@ -94,6 +94,10 @@ struct tm_fs_file {
 	struct tm_reader reader; /* VIEW */
 	char *text;		 /* META: the content, fixed at open */
 	size_t text_len;
+	/* To be served around the kernel's page cache: .tracemount files, whose content
+	 * changes, and the views of a trace that replaced a changed file, whose path's pages
+	 * the readers of the old version may still fill. */
+	bool uncached;
 };
 
 /* Opens path for reading (flags are open(2)'s). Returns 0 or -errno (-EROFS for writing). */

@@ -32,6 +32,9 @@ struct tm_trace {
 	bool has_identity;
 	uint64_t size;
 	struct timespec mtime;
+	/* It replaced the trace of a file that changed, whose readers may still hold pages of
+	 * the same path: the mount serves it around the kernel's page cache. */
+	bool replaced;
 
 	pthread_mutex_t lock; /* guards everything below */
 	pthread_cond_t changed;

@@ -240,10 +240,12 @@ int tm_context_trace_of(struct tm_context *ctx, const char *path, const struct t
 	struct tm_trace *t = ctx->table[h];
 	while (t && strcmp(t->path, path) != 0)
 		t = t->hash_next;
+	bool replaced = false;
 	if (t && st && (t->fmt != fmt || !t->has_identity || !same_identity(t, st))) {
 		tm_context_log(ctx, LOG_INFO, "%s changed: indexed anew", path);
 		retire(ctx, t);
 		t = NULL;
+		replaced = true;
 	}
 	if (t && t->fmt != fmt) {
 		err = -ESTALE; /* same path, now another format: the file was replaced */
@@ -258,6 +260,7 @@ int tm_context_trace_of(struct tm_context *ctx, const char *path, const struct t
 			err = -ENOMEM;
 			goto out;
 		}
+		t->replaced = replaced;
 		if (st) {
 			t->has_identity = true;
 			t->size = (uint64_t)st->st_size;

@@ -36,9 +36,13 @@ int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file 
 			break;
 		}
 		f->trace = n.trace; /* the open file keeps the node's reference */
+		f->uncached = n.trace->replaced;
 		n.trace = NULL;
 		break;
-	case TM_NODE_META: err = tm_fs_meta_text(fs, n.meta, &f->text, &f->text_len); break;
+	case TM_NODE_META:
+		err = tm_fs_meta_text(fs, n.meta, &f->text, &f->text_len);
+		f->uncached = true; /* status changes */
+		break;
 	case TM_NODE_LINK: err = -ELOOP; break;
 	default: err = -EISDIR;
 	}

@@ -17,10 +17,12 @@
 #include "tmfs.h"
 #include "tmfs_ops.h"
 
-/* Views are immutable while their trace is: cache attributes for a minute, but look up
- * missing names every time so that new files show at once. */
+/* Views are immutable while their trace is: cache names for a minute and keep the pages
+ * (kernel_cache), but ask for attributes again after a second, so that a trace that changed
+ * shows its new sizes (and drops its pages) at the next stat; look up missing names every
+ * time so that new files show at once. */
 #define DEFAULT_OPTIONS                                                                            \
-	"-odefault_permissions,ro,subtype=tracemount,attr_timeout=60,entry_timeout=60,negative_"   \
+	"-odefault_permissions,ro,subtype=tracemount,attr_timeout=1,entry_timeout=60,negative_"    \
 	"timeout=0"
 
 struct mount_opts {

@@ -19,7 +19,10 @@ static struct tm_fs_file *file_of(const struct fuse_file_info *fi)
 
 static void *tmfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
-	(void)conn;
+	/* a view's cached pages go when its attributes, refreshed after attr_timeout, show
+	 * that the trace changed (another modification time or size) */
+	if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA)
+		conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
 	cfg->kernel_cache = 1; /* views of an unchanged trace never change */
 	cfg->nullpath_ok = 0;
 	return fs_of();
@@ -65,8 +68,8 @@ static int tmfs_open(const char *path, struct fuse_file_info *fi)
 	if (err)
 		return err;
 	fi->fh = (uint64_t)(uintptr_t)f;
-	if (f->kind == TM_NODE_META)
-		fi->direct_io = 1; /* status changes: never serve it from the page cache */
+	if (f->uncached)
+		fi->direct_io = 1;
 	else
 		fi->keep_cache = 1;
 	return 0;
