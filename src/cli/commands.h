@@ -4,5 +4,6 @@
 
 int tm_cmd_cat(int argc, char **argv);
 int tm_cmd_ls(int argc, char **argv);
+int tm_cmd_index(int argc, char **argv);
 
 #endif

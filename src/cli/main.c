@@ -15,17 +15,21 @@ static void usage(FILE *out)
 	    "usage: tracemount [options] SOURCE MOUNTPOINT\n"
 	    "       tracemount cat [--format NAME] TRACE VIEW\n"
 	    "       tracemount ls [--format NAME] TRACE\n"
+	    "       tracemount index [-j N] [--cache DIR] PATH...\n"
 	    "       tracemount --help | --version\n"
 	    "\n"
 	    "Mounts SOURCE (a folder of traces, or one trace) read-only at MOUNTPOINT, showing\n"
 	    "every recognised trace as a folder of decoded views. Unmount with\n"
-	    "fusermount3 -u MOUNTPOINT.\n"
+	    "fusermount3 -u MOUNTPOINT. tracemount index builds the index files of the traces\n"
+	    "under each PATH ahead of time, N at a time.\n"
 	    "\n"
 	    "tracemount options:\n"
 	    "    -o memory=SIZE         budget of the decoded-chunk cache (default 64M)\n"
 	    "    -o format=GLOB:NAME    treat files matching GLOB as format NAME (repeatable)\n"
-	    "    -o cache=DIR|none      index cache folder; this version keeps indexes in\n"
-	    "                           memory and accepts the option for compatibility\n"
+	    "    -o cache=DIR|none      folder of index files (default "
+	    "$XDG_CACHE_HOME/tracemount,\n"
+	    "                           else ~/.cache/tracemount); none: indexes in memory only\n"
+	    "    -o prefetch            index every trace in the background after mounting\n"
 	    "    -f, -d, -s, -o allow_other and the other libfuse options below\n"
 	    "\n"
 	    "formats:");
@@ -55,7 +59,9 @@ static void tune_allocator(void)
 int main(int argc, char **argv)
 {
 	tune_allocator();
-	if (argc == 3 && (strcmp(argv[1], "cat") == 0 || strcmp(argv[1], "ls") == 0) &&
+	if (argc == 3 &&
+	    (strcmp(argv[1], "cat") == 0 || strcmp(argv[1], "ls") == 0 ||
+	     strcmp(argv[1], "index") == 0) &&
 	    is_help(argv[2])) {
 		usage(stdout);
 		return 0;
@@ -64,6 +70,8 @@ int main(int argc, char **argv)
 		return tm_cmd_cat(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "ls") == 0)
 		return tm_cmd_ls(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "index") == 0)
+		return tm_cmd_index(argc - 1, argv + 1);
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
 			break;
