@@ -81,17 +81,32 @@ int tm_trace_key_of(struct tm_source *src, struct tm_trace_key *key)
 	return err;
 }
 
-/* What an index of fmt looks like: a file written for another layout is foreign. */
+static uint64_t fnv_str(uint64_t h, const char *s)
+{
+	return s ? fnv(h, s, strlen(s) + 1) : fnv(h, "", 1);
+}
+
+/* What an index of fmt looks like, whatever the trace's name: a file written by a version of
+ * tracemount whose format has other records, classes or views is foreign. */
 static uint64_t layout_of(const struct tm_format *fmt, const struct tm_view_table *views)
 {
-	uint64_t h = fnv(FNV_START, fmt->name, strlen(fmt->name) + 1);
-	uint64_t sizes[] = {TM_INDEX_FILE_VERSION, fmt->record_size, fmt->state_size,
-			    fmt->chunk_records,	   fmt->n_classes,   views->n_record_views};
+	uint64_t h = fnv_str(FNV_START, fmt->name);
+	uint64_t sizes[] = {
+	    TM_INDEX_FILE_VERSION, fmt->record_size,	fmt->state_size,
+	    fmt->chunk_records,	   fmt->n_classes,	fmt->n_tags,
+	    fmt->n_extra_views,	   fmt->common_classes, views->n_record_views,
+	};
 	h = fnv(h, sizes, sizeof(sizes));
-	for (unsigned i = 0; i < views->n_views; i++)
-		if (views->views[i].kind == TM_VIEW_RECORDS)
-			h = fnv(h, views->views[i].path, strlen(views->views[i].path) + 1);
-	return h;
+	for (unsigned c = 0; c < fmt->n_classes; c++)
+		h = fnv_str(h, fmt->classes[c]);
+	for (unsigned b = 0; b < fmt->n_tags; b++)
+		h = fnv_str(h, fmt->tags[b]);
+	for (unsigned i = 0; i < fmt->n_extra_views; i++) {
+		h = fnv_str(h, fmt->extra_views[i].path);
+		h = fnv(h, &fmt->extra_views[i].class_mask, sizeof(uint64_t));
+	}
+	h = fnv_str(h, fmt->class_ext);
+	return fnv_str(h, fmt->group_view);
 }
 
 void tm_index_file_name(const struct tm_format *fmt, const struct tm_trace_key *key, char *buf,

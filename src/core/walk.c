@@ -65,7 +65,9 @@ static int walk_dir(struct tm_context *ctx, int dirfd, char *path, size_t len, w
 	size_t at = len == 1 && path[0] == '.' ? 0 : len + 1;
 	for (size_t i = 0; i < n; i++) {
 		size_t nl = strlen(names[i]->d_name);
-		if (!r && at + nl + 1 <= PATH_MAX) {
+		if (!r && at + nl + 1 > PATH_MAX) /* named by its folder */
+			r = fn(arg, path, NULL, NULL, -ENAMETOOLONG);
+		else if (!r) {
 			char saved = path[len];
 			if (at)
 				path[len] = '/';

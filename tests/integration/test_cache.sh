@@ -1,0 +1,217 @@
+#!/bin/bash
+# Index files in the cache folder, through real mounts:
+# - a first mount builds and writes one index file per trace read (folder 0700, files 0600);
+#   a second mount reads them and decodes nothing (the status summary counts), serving the
+#   same bytes, with stats.json's source set for the path it is mounted under;
+# - corrupt, truncated, foreign-version, other-owner and world-writable index files are
+#   refused with the reason logged, rebuilt and rewritten;
+# - two daemons sharing one cache folder, a single-trace mount, -o cache=none, -o prefetch;
+# - tracemount index -j 2 over a tree with a corrupt trace and an unreadable path: exit 1
+#   naming the path, index files for the rest, which a mount then reads;
+# - mount.fuse3 -t tracemount, as an /etc/fstab line of type fuse.tracemount does.
+. "$(dirname "$0")/lib.sh"
+
+SRC=$TM_TMP/src
+CACHE=$TM_TMP/cache
+mkdir -p "$SRC/sub"
+"$GEN_BYU" -n 200000 -s 1 >"$SRC/a.byu"
+"$GEN_TT6" --format tt6 --records 50000 --seed 2 >"$SRC/sub/t.tt6"
+"$GEN_CIS501" --lines 30000 --seed 3 | gzip -6 -n >"$SRC/sub/c.trace.gz"
+printf 'not a trace\n' >"$SRC/notes.txt"
+TRACES="a.byu sub/t.tt6 sub/c.trace.gz"
+VIEWS="dump.txt stats.json errors.txt raw"
+
+# summary MNT: the status summary line.
+summary() {
+	grep '^#' "$1/.tracemount/status"
+}
+# read_all MNT DIR: every view of every trace into DIR.
+read_all() {
+	local t v
+	for t in $TRACES; do
+		mkdir -p "$2/$t"
+		for v in $VIEWS; do
+			cat "$1/$t/$v" >"$2/$t/$(basename "$v")"
+		done
+	done
+}
+# same_views DIR1 DIR2: the two readings agree byte for byte.
+same_views() {
+	diff -r "$1" "$2" >/dev/null
+}
+
+mount_tm "$SRC" -o cache="$CACHE"
+read_all "$TM_MNT" "$TM_TMP/first"
+check_eq "first mount: every trace built" \
+	"# 3 traces; indexes: 3 built, 0 read from index files, 0 index files refused, 0 builds failed; cache $CACHE" \
+	"$(summary "$TM_MNT")"
+unmount_tm
+check_eq "the cache folder is 0700" 700 "$(stat -c %a "$CACHE")"
+check_eq "one index file per trace" 3 "$(find "$CACHE" -name '*.tmi' | wc -l)"
+check_eq "index files are 0600" "600 600 600" "$(stat -c %a "$CACHE"/*.tmi | paste -sd' ')"
+check_eq "no temporary file is left" 0 "$(find "$CACHE" -name '.*' -type f | wc -l)"
+total_index=$(du -cb "$CACHE"/*.tmi | tail -1 | cut -f1)
+total_trace=$(du -cb "$SRC/a.byu" "$SRC/sub/t.tt6" "$SRC/sub/c.trace.gz" | tail -1 | cut -f1)
+check "index files take under 2% of the traces ($total_index of $total_trace bytes)" \
+	test $((total_index * 50)) -lt "$total_trace"
+
+mount_tm "$SRC" -o cache="$CACHE"
+read_all "$TM_MNT" "$TM_TMP/second"
+check_eq "second mount: every index read from its file, nothing decoded in full" \
+	"# 3 traces; indexes: 0 built, 3 read from index files, 0 index files refused, 0 builds failed; cache $CACHE" \
+	"$(summary "$TM_MNT")"
+check "second mount: the same bytes in every view" same_views "$TM_TMP/first" "$TM_TMP/second"
+unmount_tm
+
+# The same traces under another path: the files are keyed by content, stats.json says where.
+mkdir -p "$TM_TMP/elsewhere/deeper"
+cp -p "$SRC/a.byu" "$TM_TMP/elsewhere/deeper/renamed.byu"
+mount_tm "$TM_TMP/elsewhere" -o cache="$CACHE"
+check "another path: the index file of the same content is read" \
+	grep -q "^# 1 traces; indexes: 0 built, 1 read" <(cat "$TM_MNT/deeper/renamed.byu/dump.txt" >/dev/null; summary "$TM_MNT")
+check_eq "another path: stats.json names the path it is mounted under" \
+	'  "source": "deeper/renamed.byu",' "$(grep '"source"' "$TM_MNT/deeper/renamed.byu/stats.json")"
+check "another path: the dump is the same" cmp -s "$TM_MNT/deeper/renamed.byu/dump.txt" \
+	"$TM_TMP/first/a.byu/dump.txt"
+unmount_tm
+
+# Damaged and unsafe files: refused with the reason, rebuilt, rewritten. A folder of its own
+# holds a.byu's index file only.
+CACHE=$TM_TMP/cache-a
+mount_tm "$SRC" -o cache="$CACHE"
+cat "$TM_MNT/a.byu/dump.txt" >/dev/null
+unmount_tm
+biggest=$(ls "$CACHE"/*.tmi)
+damage() {
+	case $1 in
+	body) printf '\xff' | dd of="$biggest" bs=1 seek=$(($(stat -c %s "$biggest") - 5)) conv=notrunc 2>/dev/null ;;
+	truncated) truncate -s -1 "$biggest" ;;
+	version) printf '\x07' | dd of="$biggest" bs=1 seek=8 conv=notrunc 2>/dev/null ;;
+	owner) chown 65534:65534 "$biggest" ;;
+	writable) chmod 0666 "$biggest" ;;
+	esac
+}
+for kind in body:"body checksum mismatch" truncated:"truncated or overlong" \
+	version:"index file format version differs" owner:"owned by another user" \
+	writable:"writable by others"; do
+	damage "${kind%%:*}"
+	mount_tm "$SRC" -o cache="$CACHE"
+	check "${kind%%:*}: a.byu's dump is right" cmp -s "$TM_MNT/a.byu/dump.txt" \
+		"$TM_TMP/first/a.byu/dump.txt"
+	check_eq "${kind%%:*}: the file is refused and a.byu built again" \
+		"# 1 traces; indexes: 1 built, 0 read from index files, 1 index files refused, 0 builds failed; cache $CACHE" \
+		"$(summary "$TM_MNT")"
+	check "${kind%%:*}: the reason is logged" \
+		grep -q "a.byu: index file refused (${kind#*:}): indexing again" "$TM_TMP/daemon.log"
+	unmount_tm
+	check "${kind%%:*}: the file is written anew, 0600 and ours" \
+		test "$(stat -c '%a %u' "$biggest")" = "600 $(id -u)"
+done
+mount_tm "$SRC" -o cache="$CACHE"
+cat "$TM_MNT/a.byu/dump.txt" >/dev/null
+check "after the rebuilds, the rewritten file is read" grep -q '0 built, 1 read from index files' \
+	<(summary "$TM_MNT")
+unmount_tm
+
+# Two daemons on one cache folder, each building and writing concurrently.
+CACHE=$TM_TMP/cache-two
+mkdir -p "$TM_TMP/m1" "$TM_TMP/m2"
+"$TRACEMOUNT" -f -o cache="$CACHE" "$SRC" "$TM_TMP/m1" 2>"$TM_TMP/d1.log" &
+d1=$!
+"$TRACEMOUNT" -f -o cache="$CACHE" "$SRC" "$TM_TMP/m2" 2>"$TM_TMP/d2.log" &
+d2=$!
+for _ in $(seq 1 100); do
+	mountpoint -q "$TM_TMP/m1" && mountpoint -q "$TM_TMP/m2" && break
+	sleep 0.05
+done
+read_all "$TM_TMP/m1" "$TM_TMP/two1" &
+reader=$!
+read_all "$TM_TMP/m2" "$TM_TMP/two2"
+wait "$reader"
+check "two daemons: the first serves the same bytes" same_views "$TM_TMP/first" "$TM_TMP/two1"
+check "two daemons: the second serves the same bytes" same_views "$TM_TMP/first" "$TM_TMP/two2"
+fusermount3 -u "$TM_TMP/m1"
+fusermount3 -u "$TM_TMP/m2"
+wait "$d1" "$d2"
+check_eq "two daemons: one file per trace, no temporary left" "3 0" \
+	"$(find "$CACHE" -name '*.tmi' | wc -l) $(find "$CACHE" -name '.*' -type f | wc -l)"
+mount_tm "$SRC" -o cache="$CACHE"
+read_all "$TM_MNT" "$TM_TMP/third"
+check "two daemons: their files are read by a third mount" \
+	grep -q '0 built, 3 read from index files, 0 index files refused' <(summary "$TM_MNT")
+unmount_tm
+
+# cache=none: nothing written; a single-trace mount uses the folder too.
+mount_tm "$SRC" -o cache=none
+cat "$TM_MNT/a.byu/dump.txt" >/dev/null
+check "cache=none: built in memory" grep -q '1 built, 0 read.*; cache none$' <(summary "$TM_MNT")
+unmount_tm
+mount_tm "$SRC/sub/t.tt6" -o cache="$CACHE"
+check "single-trace mount: the same bytes" cmp -s "$TM_MNT/t.tt6/dump.txt" \
+	"$TM_TMP/first/sub/t.tt6/dump.txt"
+check "single-trace mount: read from the file" grep -q '0 built, 1 read' <(summary "$TM_MNT")
+unmount_tm
+
+# -o prefetch: every trace indexed in the background without a read.
+rm -rf "$CACHE"
+mount_tm "$SRC" -o cache="$CACHE",prefetch
+for _ in $(seq 1 200); do
+	grep -q '^# 3 traces; indexes: 3 built' <(summary "$TM_MNT") && break
+	sleep 0.05
+done
+check_eq "prefetch: the three traces indexed without a read" \
+	"indexed indexed indexed" "$(grep -v '^#' "$TM_MNT/.tracemount/status" | cut -f3 | paste -sd' ')"
+unmount_tm
+check_eq "prefetch: their index files are written" 3 "$(find "$CACHE" -name '*.tmi' | wc -l)"
+
+# tracemount index: a tree with a corrupt trace (indexed, its problems in errors.txt) and a
+# path too long to open (failed, named).
+rm -rf "$CACHE"
+TREE=$TM_TMP/tree
+mkdir -p "$TREE"
+cp -r "$SRC"/. "$TREE"/
+head -c 100001 "$SRC/a.byu" >"$TREE/cut.byu"
+long=$TREE
+for _ in $(seq 1 20); do
+	long=$long/$(printf 'd%.0s' $(seq 1 220))
+done
+mkdir -p "$long" 2>/dev/null || true
+"$TRACEMOUNT" index -j 2 --cache "$CACHE" "$TREE" >"$TM_TMP/index.out" 2>"$TM_TMP/index.err"
+status=$?
+check_eq "index: exit status 1 when a path failed" 1 "$status"
+check "index: the failed path is named" grep -q "File name too long" "$TM_TMP/index.err"
+check "index: the summary line" grep -qE '^tracemount index: 4 traces, .*: 4 indexed, 0 up to date, 0 failed, some paths unreadable' "$TM_TMP/index.err"
+check_eq "index: one file per trace" 4 "$(find "$CACHE" -name '*.tmi' | wc -l)"
+rm -rf "$TREE/d"*
+"$TRACEMOUNT" index -j 2 --cache "$CACHE" "$TREE/sub" "$TREE/a.byu" 2>"$TM_TMP/index2.err"
+check_eq "index again: exit status 0" 0 "$?"
+check "index again: everything up to date" grep -q ': 0 indexed, 3 up to date, 0 failed;' "$TM_TMP/index2.err"
+mount_tm "$TREE" -o cache="$CACHE"
+check "after index: the corrupt trace's errors.txt says where it ends" \
+	grep -q 'offset 99996: trailing partial record' "$TM_MNT/cut.byu/errors.txt"
+read_all "$TM_MNT" "$TM_TMP/fromindex"
+check "after index: a mount decodes nothing" grep -q '0 built, 4 read from index files' <(summary "$TM_MNT")
+check "after index: the same bytes" same_views "$TM_TMP/first" "$TM_TMP/fromindex"
+unmount_tm
+
+# /etc/fstab's line "SRC MNT fuse.tracemount ro,allow_other,cache=DIR 0 0" runs mount.fuse3
+# SRC MNT -t tracemount -o ...; mount(8) gives helpers a fixed PATH, so call it directly with
+# this build first on PATH.
+if command -v mount.fuse3 >/dev/null && [ "$(id -u)" = 0 ]; then
+	BIN=$TM_TMP/bin
+	mkdir -p "$BIN" "$TM_TMP/fstab"
+	ln -s "$TRACEMOUNT" "$BIN/tracemount"
+	if PATH=$BIN:$PATH mount.fuse3 "$SRC" "$TM_TMP/fstab" -t tracemount \
+		-o ro,allow_other,cache="$CACHE" 2>"$TM_TMP/mount.err"; then
+		check "mount.fuse3 -t tracemount serves the views" cmp -s \
+			"$TM_TMP/fstab/a.byu/dump.txt" "$TM_TMP/first/a.byu/dump.txt"
+		check "it shows in the mount table as fuse.tracemount" \
+			grep -q " $TM_TMP/fstab fuse.tracemount " /proc/mounts
+		umount "$TM_TMP/fstab"
+	else
+		fail "mount.fuse3 -t tracemount: $(cat "$TM_TMP/mount.err")"
+	fi
+else
+	echo "SKIP: mount.fuse3 -t tracemount needs root and mount.fuse3"
+fi
+finish
