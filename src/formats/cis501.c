@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cis501.h"
+#include "text_lines.h"
 #include "tracemount/diag.h"
 #include "tracemount/registry.h"
 
@@ -154,14 +155,8 @@ static unsigned family_lookup(const uint8_t *name, size_t len, const uint8_t *li
 
 /* Checkpointed decoder state. */
 struct cis501_state {
-	uint64_t line;	/* lines consumed: the next one is line + 1 */
+	struct tm_lines lines;
 	uint64_t macro; /* lines with Uop 1 consumed */
-	uint32_t flags; /* S_* */
-	uint32_t pad;
-};
-enum {
-	S_SKIPPING = 1, /* inside a line longer than CIS501_MAX_LINE, up to its newline */
-	S_CRLF_SEEN = 2 /* a CR LF line was reported: later ones are only counted */
 };
 
 /* Why a line does not parse, worked out on the error path only (explain()). */
@@ -463,7 +458,7 @@ static int cis501_decode(void *state, const struct tm_decode_in *in, void *recs,
 {
 	struct cis501_state *restrict s = state;
 	struct cis501_record *restrict out = recs;
-	const uint8_t *buf = in->buf, *limit = in->len ? in->buf + in->len : in->buf;
+	const uint8_t *limit = in->len ? in->buf + in->len : in->buf;
 	size_t pos = 0, n = 0;
 	int ret = 0;
 	uint64_t next_pow;
@@ -471,81 +466,39 @@ static int cis501_decode(void *state, const struct tm_decode_in *in, void *recs,
 
 	pthread_once(&family_once, family_init);
 
-	while (n < max) {
-		const uint8_t *p = buf + pos;
-		size_t left = in->len - pos;
-		if (s->flags & S_SKIPPING) {
-			const uint8_t *nl = left ? memchr(p, '\n', left) : NULL;
-			pos = nl ? (size_t)(nl + 1 - buf) : in->len;
-			if (nl || in->at_eof) {
-				s->flags &= ~(uint32_t)S_SKIPPING;
-				s->line++;
-			}
-			if (nl)
-				continue;
-			if (!in->at_eof)
-				ret = -EAGAIN;
-			break;
-		}
-		if (!left) {
-			if (!in->at_eof)
-				ret = -EAGAIN;
-			break;
-		}
-		/* the text of a line, without "\n" or "\r\n", has at most CIS501_MAX_LINE bytes */
-		size_t scan = left < CIS501_MAX_LINE + 2 ? left : CIS501_MAX_LINE + 2;
-		const uint8_t *nl = memchr(p, '\n', scan);
-		if (!nl && scan < CIS501_MAX_LINE + 2 && !in->at_eof) {
-			ret = -EAGAIN;
-			break;
-		}
-		/* a line to decode: up to nl, or the last line of the trace without one */
-		size_t len = nl ? (size_t)(nl - p) : left;
-		bool cr = len && p[len - 1] == '\r', crlf = cr && nl;
-		size_t text_len = len - cr;
-		uint64_t number = s->line + 1;
-		if (text_len > CIS501_MAX_LINE) {
-			tm_diag_line(diag, number, "longer than %u bytes: line skipped",
-				     CIS501_MAX_LINE);
-			s->flags |= S_SKIPPING;
-			continue;
-		}
+	struct tm_line l;
+	while (n < max && tm_lines_next(&s->lines, in, &pos, CIS501_MAX_LINE, &l, &ret, diag)) {
 		/* the last line without a newline gets one, for the scanners to stop at */
 		uint8_t last[CIS501_MAX_LINE + 1];
-		const uint8_t *text = p, *text_limit = limit;
-		if (!nl) {
-			memcpy(last, p, text_len);
-			last[text_len] = '\n';
+		const uint8_t *text = l.text, *text_limit = limit;
+		if (!l.newline) {
+			memcpy(last, l.text, l.text_len);
+			last[l.text_len] = '\n';
 			text = last;
-			text_limit = last + text_len + 1;
+			text_limit = last + l.text_len + 1;
 		}
 		struct cis501_record *r = &out[n];
 		enum problem why = P_SYNTAX;
-		int field = parse_line(text, text_len, text_limit, r, &why);
-		s->line++;
-		pos += len + (nl != NULL);
+		int field = parse_line(text, l.text_len, text_limit, r, &why);
 		if (field) {
-			if (nl)
-				report_bad(text, text_len, number, field, why, diag);
+			if (l.newline)
+				report_bad(text, l.text_len, l.number, field, why, diag);
 			else if (diag) {
 				char reason[128];
-				explain(text, text_len, field, why, reason, sizeof(reason));
-				tm_diag_truncated(diag, in->raw_off + (uint64_t)(p - buf),
+				explain(text, l.text_len, field, why, reason, sizeof(reason));
+				tm_diag_truncated(diag, in->raw_off + l.off,
 						  "line %" PRIu64 " is cut by the end of the trace "
 						  "(%s): not decoded",
-						  number, reason);
+						  l.number, reason);
 			}
 			continue;
 		}
-		if (!nl)
-			tm_diag_line(diag, number, "no newline at the end of the trace: line kept");
-		if (crlf) {
+		if (!l.newline)
+			tm_diag_line(diag, l.number,
+				     "no newline at the end of the trace: line kept");
+		if (l.crlf) {
 			r->head.flags |= F_CRLF;
-			if (!(s->flags & S_CRLF_SEEN))
-				tm_diag_line(diag, number,
-					     "line ends in CR LF: kept, CR dropped (stats.json "
-					     "counts such lines in crlf_lines)");
-			s->flags |= S_CRLF_SEEN;
+			tm_lines_crlf(&s->lines, &l, diag);
 		}
 		if (r->uop == 1 && ++s->macro == next_pow) {
 			macro_digits++;
@@ -553,8 +506,8 @@ static int cis501_decode(void *state, const struct tm_decode_in *in, void *recs,
 		}
 		r->macro = s->macro; /* 0 before the first Uop 1: a trace cut mid-instruction */
 		r->dump_len = (uint16_t)(r->dump_len + macro_digits);
-		r->head.raw_rel = (uint32_t)(p - buf);
-		r->head.raw_len = (uint32_t)(len + (nl != NULL));
+		r->head.raw_rel = (uint32_t)l.off;
+		r->head.raw_len = (uint32_t)l.raw_len;
 		n++;
 	}
 	*n_out = n;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tarmac.h"
+#include "text_lines.h"
 #include "tracemount/diag.h"
 #include "tracemount/registry.h"
 
@@ -516,16 +517,14 @@ void tarmac_parse(const uint8_t *text, size_t len, int cont_cls, struct tarmac_l
 /* Decoding. */
 
 struct tarmac_state {
-	uint64_t line; /* lines before the decoder's position */
+	struct tm_lines lines;
 	uint32_t last_cpu;
-	uint32_t flags; /* S_* */
+	uint32_t flags; /* S_LANES_* */
 };
 
 enum {
-	S_SKIPPING = 1,	  /* inside an over-long line */
-	S_CRLF_SEEN = 2,  /* a CR LF line was reported */
-	S_LANES_READ = 4, /* the last line was an LD record or its continuation */
-	S_LANES_WRITE = 8,
+	S_LANES_READ = 1, /* the last line was an LD record or its continuation */
+	S_LANES_WRITE = 2,
 };
 
 static void report(const struct tarmac_line *l, uint64_t number, struct tm_diag *diag)
@@ -569,71 +568,34 @@ static int tarmac_decode(void *state, const struct tm_decode_in *in, void *recs,
 {
 	struct tarmac_state *s = state;
 	struct tarmac_record *out = recs;
-	const uint8_t *buf = in->buf;
 	size_t pos = 0, n = 0;
 	int ret = 0;
 
-	while (n < max) {
-		const uint8_t *p = buf + pos;
-		size_t left = in->len - pos;
-		if (s->flags & S_SKIPPING) { /* the rest of an over-long line */
-			const uint8_t *nl = memchr(p, '\n', left);
-			pos += nl ? (size_t)(nl - p) + 1 : left;
-			if (nl || in->at_eof) {
-				s->flags &= ~(uint32_t)S_SKIPPING;
-				s->line++;
-			}
-			if (nl)
-				continue;
-			if (!in->at_eof)
-				ret = -EAGAIN;
-			break;
-		}
-		if (!left) {
-			if (!in->at_eof)
-				ret = -EAGAIN;
-			break;
-		}
-		size_t scan = left < TARMAC_MAX_LINE + 2 ? left : TARMAC_MAX_LINE + 2;
-		const uint8_t *nl = memchr(p, '\n', scan);
-		if (!nl && scan < TARMAC_MAX_LINE + 2 && !in->at_eof) {
-			ret = -EAGAIN;
-			break;
-		}
-		size_t len = nl ? (size_t)(nl - p) : left;
-		bool crlf = nl && len && p[len - 1] == '\r';
-		size_t text_len = len - crlf;
-		uint64_t number = s->line + 1;
-		if (text_len > TARMAC_MAX_LINE) {
-			tm_diag_line(diag, number, "longer than %u bytes: line skipped",
-				     TARMAC_MAX_LINE);
-			s->flags |= S_SKIPPING;
+	struct tm_line l;
+	/* an over-long line, skipped, breaks a run of LD/ST continuation lines */
+	uint64_t lines_before = s->lines.line;
+	while (n < max && tm_lines_next(&s->lines, in, &pos, TARMAC_MAX_LINE, &l, &ret, diag)) {
+		if (l.number != lines_before + 1)
 			s->flags &= ~(uint32_t)(S_LANES_READ | S_LANES_WRITE);
-			continue;
-		}
+		lines_before = l.number;
 		int cont = s->flags & S_LANES_READ    ? TC_READ
 			   : s->flags & S_LANES_WRITE ? TC_WRITE
 						      : -1;
-		struct tarmac_line l;
-		tarmac_parse(p, text_len, cont, &l);
+		struct tarmac_line t;
+		tarmac_parse(l.text, l.text_len, cont, &t);
 		struct tarmac_record *r = &out[n++];
-		make_record(s, &l, r);
-		r->head.raw_rel = (uint32_t)pos;
-		r->head.raw_len = (uint32_t)(len + (nl != NULL));
-		if (l.cls == TC_UNKNOWN)
-			report(&l, number, diag);
-		if (!nl)
-			tm_diag_line(diag, number, "no newline at the end of the trace: line kept");
-		if (crlf) {
+		make_record(s, &t, r);
+		r->head.raw_rel = (uint32_t)l.off;
+		r->head.raw_len = (uint32_t)l.raw_len;
+		if (t.cls == TC_UNKNOWN)
+			report(&t, l.number, diag);
+		if (!l.newline)
+			tm_diag_line(diag, l.number,
+				     "no newline at the end of the trace: line kept");
+		if (l.crlf) {
 			r->head.flags |= F_CRLF;
-			if (!(s->flags & S_CRLF_SEEN))
-				tm_diag_line(diag, number,
-					     "line ends in CR LF: kept, CR dropped in dump.txt "
-					     "(stats.json counts such lines in crlf_lines)");
-			s->flags |= S_CRLF_SEEN;
+			tm_lines_crlf(&s->lines, &l, diag);
 		}
-		s->line++;
-		pos += len + (nl != NULL);
 	}
 	*n_out = n;
 	*used = pos;

@@ -132,7 +132,7 @@ static size_t dump_render(const struct tm_chunk *c, size_t i, char *out)
 	const uint8_t *text = c->raw + r->head.raw_rel;
 	size_t len = r->head.raw_len;
 	len -= len && text[len - 1] == '\n';
-	len -= (r->head.flags & F_CRLF) != 0;
+	len -= len && text[len - 1] == '\r'; /* as the decoder's line splitter drops it */
 	int cont = (r->head.flags & F_CONT) ? r->head.cls : -1;
 	struct tarmac_line l;
 	tarmac_parse(text, len, cont, &l);

@@ -201,8 +201,8 @@ START_TEST(test_bad_lines)
 	expect_view(&m, "class/unknown.tarmac", "2 clk R r1 0\x01\x02garbage\n");
 	expect_view(&m, "class/registers.tarmac", "1 clk R r0 00000001\r\n");
 	expect_view(&m, "errors.txt",
-		    "line 1: line ends in CR LF: kept, CR dropped in dump.txt (stats.json counts "
-		    "such lines in crlf_lines)\n"
+		    "line 1: line ends in CR LF: kept, CR dropped (stats.json counts such lines in "
+		    "crlf_lines)\n"
 		    "line 2: longer than 4096 bytes: line skipped\n"
 		    "line 3: control bytes in a text line (binary data?): kept in class unknown\n"
 		    "line 4: no newline at the end of the trace: line kept\n"
