@@ -320,8 +320,15 @@ int tm_context_status(struct tm_context *ctx, char **text, size_t *len)
 		for (struct tm_trace *t = ctx->table[i]; t; t = t->hash_next)
 			all[n++] = t;
 	qsort(all, n, sizeof(*all), cmp_path);
+	uint64_t problems = 0, with_problems = 0;
 	for (size_t i = 0; i < n; i++) {
 		char line[4608];
+		pthread_mutex_lock(&all[i]->lock);
+		if (all[i]->state == TM_TRACE_INDEXED && all[i]->index->n_errors) {
+			problems += all[i]->index->n_errors;
+			with_problems++;
+		}
+		pthread_mutex_unlock(&all[i]->lock);
 		int l = tm_trace_status(all[i], line, sizeof(line) - 1);
 		if (l < 0)
 			continue;
@@ -345,9 +352,10 @@ int tm_context_status(struct tm_context *ctx, char **text, size_t *len)
 	int l = snprintf(summary, sizeof(summary),
 			 "# %zu traces; indexes: %" PRIu64 " built, %" PRIu64
 			 " read from index files, %" PRIu64 " index files refused, %" PRIu64
-			 " builds failed; cache %s\n",
-			 n, ctx->n_built, ctx->n_loaded, ctx->n_refused, ctx->n_failed,
-			 ctx->store ? ctx->store->dir : "none");
+			 " builds failed; %" PRIu64 " problems in the errors.txt of %" PRIu64
+			 " traces; cache %s\n",
+			 n, ctx->n_built, ctx->n_loaded, ctx->n_refused, ctx->n_failed, problems,
+			 with_problems, ctx->store ? ctx->store->dir : "none");
 	char *nb = realloc(buf, used + (size_t)l + 1);
 	if (!nb)
 		goto out;

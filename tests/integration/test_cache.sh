@@ -42,8 +42,12 @@ same_views() {
 
 mount_tm "$SRC" -o cache="$CACHE"
 read_all "$TM_MNT" "$TM_TMP/first"
+# the problems the status sums: the lines of the errors.txt files read
+problems=$(cat "$TM_TMP"/first/*/errors.txt "$TM_TMP"/first/sub/*/errors.txt | wc -l)
+with=$(find "$TM_TMP/first" -name errors.txt -size +0 | wc -l)
+PROBLEMS="$problems problems in the errors.txt of $with traces"
 check_eq "first mount: every trace built" \
-	"# 3 traces; indexes: 3 built, 0 read from index files, 0 index files refused, 0 builds failed; cache $CACHE" \
+	"# 3 traces; indexes: 3 built, 0 read from index files, 0 index files refused, 0 builds failed; $PROBLEMS; cache $CACHE" \
 	"$(summary "$TM_MNT")"
 unmount_tm
 check_eq "the cache folder is 0700" 700 "$(stat -c %a "$CACHE")"
@@ -58,7 +62,7 @@ check "index files take under 2% of the traces ($total_index of $total_trace byt
 mount_tm "$SRC" -o cache="$CACHE"
 read_all "$TM_MNT" "$TM_TMP/second"
 check_eq "second mount: every index read from its file, nothing decoded in full" \
-	"# 3 traces; indexes: 0 built, 3 read from index files, 0 index files refused, 0 builds failed; cache $CACHE" \
+	"# 3 traces; indexes: 0 built, 3 read from index files, 0 index files refused, 0 builds failed; $PROBLEMS; cache $CACHE" \
 	"$(summary "$TM_MNT")"
 check "second mount: the same bytes in every view" same_views "$TM_TMP/first" "$TM_TMP/second"
 unmount_tm
@@ -99,7 +103,7 @@ for kind in body:"body checksum mismatch" truncated:"truncated or overlong" \
 	check "${kind%%:*}: a.byu's dump is right" cmp -s "$TM_MNT/a.byu/dump.txt" \
 		"$TM_TMP/first/a.byu/dump.txt"
 	check_eq "${kind%%:*}: the file is refused and a.byu built again" \
-		"# 1 traces; indexes: 1 built, 0 read from index files, 1 index files refused, 0 builds failed; cache $CACHE" \
+		"# 1 traces; indexes: 1 built, 0 read from index files, 1 index files refused, 0 builds failed; 0 problems in the errors.txt of 0 traces; cache $CACHE" \
 		"$(summary "$TM_MNT")"
 	check "${kind%%:*}: the reason is logged" \
 		grep -q "a.byu: index file refused (${kind#*:}): indexing again" "$TM_TMP/daemon.log"
