@@ -1,5 +1,6 @@
 /* Index lookup and lifetime. The pass that builds an index is in index_build.c. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,14 +11,18 @@
 
 int tm_index_set_source(struct tm_index *ix, const char *source)
 {
-	json_object *root = json_tokener_parse(ix->stats_json ? ix->stats_json : "");
-	json_object *name = json_object_new_string(source);
+	json_tokener *tok = json_tokener_new();
+	json_object *root = NULL, *name = json_object_new_string(source);
 	int err = -ENOMEM;
+	if (!tok || !name)
+		goto out;
+	if (ix->stats_json && ix->stats_len <= INT_MAX) /* a sized text */
+		root = json_tokener_parse_ex(tok, ix->stats_json, (int)ix->stats_len);
 	if (!root || !json_object_is_type(root, json_type_object)) {
 		err = -EBADMSG;
 		goto out;
 	}
-	if (!name || json_object_object_add(root, "source", name) < 0)
+	if (json_object_object_add(root, "source", name) < 0)
 		goto out;
 	name = NULL; /* replaced in place: the keys keep their order */
 	size_t len;
@@ -34,6 +39,8 @@ int tm_index_set_source(struct tm_index *ix, const char *source)
 out:
 	json_object_put(name);
 	json_object_put(root);
+	if (tok)
+		json_tokener_free(tok);
 	return err;
 }
 

@@ -377,6 +377,8 @@ static int take_body(const struct file_header *h, const uint8_t *body, struct tm
 	memcpy(ix->rows, body, n_rows);
 	memcpy(ix->stats_json, body + n_rows, h->stats_len);
 	memcpy(ix->errors_txt, body + n_rows + h->stats_len, h->errors_len);
+	ix->stats_json[h->stats_len] = '\0'; /* sized texts, terminated for safety */
+	ix->errors_txt[h->errors_len] = '\0';
 	if (!h->has_gz)
 		return 0;
 	const uint8_t *p = body + n_rows + h->stats_len + h->errors_len;

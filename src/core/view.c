@@ -165,8 +165,7 @@ int tm_view_table_is_dir(const struct tm_view_table *t, const char *path)
 }
 
 int tm_view_table_list(const struct tm_view_table *t, const char *dir,
-		       int (*fn)(void *arg, const char *name, int is_dir, unsigned view),
-		       void *arg)
+		       int (*fn)(void *arg, const char *name, int is_dir, unsigned view), void *arg)
 {
 	for (unsigned i = 0; i < t->n_views; i++) {
 		const char *child;
