@@ -4,6 +4,8 @@
 #define TRACEMOUNT_CONTEXT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +41,8 @@ struct tm_context {
 	/* Where problems go, as one line with a syslog priority; NULL: nowhere. Set before the
 	 * context is shared. */
 	void (*log)(int priority, const char *line);
+	/* Set when the mount goes away: index builds in progress give up (-ECANCELED). */
+	atomic_bool stopping;
 };
 
 int tm_context_new(size_t memory, struct tm_context **out);

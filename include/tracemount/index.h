@@ -69,8 +69,9 @@ static inline const void *tm_index_state(const struct tm_index *ix, uint64_t r)
 	return tm_index_row(ix, r) + TM_ROW_VIEWS + ix->n_views + ix->n_classes;
 }
 
-/* Progress of an index pass: called now and then with the trace bytes done. */
-typedef void (*tm_progress_fn)(void *arg, uint64_t done, uint64_t total);
+/* Progress of an index pass: called now and then with the trace bytes done. A non-zero
+ * return stops the pass, which then fails with -ECANCELED. */
+typedef int (*tm_progress_fn)(void *arg, uint64_t done, uint64_t total);
 
 /* One streaming pass over src. source_name goes into stats.json. Returns 0 or -errno (an
  * I/O error or no memory; problems in the data are reported in errors.txt instead). */

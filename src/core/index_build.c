@@ -259,7 +259,8 @@ static int decode_all(struct builder *b, tm_progress_fn progress, void *progress
 		if (b->cur[TM_ROW_RAW_OFF] - chunk_start > UINT32_MAX)
 			return -EFBIG; /* records locate their bytes by a 32-bit chunk offset */
 		if (progress && b->cur[TM_ROW_RAW_OFF] >= next_progress) {
-			progress(progress_arg, b->cur[TM_ROW_RAW_OFF], b->src->size);
+			if (progress(progress_arg, b->cur[TM_ROW_RAW_OFF], b->src->size))
+				return -ECANCELED;
 			next_progress = b->cur[TM_ROW_RAW_OFF] + PROGRESS_STEP;
 		}
 		if (n || used)

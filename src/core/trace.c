@@ -21,7 +21,7 @@ struct build {
 	struct tm_source *scan; /* of a gzip trace: progress counts compressed bytes */
 };
 
-static void build_progress(void *arg, uint64_t done, uint64_t total)
+static int build_progress(void *arg, uint64_t done, uint64_t total)
 {
 	struct build *b = arg;
 	if (b->scan)
@@ -30,6 +30,7 @@ static void build_progress(void *arg, uint64_t done, uint64_t total)
 	b->t->progress_done = done;
 	b->t->progress_total = total;
 	pthread_mutex_unlock(&b->t->lock);
+	return b->t->ctx && atomic_load(&b->t->ctx->stopping); /* unmounting: give up */
 }
 
 bool tm_trace_is_gzip(const struct tm_trace *t, struct tm_source *src)

@@ -101,6 +101,7 @@ void tm_fs_destroy(struct tm_fs *fs)
 {
 	if (fs->indexing) {
 		atomic_store(&fs->stop_indexing, true);
+		atomic_store(&fs->ctx->stopping, true); /* and the build under way */
 		pthread_join(fs->indexer, NULL);
 		fs->indexing = false;
 	}

@@ -249,9 +249,10 @@ struct progress_log {
 	unsigned calls;
 	uint64_t last_done, last_total;
 	int backwards;
+	unsigned stop_after; /* return non-zero at this call; 0: never */
 };
 
-static void progress(void *arg, uint64_t done, uint64_t total)
+static int progress(void *arg, uint64_t done, uint64_t total)
 {
 	struct progress_log *p = arg;
 	if (p->calls && done < p->last_done)
@@ -259,6 +260,7 @@ static void progress(void *arg, uint64_t done, uint64_t total)
 	p->calls++;
 	p->last_done = done;
 	p->last_total = total;
+	return p->stop_after && p->calls == p->stop_after; /* non-zero: give up */
 }
 
 START_TEST(test_progress_and_errors)
@@ -278,6 +280,22 @@ START_TEST(test_progress_and_errors)
 	ck_assert_uint_eq(log.last_done, n * 6);
 	ck_assert_uint_eq(log.last_total, n * 6);
 	tm_index_free(ix);
+
+	/* a progress function that says stop ends the pass: -ECANCELED, no index (a trace of
+	 * 18 MB: progress comes every 16 MiB) */
+	size_t big_n = 3000000;
+	uint8_t *big = byu_ref_gen(big_n, 0, 5, 0);
+	struct mem_source big_src;
+	struct progress_log stop = {.stop_after = 1};
+	mem_source_init(&big_src, big, big_n * 6);
+	ix = NULL;
+	ck_assert_int_eq(tm_index_build(F, &views, &big_src.src, "p.byu", progress, &stop, &ix),
+			 -ECANCELED);
+	ck_assert_ptr_null(ix);
+	ck_assert_uint_eq(stop.calls, 1);
+	ck_assert_uint_lt(stop.last_done, big_n * 6);
+	mem_source_free(&big_src);
+	free(big);
 
 	/* an I/O error ends the pass with that error and no index */
 	ix = NULL;
