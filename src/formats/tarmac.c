@@ -628,13 +628,14 @@ struct evidence {
 };
 
 /* The complete lines of the head, parsed: timed records of known kinds and no unknown line
- * is strong evidence. */
+ * is strong evidence. Comments, blank lines and other untimed events do not count towards
+ * PROBE_LINES: parsertest.txt opens with a 27-line licence. */
 static struct evidence probe_content(const uint8_t *head, size_t head_len)
 {
 	struct evidence e = {0};
 	const uint8_t *p = head, *end = head + head_len;
 	int cont = -1;
-	for (unsigned i = 0; p < end && i < PROBE_LINES; i++) {
+	for (unsigned i = 0; p < end && i < PROBE_LINES;) {
 		const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
 		if (!nl && head_len >= TM_PROBE_HEAD_LEN)
 			break; /* cut by the end of the head */
@@ -650,6 +651,7 @@ static struct evidence probe_content(const uint8_t *head, size_t head_len)
 			e.unknown++;
 		else if ((l.flags & F_TIME) && l.cls != TC_EVENT)
 			e.records++;
+		i += l.cls != TC_EVENT || (l.flags & F_TIME);
 		e.numeric_cpu |= l.numeric_cpu;
 		cont = (l.flags & F_LANES) ? (int)l.cls : -1;
 		p = nl ? nl + 1 : end;

@@ -1,0 +1,194 @@
+#!/bin/bash
+# Every view of QEMU4V and ARM Tarmac traces through a real mount, against expectations
+# computed without tracemount by tarmac_expect.py (plain Python splitting of each line):
+#
+# - the real traces of $REALTRACES/tarmac: the Fast Models AArch32 and AArch64 and gem5
+#   calculators (one also gzip-compressed, one named run.log: recognised by content), and
+#   parsertest.txt (lines of many generators, recognised by content under its own name), which
+#   must parse without losing a line;
+# - traces gen_tarmac writes as the spec's examples (qemu4v, two cpus, also gzip-compressed),
+#   as MicroTESK writes them (tracer_0001.log: three cpus, M and R lines without cpu, -1
+#   before the first instruction, times stepping back between cpus), as older MicroTESK logs
+#   without the cpu field (.q4v), and as Fast Models multi-core (four cpus, cpuN tokens,
+#   16-digit addresses, ns).
+#
+# For each: the format recognised; tarmac_expect.py compare (every view byte for byte and
+# every stats.json key, or for parsertest.txt that every line is in one class stream and one
+# cpu file and every line the Python reader knows is in its class); then real tools: wc -l of
+# dump.txt against the trace's lines, grep -c of the .din against the instruction and write
+# counts, stat sizes, tail, dd reads at random offsets, `tracemount cat` (the mounted bytes)
+# and `tracemount ls` (the stat sizes).
+. "$(dirname "$0")/lib.sh"
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+EXPECT="$HERE/tarmac_expect.py"
+tm_seed
+
+SRC=$TM_TMP/src
+EXP=$TM_TMP/expected
+PLAIN=$TM_TMP/plain # the decompressed bytes of every trace, by its relative path
+mkdir -p "$SRC/real" "$SRC/gen/sub" "$EXP" "$PLAIN"
+
+# TRACES: "PATH FORMAT" pairs.
+TRACES=
+R=${REALTRACES:-}/tarmac
+if [ -d "$R" ]; then
+	cp "$R/calculator-aarch32-fastmodel.tarmac" "$R/calculator-aarch64-fastmodel.tarmac" \
+		"$R/calculator-aarch64-gem5.tarmac" "$R/parsertest.txt" "$SRC/real/"
+	gzip -9 -c "$R/calculator-aarch64-gem5.tarmac" >"$SRC/real/gem5.tarmac.gz"
+	cp "$R/calculator-aarch32-fastmodel.tarmac" "$SRC/real/run.log"
+	TRACES="real/calculator-aarch32-fastmodel.tarmac tarmac
+real/calculator-aarch64-fastmodel.tarmac tarmac
+real/calculator-aarch64-gem5.tarmac tarmac
+real/gem5.tarmac.gz tarmac
+real/run.log tarmac
+real/parsertest.txt tarmac"
+else
+	echo "SKIP: $R not found: the real Tarmac traces are not tested"
+fi
+
+"$GEN_TARMAC" --lines 60000 --seed 11 --dialect qemu4v --cpus 2 >"$SRC/gen/spec.qemu4v"
+gzip -c "$SRC/gen/spec.qemu4v" >"$SRC/gen/sub/spec.qemu4v.gz"
+"$GEN_TARMAC" --lines 40000 --seed 12 --dialect microtesk --cpus 3 >"$SRC/gen/tracer_0001.log"
+"$GEN_TARMAC" --lines 20000 --seed 13 --dialect microtesk-old >"$SRC/gen/old.q4v"
+"$GEN_TARMAC" --lines 50000 --seed 14 --dialect fastmodel --cpus 4 --addr64 --unit ns \
+	>"$SRC/gen/multi.tarmac"
+TRACES="$TRACES
+gen/spec.qemu4v qemu4v
+gen/sub/spec.qemu4v.gz qemu4v
+gen/tracer_0001.log qemu4v
+gen/old.q4v qemu4v
+gen/multi.tarmac tarmac"
+check_eq "gen_tarmac --lines 60000 writes 60000 lines" 60000 "$(wc -l <"$SRC/gen/spec.qemu4v")"
+check_eq "gen_tarmac writes the same trace for the same seed" \
+	"$(cksum <"$SRC/gen/old.q4v")" \
+	"$("$GEN_TARMAC" --lines 20000 --seed 13 --dialect microtesk-old | cksum)"
+check "gen_tarmac qemu4v: the spec's instruction lines (T clk CPU IT (N) ADDR OPCODE)" \
+	grep -qE '^[0-9]+ clk 1 IT \([0-9]+\) [0-9a-f]{8} [0-9a-f]{8} [AT] [a-zA-Z0-9_]+ : ' \
+	"$SRC/gen/spec.qemu4v"
+check "gen_tarmac microtesk: register lines at -1 before the first instruction" \
+	test "$(head -n 1 "$SRC/gen/tracer_0001.log" | cut -d' ' -f1-3)" = "-1 clk R"
+check "gen_tarmac microtesk-old: no cpu field" grep -qE '^[0-9]+ clk IT \(' "$SRC/gen/old.q4v"
+
+# stem_of PATH: the base name less .gz and the last extension.
+stem_of() {
+	local b=${1##*/}
+	b=${b%.gz}
+	echo "${b%.*}"
+}
+
+while read -r t fmt; do
+	ext=$fmt
+	mkdir -p "$(dirname "$PLAIN/$t")"
+	gzip -dcf <"$SRC/$t" >"$PLAIN/$t"
+	"$PY" "$EXPECT" expect "$PLAIN/$t" "$EXP/$t" "$(stem_of "$t")" "$ext"
+	check "$t: expectations computed" test -s "$EXP/$t/meta.json"
+done <<<"$TRACES"
+check "parsertest.txt holds lines the Python reader leaves to tracemount (ES, LD, ST)" \
+	test "$("$PY" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["foreign"]))' \
+		"$EXP/real/parsertest.txt/meta.json" 2>/dev/null || echo 0)" -gt 0 -o ! -d "$R"
+
+mount_tm "$SRC"
+MNT=$TM_MNT
+
+# dd_same FILE EXPECTED OFF LEN: the LEN bytes at OFF of FILE equal those of EXPECTED.
+dd_same() {
+	cmp <(dd if="$1" iflag=skip_bytes,count_bytes skip="$3" count="$4" bs=65536 status=none) \
+		<(dd if="$2" iflag=skip_bytes,count_bytes skip="$3" count="$4" bs=65536 status=none)
+}
+random_below() {
+	echo $(((RANDOM * 32768 + RANDOM) % $1))
+}
+# json_get FILE EXPR: a value of stats.json, EXPR applied to the parsed object d.
+json_get() {
+	"$PY" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(eval(sys.argv[2]))' "$1" "$2" 2>&1
+}
+
+while read -r t fmt; do
+	stem=$(stem_of "$t")
+	e=$EXP/$t
+	m=$MNT/$t
+	echo "--- $t"
+	check "$t is a folder in the mount" test -d "$m"
+	check_eq "$t: recognised as $fmt" "$fmt" "$(json_get "$m/stats.json" 'd["format"]')"
+
+	"$PY" "$EXPECT" compare "$e" "$m" "$t" >"$TM_TMP/cmp.out" 2>"$TM_TMP/cmp.err"
+	check "$t: compared" test -s "$TM_TMP/cmp.out"
+	[ -s "$TM_TMP/cmp.err" ] && cat "$TM_TMP/cmp.err" >&2
+	while IFS=$'\t' read -r what want got; do
+		check_eq "$what" "$want" "$got"
+	done <"$TM_TMP/cmp.out"
+
+	# Real tools against the trace itself and stats.json.
+	lines=$(wc -l <"$PLAIN/$t")
+	check_eq "$t: wc -l dump.txt = wc -l of the trace" "$lines" "$(wc -l <"$m/dump.txt")"
+	check_eq "$t: cat cpu/*.txt | wc -l = wc -l of the trace" "$lines" \
+		"$(cat "$m"/cpu/*.txt | wc -l)"
+	check_eq "$t: grep -c '^2 ' of the .din = instructions" \
+		"$(json_get "$m/stats.json" 'd["classes"]["instructions"]')" \
+		"$(grep -c '^2 ' "$m/convert/$stem.din")"
+	check_eq "$t: grep -c '^1 ' of the .din = memory_writes" \
+		"$(json_get "$m/stats.json" 'd["classes"]["memory_writes"]')" \
+		"$(grep -c '^1 ' "$m/convert/$stem.din")"
+	check "$t: raw is the trace's (decompressed) bytes" cmp "$PLAIN/$t" "$m/raw"
+	check_eq "$t: stat size of raw" "$(wc -c <"$PLAIN/$t")" "$(stat -c %s "$m/raw")"
+
+	if [ -f "$e/dump.txt" ]; then
+		for view in dump.txt "convert/$stem.din" class/registers.txt "class/memory_reads.$fmt" \
+			cpu/0.txt; do
+			[ -f "$e/$view" ] || continue
+			check_eq "$t: stat size of $view" "$(wc -c <"$e/$view")" \
+				"$(stat -c %s "$m/$view")"
+			check_eq "$t: tail -n 3 $view" "$(tail -n 3 "$e/$view")" "$(tail -n 3 "$m/$view")"
+			size=$(wc -c <"$e/$view")
+			[ "$size" -gt 0 ] || continue
+			bad=
+			for _ in $(seq 1 6); do
+				off=$(random_below "$size")
+				len=$((1 + $(random_below 20000)))
+				dd_same "$m/$view" "$e/$view" "$off" "$len" >/dev/null || bad="$bad $off+$len"
+			done
+			check_eq "$t: 6 dd reads at random offsets of $view" "" "$bad"
+		done
+	fi
+
+	# `tracemount cat` from SOURCE gives the mounted bytes; `tracemount ls` the stat sizes.
+	(cd "$m" && find . -type f | sed 's|^\./||' | LC_ALL=C sort) >"$TM_TMP/views"
+	cd "$SRC" || exit 1
+	bad=
+	for view in dump.txt stats.json errors.txt "convert/$stem.din" "class/events.$fmt" \
+		cpu/0.txt; do
+		"$TRACEMOUNT" cat "$t" "$view" >"$TM_TMP/cat.out" 2>"$TM_TMP/cat.err" &&
+			cmp -s "$TM_TMP/cat.out" "$m/$view" || bad="$bad $view"
+	done
+	check_eq "$t: tracemount cat gives the mounted bytes" "" "$bad"
+	"$TRACEMOUNT" ls "$t" >"$TM_TMP/ls.out"
+	check_eq "$t: tracemount ls exits 0" 0 "$?"
+	cd - >/dev/null || exit 1
+	check_eq "$t: tracemount ls lists the folder's views" "$(cat "$TM_TMP/views")" \
+		"$(awk '{ print $2 }' "$TM_TMP/ls.out" | LC_ALL=C sort)"
+	bad=
+	while read -r size view; do
+		[ "$(stat -c %s "$m/$view")" = "$size" ] || bad="$bad $view"
+	done <"$TM_TMP/ls.out"
+	check_eq "$t: tracemount ls sizes = stat sizes" "" "$bad"
+done <<<"$TRACES"
+
+if [ -d "$R" ]; then
+	check "real/gem5.tarmac.gz: every view equals that of the plain trace (but stats.json)" \
+		diff -r -x stats.json -x 'calculator-aarch64-gem5.din' -x 'gem5.din' \
+		"$MNT/real/calculator-aarch64-gem5.tarmac" "$MNT/real/gem5.tarmac.gz"
+	check "real/gem5.tarmac.gz: the same .din under its own name" cmp \
+		"$MNT/real/calculator-aarch64-gem5.tarmac/convert/calculator-aarch64-gem5.din" \
+		"$MNT/real/gem5.tarmac.gz/convert/gem5.din"
+	check_eq "parsertest.txt: lines on cpus 0 and 1" "0.txt 1.txt" \
+		"$(ls "$MNT/real/parsertest.txt/cpu" | paste -sd' ')"
+fi
+check "gen/sub/spec.qemu4v.gz: every view equals that of gen/spec.qemu4v (but stats.json)" \
+	diff -r -x stats.json "$MNT/gen/spec.qemu4v" "$MNT/gen/sub/spec.qemu4v.gz"
+
+check "daemon still running" kill -0 "$TM_DAEMON_PID"
+unmount_tm
+finish
