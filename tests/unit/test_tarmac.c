@@ -302,6 +302,42 @@ START_TEST(test_chunks)
 }
 END_TEST
 
+/* Tokens are found 64 bytes at a time: tokens and blank runs across the 64-byte steps, a
+ * line of exactly 64 bytes, more tokens than the parser keeps (32), a control byte far into
+ * a line, bytes above 0x7f. */
+START_TEST(test_token_boundaries)
+{
+	char trace[2048];
+	/* "0 clk R r0 " is 11 bytes: the value token runs from 11 across byte 64. */
+	int n = snprintf(trace, sizeof(trace),
+			 "0 clk R r0 %s\n"	 /* 64 bytes before the newline */
+			 "1 clk R r1 %s\t\t%s\n" /* a blank run across byte 64 */
+			 "2 clk IT (2) 00008000 e3a00001 A svc_s : %s\n"
+			 "3 clk R r2 0000\xe9\xff\n"
+			 "4 clk R r3 %s\x01\n",
+			 "00000000000000000000000000000000000000000000000000000", /* 53 */
+			 "1111111111111111111111111111111111111111111111111111",  /* 52 */
+			 "2222222222",
+			 "a b c d e f g h i j k l m n o p q r s t u v w x y z 1 2 3 4 5 6 7 8 9",
+			 "3333333333333333333333333333333333333333333333333333333333333333333333"
+			 "33333333333333333333333333333333333333333333333333333333333333333333");
+	ck_assert_int_lt(n, (int)sizeof(trace));
+	ck_assert_int_eq((int)(strchr(trace, '\n') - trace), 64);
+	struct mounted m;
+	mount_text(&m, "t.tarmac", trace);
+	expect_view(&m, "dump.txt",
+		    "0 clk 0 R r0 00000000000000000000000000000000000000000000000000000\n"
+		    "1 clk 0 R r1 1111111111111111111111111111111111111111111111111111 2222222222\n"
+		    "2 clk 0 IT 00008000 e3a00001 A svc_s a b c d e f g h i j k l m n o p q r s t "
+		    "u v w x y z 1 2 3 4 5 6 7 8 9\n"
+		    "3 clk 0 R r2 0000\xe9\xff\n"
+		    "- - 0 ? -\n");
+	expect_view(&m, "errors.txt",
+		    "line 5: control bytes in a text line (binary data?): kept in class unknown\n");
+	unmount_trace(&m);
+}
+END_TEST
+
 START_TEST(test_probe)
 {
 	static const char fm[] = "0 clk IT (0) 00008000 fa000000 A svc_s : BLX {pc}+8\n"
@@ -309,6 +345,10 @@ START_TEST(test_probe)
 	static const char q[] = "1 clk 0 IT (1) 00000004 3c080001 A svc : lui t0,0x1\n"
 				"1 clk R t0 00010000\n";
 	static const char cis[] = "1 0 4005b0 - - - 45 R - - 0 0 0 PUSH PUSH\n";
+	/* More comment lines than the probe reads lines: they do not count. */
+	static const char comments_then_fm[] = "#\n#\n#\n#\n#\n#\n#\n#\n#\n#\n#\n#\n#\n#\n#\n#\n"
+					       "#\n\n\n0 clk IT (0) 00008000 fa000000 A svc_s : "
+					       "BLX {pc}+8\n";
 	struct {
 		const char *name, *head, *want;
 	} cases[] = {
@@ -321,6 +361,7 @@ START_TEST(test_probe)
 	    {"notes.txt", "hello world\n", NULL},
 	    {"gcc.trace", cis, "cis501"},
 	    {"tracer_x.log", "hello\n", NULL},
+	    {"parsertest.txt", comments_then_fm, "tarmac"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *h = cases[i].head;
@@ -401,6 +442,7 @@ int main(void)
 	tcase_add_test(tc, test_lines);
 	tcase_add_test(tc, test_cpus_and_continuations);
 	tcase_add_test(tc, test_bad_lines);
+	tcase_add_test(tc, test_token_boundaries);
 	tcase_add_test(tc, test_every_cut);
 	tcase_add_test(tc, test_chunks);
 	tcase_add_test(tc, test_probe);
