@@ -493,13 +493,8 @@ static int cis501_decode(void *state, const struct tm_decode_in *in, void *recs,
 			}
 			continue;
 		}
-		if (!l.newline)
-			tm_diag_line(diag, l.number,
-				     "no newline at the end of the trace: line kept");
-		if (l.crlf) {
+		if (tm_lines_report_end(&s->lines, &l, diag))
 			r->head.flags |= F_CRLF;
-			tm_lines_crlf(&s->lines, &l, diag);
-		}
 		if (r->uop == 1 && ++s->macro == next_pow) {
 			macro_digits++;
 			next_pow = next_pow > UINT64_MAX / 10 ? UINT64_MAX : next_pow * 10;

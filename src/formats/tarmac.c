@@ -3,9 +3,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "tarmac.h"
 #include "text_lines.h"
@@ -23,6 +20,11 @@ const char *const tarmac_classes[TARMAC_N_CLASSES] = {
 };
 
 /* Tokens: runs of bytes other than space and tab. */
+
+static bool is_blank(uint8_t c)
+{
+	return c == ' ' || c == '\t';
+}
 
 static bool is_hex(uint8_t c)
 {
@@ -50,74 +52,37 @@ struct cursor {
 	struct tarmac_span tok[MAX_TOKENS];
 };
 
-/* Bit i of *blank and *control: byte i of s[0, n), n <= 64, is a space or tab, or a control
- * byte (below 0x20 but tab, or 0x7f); bytes from n on count as blanks. Sixteen bytes a step
- * with SSE2, where tokens are found from the masks: a branch per token boundary was most of
- * the index pass. */
-static void classify64(const uint8_t *s, size_t n, uint64_t *blank, uint64_t *control)
+static bool is_control(uint8_t c)
 {
-	uint8_t pad[64];
-	if (n < 64) {
-		memset(pad, ' ', sizeof(pad));
-		memcpy(pad, s, n);
-		s = pad;
-	}
-	uint64_t b = 0, k = 0;
-#ifdef __SSE2__
-	for (unsigned i = 0; i < 4; i++) {
-		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + 16 * i));
-		__m128i sp = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')),
-					  _mm_cmpeq_epi8(x, _mm_set1_epi8('\t')));
-		__m128i low = _mm_and_si128(_mm_cmpgt_epi8(_mm_set1_epi8(' '), x),
-					    _mm_cmpgt_epi8(x, _mm_set1_epi8(-1)));
-		__m128i ctl =
-		    _mm_or_si128(_mm_andnot_si128(sp, low), _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7f)));
-		b |= (uint64_t)(uint16_t)_mm_movemask_epi8(sp) << (16 * i);
-		k |= (uint64_t)(uint16_t)_mm_movemask_epi8(ctl) << (16 * i);
-	}
-#else
-	for (unsigned i = 0; i < 64; i++) {
-		b |= (uint64_t)(s[i] == ' ' || s[i] == '\t') << i;
-		k |= (uint64_t)((s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f) << i;
-	}
-#endif
-	*blank = b;
-	*control = k;
+	return (c < 0x20 && c != '\t') || c == 0x7f;
 }
 
-/* Cuts s[0, len) into tokens; returns whether it holds control bytes (binary data). Past
- * MAX_TOKENS tokens the parser needs no more: the rest is only checked for control bytes. */
+/* Cuts s[0, len) into tokens; returns whether it holds control bytes (binary data). */
 static bool tokenize(struct cursor *c, const uint8_t *s, size_t len)
 {
-	bool in_token = false, full = false;
-	size_t start = 0;
 	c->s = s;
 	c->len = c->end = len;
 	c->i = c->n = 0;
-	for (size_t base = 0; base < len; base += 64) {
-		uint64_t blank, control;
-		classify64(s + base, len - base < 64 ? len - base : 64, &blank, &control);
-		if (control)
-			return true;
-		/* Edges: a token starts where a blank (or the line's start) precedes a non-blank,
-		 * ends where a non-blank precedes a blank. */
-		uint64_t before = (blank << 1) | !in_token;
-		for (uint64_t edges = (~blank & before) | (blank & ~before); edges && !full;
-		     edges &= edges - 1) {
-			size_t p = base + (unsigned)__builtin_ctzll(edges);
-			if (in_token) {
-				c->tok[c->n++] =
-				    (struct tarmac_span){(uint16_t)start, (uint16_t)(p - start)};
-			} else if (c->n == MAX_TOKENS) {
-				c->end = p;
-				full = true;
-			}
-			start = p;
-			in_token = !in_token;
+	for (size_t p = 0; p < len;) {
+		if (is_blank(s[p])) {
+			p++;
+			continue;
 		}
+		size_t e = p;
+		while (e < len && s[e] > ' ' && s[e] != 0x7f)
+			e++;
+		if (e < len && !is_blank(s[e]))
+			return true;
+		if (c->n == MAX_TOKENS) { /* the parser needs no more; check the rest */
+			c->end = p;
+			for (; p < len; p++)
+				if (is_control(s[p]))
+					return true;
+			break;
+		}
+		c->tok[c->n++] = (struct tarmac_span){(uint16_t)p, (uint16_t)(e - p)};
+		p = e;
 	}
-	if (in_token && !full)
-		c->tok[c->n++] = (struct tarmac_span){(uint16_t)start, (uint16_t)(len - start)};
 	return false;
 }
 
@@ -624,13 +589,8 @@ static int tarmac_decode(void *state, const struct tm_decode_in *in, void *recs,
 		r->head.raw_len = (uint32_t)l.raw_len;
 		if (t.cls == TC_UNKNOWN)
 			report(&t, l.number, diag);
-		if (!l.newline)
-			tm_diag_line(diag, l.number,
-				     "no newline at the end of the trace: line kept");
-		if (l.crlf) {
+		if (tm_lines_report_end(&s->lines, &l, diag))
 			r->head.flags |= F_CRLF;
-			tm_lines_crlf(&s->lines, &l, diag);
-		}
 	}
 	*n_out = n;
 	*used = pos;

@@ -57,11 +57,16 @@ bool tm_lines_next(struct tm_lines *s, const struct tm_decode_in *in, size_t *po
 	}
 }
 
-void tm_lines_crlf(struct tm_lines *s, const struct tm_line *l, struct tm_diag *diag)
+bool tm_lines_report_end(struct tm_lines *s, const struct tm_line *l, struct tm_diag *diag)
 {
+	if (!l->newline)
+		tm_diag_line(diag, l->number, "no newline at the end of the trace: line kept");
+	if (!l->crlf)
+		return false;
 	if (!(s->flags & TM_LINES_CRLF_SEEN))
 		tm_diag_line(diag, l->number,
 			     "line ends in CR LF: kept, CR dropped (stats.json counts such lines "
 			     "in crlf_lines)");
 	s->flags |= TM_LINES_CRLF_SEEN;
+	return true;
 }

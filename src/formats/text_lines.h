@@ -39,7 +39,8 @@ struct tm_line {
 bool tm_lines_next(struct tm_lines *s, const struct tm_decode_in *in, size_t *pos, size_t max_len,
 		   struct tm_line *l, int *ret, struct tm_diag *diag);
 
-/* Reports the first CR LF line (later ones are left to the statistics' count). */
-void tm_lines_crlf(struct tm_lines *s, const struct tm_line *l, struct tm_diag *diag);
+/* Reports how a kept line ends: without a newline (the trace's last line), or in CR LF (the
+ * first such line; later ones are left to the statistics' count). Returns l->crlf. */
+bool tm_lines_report_end(struct tm_lines *s, const struct tm_line *l, struct tm_diag *diag);
 
 #endif

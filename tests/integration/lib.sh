@@ -118,6 +118,47 @@ tm_seed() {
 	echo "random seed $SEED (rerun with TM_SEED=$SEED)"
 }
 
+# dd_same FILE EXPECTED OFF LEN: the LEN bytes at OFF of FILE equal those of EXPECTED.
+dd_same() {
+	cmp <(dd if="$1" iflag=skip_bytes,count_bytes skip="$3" count="$4" bs=65536 status=none) \
+		<(dd if="$2" iflag=skip_bytes,count_bytes skip="$3" count="$4" bs=65536 status=none)
+}
+
+# random_below N: a random number in [0, N) (N up to 2^30), from $RANDOM (see tm_seed).
+random_below() {
+	echo $(((RANDOM * 32768 + RANDOM) % $1))
+}
+
+# json_get FILE EXPR: EXPR, a Python expression of the parsed JSON object d, for FILE.
+json_get() {
+	"$PY" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(eval(sys.argv[2]))' "$1" "$2" 2>&1
+}
+
+# check_cli SOURCE TRACE MOUNTED VIEW...: run from SOURCE, `tracemount cat TRACE VIEW` gives
+# the bytes of MOUNTED/VIEW for each VIEW, and `tracemount ls TRACE` lists every file of the
+# folder MOUNTED with its stat size.
+check_cli() {
+	local src=$1 t=$2 m=$3 view size bad=
+	shift 3
+	(cd "$m" && find . -type f | sed 's|^\./||' | LC_ALL=C sort) >"$TM_TMP/views"
+	for view in "$@"; do
+		(cd "$src" && "$TRACEMOUNT" cat "$t" "$view") >"$TM_TMP/cat.out" 2>"$TM_TMP/cat.err" &&
+			cmp -s "$TM_TMP/cat.out" "$m/$view" || bad="$bad $view"
+	done
+	check_eq "$t: tracemount cat gives the mounted bytes of every view tried" "" "$bad"
+	(cd "$src" && "$TRACEMOUNT" ls "$t") >"$TM_TMP/ls.out"
+	check_eq "$t: tracemount ls exits 0" 0 "$?"
+	check_eq "$t: tracemount ls lists the folder's views" "$(cat "$TM_TMP/views")" \
+		"$(awk '{ print $2 }' "$TM_TMP/ls.out" | LC_ALL=C sort)"
+	bad=
+	while read -r size view; do
+		[ "$(stat -c %s "$m/$view")" = "$size" ] || bad="$bad $view"
+	done <"$TM_TMP/ls.out"
+	check_eq "$t: tracemount ls sizes = stat sizes" "" "$bad"
+}
+
 # finish: prints the summary line and exits non-zero if any check failed.
 finish() {
 	echo "$((TM_CHECKS - TM_FAILS)) passed, $TM_FAILS failed"

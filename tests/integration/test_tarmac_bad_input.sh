@@ -83,11 +83,6 @@ head -c $(($(stat -c %s "$TM_TMP/full.gz") * 6 / 10)) "$TM_TMP/full.gz" >"$SRC/b
 
 mount_tm "$SRC"
 MNT=$TM_MNT
-json_get() {
-	"$PY" -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-print(eval(sys.argv[2]))' "$1" "$2" 2>&1
-}
 
 # The crafted traces: every bad line reported and kept (or skipped), the others as in the
 # clean base.

@@ -91,21 +91,6 @@ check "parsertest.txt holds lines the Python reader leaves to tracemount (ES, LD
 mount_tm "$SRC"
 MNT=$TM_MNT
 
-# dd_same FILE EXPECTED OFF LEN: the LEN bytes at OFF of FILE equal those of EXPECTED.
-dd_same() {
-	cmp <(dd if="$1" iflag=skip_bytes,count_bytes skip="$3" count="$4" bs=65536 status=none) \
-		<(dd if="$2" iflag=skip_bytes,count_bytes skip="$3" count="$4" bs=65536 status=none)
-}
-random_below() {
-	echo $(((RANDOM * 32768 + RANDOM) % $1))
-}
-# json_get FILE EXPR: a value of stats.json, EXPR applied to the parsed object d.
-json_get() {
-	"$PY" -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-print(eval(sys.argv[2]))' "$1" "$2" 2>&1
-}
-
 while read -r t fmt; do
 	stem=$(stem_of "$t")
 	e=$EXP/$t
@@ -155,25 +140,8 @@ while read -r t fmt; do
 	fi
 
 	# `tracemount cat` from SOURCE gives the mounted bytes; `tracemount ls` the stat sizes.
-	(cd "$m" && find . -type f | sed 's|^\./||' | LC_ALL=C sort) >"$TM_TMP/views"
-	cd "$SRC" || exit 1
-	bad=
-	for view in dump.txt stats.json errors.txt "convert/$stem.din" "class/events.$fmt" \
-		cpu/0.txt; do
-		"$TRACEMOUNT" cat "$t" "$view" >"$TM_TMP/cat.out" 2>"$TM_TMP/cat.err" &&
-			cmp -s "$TM_TMP/cat.out" "$m/$view" || bad="$bad $view"
-	done
-	check_eq "$t: tracemount cat gives the mounted bytes" "" "$bad"
-	"$TRACEMOUNT" ls "$t" >"$TM_TMP/ls.out"
-	check_eq "$t: tracemount ls exits 0" 0 "$?"
-	cd - >/dev/null || exit 1
-	check_eq "$t: tracemount ls lists the folder's views" "$(cat "$TM_TMP/views")" \
-		"$(awk '{ print $2 }' "$TM_TMP/ls.out" | LC_ALL=C sort)"
-	bad=
-	while read -r size view; do
-		[ "$(stat -c %s "$m/$view")" = "$size" ] || bad="$bad $view"
-	done <"$TM_TMP/ls.out"
-	check_eq "$t: tracemount ls sizes = stat sizes" "" "$bad"
+	check_cli "$SRC" "$t" "$m" dump.txt stats.json errors.txt "convert/$stem.din" \
+		"class/events.$fmt" cpu/0.txt
 done <<<"$TRACES"
 
 if [ -d "$R" ]; then
