@@ -35,11 +35,12 @@ The rules (the spec, specs/002, and the planned views):
   FAMILY.trace holding the original lines of FAMILY.txt's records.
 """
 
-import gzip
 import json
 import os
 import re
 import sys
+
+from trace_bytes import read_bytes
 
 TAGS = ["loads", "stores", "branches", "taken", "not_taken", "flags_read", "flags_write"]
 DEC = re.compile(rb"[+-]?[0-9]+\Z")
@@ -49,14 +50,6 @@ HEX_FIELDS = (1, 9, 10, 11)
 CHAR_FIELDS = (5, 6, 7)
 CHARS = {5: b"RW-", 6: b"TN-", 7: b"LS-"}  # the spec's values, upper case
 NAME = re.compile(rb"[\x21-\x7e]+\Z")  # opcode names: printable ASCII
-
-
-def read_bytes(path):
-    with open(path, "rb") as f:
-        head = f.read(2)
-    opener = gzip.open if head == b"\x1f\x8b" else open
-    with opener(path, "rb") as f:
-        return f.read()
 
 
 def split_lines(data):

@@ -136,6 +136,19 @@ d = json.load(open(sys.argv[1]))
 print(eval(sys.argv[2]))' "$1" "$2" 2>&1
 }
 
+# check_compared LABEL COMMAND...: runs COMMAND, an *_expect.py compare that prints one
+# "description<TAB>expected<TAB>actual" line per check, and checks each line.
+check_compared() {
+	local label=$1 what want got
+	shift
+	"$@" >"$TM_TMP/cmp.out" 2>"$TM_TMP/cmp.err"
+	check "$label: compared" test -s "$TM_TMP/cmp.out"
+	[ -s "$TM_TMP/cmp.err" ] && cat "$TM_TMP/cmp.err" >&2
+	while IFS=$'\t' read -r what want got; do
+		check_eq "$what" "$want" "$got"
+	done <"$TM_TMP/cmp.out"
+}
+
 # check_cli SOURCE TRACE MOUNTED VIEW...: run from SOURCE, `tracemount cat TRACE VIEW` gives
 # the bytes of MOUNTED/VIEW for each VIEW, and `tracemount ls TRACE` lists every file of the
 # folder MOUNTED with its stat size.

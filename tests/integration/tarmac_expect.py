@@ -31,11 +31,12 @@ The rules (doc/views.md, doc/formats.md):
 - convert/STEM.din: "2 VA" per IT, "0 VA" per read, "1 VA" per write, hex without 0x.
 """
 
-import gzip
 import json
 import os
 import re
 import sys
+
+from trace_bytes import read_bytes
 
 CLASSES = ["instructions", "skipped", "memory_reads", "memory_writes", "registers", "events",
            "unknown"]
@@ -45,14 +46,6 @@ CPU = re.compile(rb"cpu([0-9]+)\Z")
 MEMORY = re.compile(rb"M[A-Z]?([RW])([0-9]+)([A-Za-z_]*)\Z")
 HEXLEAD = re.compile(rb"[0-9a-fA-F]+")
 EVENT_KINDS = (b"E", b"CADI", b"SIGNAL:")
-
-
-def read_bytes(path):
-    with open(path, "rb") as f:
-        head = f.read(2)
-    opener = gzip.open if head == b"\x1f\x8b" else open
-    with opener(path, "rb") as f:
-        return f.read()
 
 
 def split_lines(data):

@@ -200,12 +200,7 @@ for t in $TRACES; do
 	echo "--- $t"
 	m=$MNT/$t
 	check "$t is a trace folder" test -d "$m"
-	"$PY" "$EXPECT" compare "$EXP/$t" "$m" "$t" >"$TM_TMP/cmp.out" 2>"$TM_TMP/cmp.err"
-	check "$t: compared" test -s "$TM_TMP/cmp.out"
-	[ -s "$TM_TMP/cmp.err" ] && cat "$TM_TMP/cmp.err" >&2
-	while IFS=$'\t' read -r what want got; do
-		check_eq "$what" "$want" "$got"
-	done <"$TM_TMP/cmp.out"
+	check_compared "$t" "$PY" "$EXPECT" compare "$EXP/$t" "$m" "$t"
 
 	# The reference parser on the trace without its bad lines: stats.json's counts.
 	bad=" $(bad_of "$t") "
@@ -232,10 +227,8 @@ done
 
 # Every folder listed at once, then the clean trace: unaffected by the others.
 ls -R "$MNT" >/dev/null
-"$PY" "$EXPECT" compare "$EXP/clean.trace" "$MNT/clean.trace" clean.trace >"$TM_TMP/cmp.out"
-while IFS=$'\t' read -r what want got; do
-	check_eq "$what" "$want" "$got"
-done <"$TM_TMP/cmp.out"
+check_compared clean.trace "$PY" "$EXPECT" compare "$EXP/clean.trace" "$MNT/clean.trace" \
+	clean.trace
 check "clean.trace: raw equals the source" cmp "$SRC/clean.trace" "$MNT/clean.trace/raw"
 check "daemon still running" kill -0 "$TM_DAEMON_PID"
 unmount_tm

@@ -96,12 +96,7 @@ for t in $TRACES; do
 	check "$t is a folder in the mount" test -d "$m"
 
 	# Every view against the expectations (one Python process per trace).
-	"$PY" "$EXPECT" compare "$e" "$m" "$t" >"$TM_TMP/cmp.out" 2>"$TM_TMP/cmp.err"
-	check "$t: compared" test -s "$TM_TMP/cmp.out"
-	[ -s "$TM_TMP/cmp.err" ] && cat "$TM_TMP/cmp.err" >&2
-	while IFS=$'\t' read -r what want got; do
-		check_eq "$what" "$want" "$got"
-	done <"$TM_TMP/cmp.out"
+	check_compared "$t" "$PY" "$EXPECT" compare "$e" "$m" "$t"
 
 	# The folder's layout.
 	check_eq "$t: the top-level views" "class convert dump.txt errors.txt raw stats.json" \

@@ -99,12 +99,7 @@ while read -r t fmt; do
 	check "$t is a folder in the mount" test -d "$m"
 	check_eq "$t: recognised as $fmt" "$fmt" "$(json_get "$m/stats.json" 'd["format"]')"
 
-	"$PY" "$EXPECT" compare "$e" "$m" "$t" >"$TM_TMP/cmp.out" 2>"$TM_TMP/cmp.err"
-	check "$t: compared" test -s "$TM_TMP/cmp.out"
-	[ -s "$TM_TMP/cmp.err" ] && cat "$TM_TMP/cmp.err" >&2
-	while IFS=$'\t' read -r what want got; do
-		check_eq "$what" "$want" "$got"
-	done <"$TM_TMP/cmp.out"
+	check_compared "$t" "$PY" "$EXPECT" compare "$e" "$m" "$t"
 
 	# Real tools against the trace itself and stats.json.
 	lines=$(wc -l <"$PLAIN/$t")
