@@ -91,6 +91,16 @@ int tm_index_set_source(struct tm_index *ix, const char *source);
  * Returns 0, or -ERANGE when off is at or past the view's end. */
 int tm_index_find(const struct tm_index *ix, unsigned v, uint64_t off, uint64_t *chunk);
 
+/* Most bytes one record renders to in any view (a text line is at most 4 KiB and its dump
+ * adds fixed fields): a bound that an index read from a file must respect. */
+#define TM_RECORD_BYTES_MAX (64u << 10)
+
+/* Whether ix, read from a file, is consistent with itself, with a chunk of at most
+ * chunk_records records and a trace of trace_size bytes: NULL when it is, else what is wrong.
+ * Rows, counts and access points must be in order and inside the trace, so that no read
+ * through ix leaves its buffers (the bytes it promises are checked when rendered). */
+const char *tm_index_check(const struct tm_index *ix, unsigned chunk_records, uint64_t trace_size);
+
 /* Bytes the index occupies in memory, for status and budgets. */
 size_t tm_index_mem(const struct tm_index *ix);
 

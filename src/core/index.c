@@ -61,6 +61,45 @@ int tm_index_find(const struct tm_index *ix, unsigned v, uint64_t off, uint64_t 
 	return 0;
 }
 
+const char *tm_index_check(const struct tm_index *ix, unsigned chunk_records, uint64_t trace_size)
+{
+	const struct tm_gz_index *gz = ix->gz;
+	uint64_t covered = gz ? gz->out_size : trace_size;
+	if (!ix->n_rows || ix->row_words < TM_ROW_VIEWS + ix->n_views + ix->n_classes)
+		return "no rows";
+	if (ix->raw_size > covered || tm_index_row(ix, ix->n_rows - 1)[TM_ROW_RAW_OFF] > covered)
+		return "trace offsets past the trace's end";
+	for (uint64_t r = 0; r + 1 < ix->n_rows; r++) {
+		const uint64_t *a = tm_index_row(ix, r), *b = tm_index_row(ix, r + 1);
+		if (b[TM_ROW_RAW_OFF] < a[TM_ROW_RAW_OFF] || b[TM_ROW_RECORD] < a[TM_ROW_RECORD] ||
+		    b[TM_ROW_RECORD] - a[TM_ROW_RECORD] > chunk_records)
+			return "rows out of order";
+		uint64_t most = (b[TM_ROW_RECORD] - a[TM_ROW_RECORD]) * TM_RECORD_BYTES_MAX;
+		for (unsigned v = 0; v < ix->n_views; v++)
+			if (b[TM_ROW_VIEWS + v] < a[TM_ROW_VIEWS + v] ||
+			    b[TM_ROW_VIEWS + v] - a[TM_ROW_VIEWS + v] > most)
+				return "view offsets out of order";
+		for (unsigned c = 0; c < ix->n_classes; c++) {
+			uint64_t before = a[TM_ROW_VIEWS + ix->n_views + c];
+			uint64_t after = b[TM_ROW_VIEWS + ix->n_views + c];
+			if (after < before || after - before > b[TM_ROW_RECORD] - a[TM_ROW_RECORD])
+				return "class counts out of order";
+		}
+	}
+	if (!gz)
+		return NULL;
+	if (!gz->n_points || gz->points[0].out != 0 || gz->points[gz->n_points].out != gz->out_size)
+		return "gzip access points do not cover the data";
+	for (uint64_t k = 0; k <= gz->n_points; k++) {
+		const struct tm_gz_point *p = &gz->points[k];
+		if (p->in > gz->in_size || p->bits > 7 || p->window_off > gz->windows_len ||
+		    p->window_len > gz->windows_len - p->window_off ||
+		    (k && (p->out < p[-1].out || p->in < p[-1].in)))
+			return "gzip access points out of order";
+	}
+	return gz->in_size > trace_size ? "gzip data past the trace's end" : NULL;
+}
+
 size_t tm_index_mem(const struct tm_index *ix)
 {
 	return sizeof(*ix) + ix->n_rows * ix->row_words * sizeof(uint64_t) + ix->stats_len +

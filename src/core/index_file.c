@@ -395,10 +395,6 @@ static int take_body(const struct file_header *h, const uint8_t *body, struct tm
 	gz->windows_len = h->gz_windows_len;
 	gz->in_size = h->gz_in_size;
 	gz->out_size = h->gz_out_size;
-	for (uint64_t k = 0; k <= gz->n_points; k++) /* no window outside the blob */
-		if (gz->points[k].window_off > gz->windows_len ||
-		    gz->points[k].window_len > gz->windows_len - gz->points[k].window_off)
-			return -EBADMSG;
 	return 0;
 }
 
@@ -442,9 +438,9 @@ int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *f
 		bad = "body checksum mismatch";
 		goto out;
 	}
-	if ((err = take_body(&h, body, ix)) == -EBADMSG)
-		bad = "gzip windows outside their blob";
-	if (!err) {
+	if (!(err = take_body(&h, body, ix)))
+		bad = tm_index_check(ix, fmt->chunk_records, key->size);
+	if (!err && !bad) {
 		*out = ix;
 		ix = NULL;
 	}

@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "byu_ref.h"
+#include "reseal.h"
 #include "tracemount/gzip.h"
 #include "tracemount/index.h"
 #include "tracemount/index_file.h"
@@ -216,6 +217,62 @@ static void make_dir(const char *path)
 	ck_assert_int_eq(mkdir(path, 0700), 0);
 }
 
+/* Changes of a row's words behind valid checksums (the header's size is at offset 12; the
+ * rows follow the header; a BYU row is raw offset, record, the views, 11 classes, no state). */
+static uint32_t row_words, first_class;
+
+static long row_word(const char *path, unsigned row, unsigned word)
+{
+	uint32_t header_size;
+	int fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, &header_size, 4, 12), 4);
+	close(fd);
+	return (long)header_size + (long)(row * row_words + word) * 8;
+}
+
+static void records_backwards(const char *path)
+{
+	patch(path, row_word(path, 2, 1) + 7, 0x80); /* row 2 starts at record 2^63 + ... */
+	ck_assert_int_eq(index_file_reseal_path(path), 0);
+}
+
+static void view_backwards(const char *path)
+{
+	patch(path, row_word(path, 1, 3) + 6, 0x10); /* row 1's dump.txt offset past row 2's */
+	ck_assert_int_eq(index_file_reseal_path(path), 0);
+}
+
+static void past_the_end(const char *path)
+{
+	for (unsigned r = 1; r < 5; r++) /* every row after the first, in order, past the end */
+		patch(path, row_word(path, r, 0) + 5, 0x01);
+	ck_assert_int_eq(index_file_reseal_path(path), 0);
+}
+
+static void class_overflow(const char *path)
+{
+	patch(path, row_word(path, 1, first_class) + 4, 0x01); /* a class counts 2^32 in a chunk */
+	ck_assert_int_eq(index_file_reseal_path(path), 0);
+}
+
+START_TEST(test_refused_rows)
+{
+	struct fixture f;
+	setup(&f, 50000, 0);
+	ck_assert_ptr_null(tm_index_check(f.ix, f.fmt->chunk_records, f.key.size));
+	ck_assert_uint_eq(f.ix->n_rows, 5); /* 4 chunks of 16384 records at most */
+	ck_assert_uint_eq(f.ix->n_classes, 11);
+	row_words = f.ix->row_words;
+	first_class = TM_ROW_VIEWS + f.ix->n_views;
+	expect_refused(&f, records_backwards, "rows out of order");
+	expect_refused(&f, view_backwards, "view offsets out of order");
+	expect_refused(&f, past_the_end, "trace offsets past the trace's end");
+	expect_refused(&f, class_overflow, "class counts out of order");
+	teardown(&f);
+}
+END_TEST
+
 START_TEST(test_refusals)
 {
 	struct fixture f;
@@ -307,6 +364,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_refused_rows);
 	tcase_add_test(tc, test_keys);
 	tcase_add_test(tc, test_store_folder);
 	suite_add_tcase(s, tc);

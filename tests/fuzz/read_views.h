@@ -1,0 +1,24 @@
+/* What the fuzz targets do with a trace: read every view as the mount does, and check what
+ * the reads promise. */
+#ifndef TM_FUZZ_READ_VIEWS_H
+#define TM_FUZZ_READ_VIEWS_H
+
+#include <stddef.h>
+
+struct tm_context;
+struct tm_source;
+struct tm_trace;
+
+/* The formats in the registry. */
+size_t fuzz_count_formats(void);
+
+/* Reads every view of t that exists whole, in reads of step bytes, through one buffer (a gzip
+ * input may decompress to far more than memory should hold). strict: every read must succeed,
+ * the reads must add up to the view's size, and the bytes at the middle, read first, must come
+ * again in order; else (an index from a damaged file may promise what the trace does not
+ * give) a failed read ends the view, and only reads past the view's size are wrong. A broken
+ * promise aborts, so the fuzzer reports it. */
+void fuzz_read_views(struct tm_context *ctx, struct tm_trace *t, struct tm_source *src, size_t step,
+		     int strict);
+
+#endif
