@@ -1,0 +1,54 @@
+#!/bin/bash
+# The hostile-input matrix, through one real mount: for every format (BYU, TT6, TT6E, CIS501,
+# Tarmac, QEMU4V), variants of a small clean generated trace: empty, one byte, cut at every
+# byte (binary formats: every record boundary and every byte inside a record) or at every
+# line end and mid-line (text formats), 64 KiB of random bytes with the format's extension,
+# 4 KiB of random bytes appended, NUL bytes, CRLF line ends, a 100 MB line, a gzip copy cut
+# in half and one with a corrupt byte, and the trace under another format's extension.
+# hostile.py makes them and says what each must show: every view reads whole at its size,
+# stats.json parses, a cut trace serves exactly the records before the cut and errors.txt
+# names the byte offset of the partial record, and so on (see hostile.py). The clean traces
+# read the same through the mount as `tracemount cat` gives before and after all of it, and
+# the daemon stays up and exits cleanly.
+. "$(dirname "$0")/lib.sh"
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+tm_seed
+CLEAN=$TM_TMP/clean
+SRC=$TM_TMP/src/traces
+mkdir -p "$CLEAN" "$SRC"
+
+"$GEN_BYU" -n 40 -s 7 >"$CLEAN/clean.byu"
+"$GEN_TT6" --format tt6 --records 40 --seed 7 --clean --truth "$CLEAN/clean.tt6.truth" >"$CLEAN/clean.tt6"
+"$GEN_TT6" --format tt6e --records 40 --seed 7 --clean --truth "$CLEAN/clean.tt6e.truth" \
+	>"$CLEAN/clean.tt6e"
+"$GEN_CIS501" --lines 40 --seed 7 >"$CLEAN/clean.trace"
+"$GEN_TARMAC" --dialect fastmodel --lines 40 --seed 7 >"$CLEAN/clean.tarmac"
+"$GEN_TARMAC" --dialect qemu4v --lines 40 --seed 7 >"$CLEAN/clean.qemu4v"
+
+n=$("$PY" "$HERE/hostile.py" make "$CLEAN" "$SRC" "$SEED")
+echo "hostile inputs: $n traces"
+
+# cat_dumps DIR: the clean traces' dump.txt by `tracemount cat`, run from SOURCE.
+cat_dumps() {
+	mkdir -p "$1"
+	for t in byu/clean.byu tt6/clean.tt6 tt6e/clean.tt6e cis501/clean.trace \
+		tarmac/clean.tarmac qemu4v/clean.qemu4v; do
+		(cd "$SRC" && "$TRACEMOUNT" cat "$t" dump.txt) >"$1/${t%%/*}" || fail "cat $t"
+	done
+}
+cat_dumps "$TM_TMP/cat"
+
+mount_tm "$SRC" -o cache=none
+for t in byu/clean.byu tt6/clean.tt6 tt6e/clean.tt6e cis501/clean.trace tarmac/clean.tarmac \
+	qemu4v/clean.qemu4v; do
+	check "before: $t/dump.txt = tracemount cat" cmp -s "$TM_MNT/$t/dump.txt" "$TM_TMP/cat/${t%%/*}"
+done
+check_compared "hostile inputs" "$PY" "$HERE/hostile.py" check "$SRC" "$TM_MNT"
+check "the daemon is still running" kill -0 "$TM_DAEMON_PID"
+for t in byu/clean.byu tt6/clean.tt6 tt6e/clean.tt6e cis501/clean.trace tarmac/clean.tarmac \
+	qemu4v/clean.qemu4v; do
+	check "after: $t/dump.txt = tracemount cat" cmp -s "$TM_MNT/$t/dump.txt" "$TM_TMP/cat/${t%%/*}"
+done
+unmount_tm
+finish
