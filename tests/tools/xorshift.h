@@ -6,12 +6,18 @@
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull; /* never 0 */
 
+/* The next number from the generator whose state is *state (never 0): one per thread. */
+static inline uint64_t rng_next(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
 static inline uint64_t rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return rng_next(&rng_state);
 }
 
 #endif

@@ -1,0 +1,68 @@
+#!/bin/bash
+# Concurrency: 32 readers (tests/tools/stress.c) for TM_STRESS_SECONDS (default 20) on random
+# views, offsets and lengths of eight traces of every format, plain and gzip, half of them
+# O_DIRECT, with a cache budget far below the views' size (-o memory=16M) so chunks are
+# evicted and decoded again all the time. Every byte read is compared with `tracemount cat`'s
+# output for that view. The daemon's peak resident memory (VmHWM) beyond what it held once
+# mounted must stay within the budget, plus the indexes (the sizes of their index files), plus
+# 4 MiB per thread for what a worker holds beyond the budget (see doc/architecture.md, Memory).
+. "$(dirname "$0")/lib.sh"
+
+tm_seed
+SRC=$TM_TMP/src
+EXP=$TM_TMP/expected
+mkdir -p "$SRC" "$EXP"
+"$GEN_BYU" -n 300000 -s 1 >"$SRC/a.byu"
+"$GEN_BYU" -n 200000 -s 2 | gzip -1 >"$SRC/b.byu.gz"
+"$GEN_TT6" --format tt6 --records 150000 --seed 3 >"$SRC/c.tt6"
+"$GEN_TT6" --format tt6e --records 100000 --seed 4 | gzip >"$SRC/d.tt6e.gz"
+"$GEN_CIS501" --lines 100000 --seed 5 | gzip >"$SRC/e.trace.gz"
+"$GEN_TARMAC" --lines 80000 --seed 6 --dialect fastmodel --cpus 2 >"$SRC/f.tarmac"
+"$GEN_TARMAC" --lines 60000 --seed 7 --dialect qemu4v >"$SRC/g.qemu4v"
+"$GEN_BYU" -n 100 -s 8 >"$SRC/h.byu"
+
+MEMORY_MIB=16
+THREADS=32
+mount_tm "$SRC" -o memory=${MEMORY_MIB}M,cache="$TM_TMP/indexes"
+vm() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$TM_DAEMON_PID/status"; }
+mounted_kib=$(vm VmRSS)
+
+# Every view of every trace.
+(cd "$TM_MNT" && find . -path ./.tracemount -prune -o -type f -print | sed 's|^\./||' | LC_ALL=C sort) >"$TM_TMP/list"
+while read -r view; do
+	t=${view%%/*}
+	mkdir -p "$EXP/$(dirname "$view")"
+	(cd "$SRC" && "$TRACEMOUNT" cat "$t" "${view#*/}") >"$EXP/$view" || fail "cat $view"
+done <"$TM_TMP/list"
+echo "$(wc -l <"$TM_TMP/list") views, $(du -sm "$EXP" | cut -f1) MiB"
+# Index every trace (a stat asks for a view's size), then take the daemon's memory as the
+# baseline and start its peak (VmHWM) afresh: what the readers add is measured from there.
+(cd "$TM_MNT" && xargs stat -c %s) <"$TM_TMP/list" >/dev/null
+base_kib=$(vm VmRSS)
+echo 5 >"/proc/$TM_DAEMON_PID/clear_refs"
+
+"$STRESS" "$TM_TMP/list" "$TM_MNT" "$EXP" "$THREADS" "${TM_STRESS_SECONDS:-20}" "$SEED" \
+	>"$TM_TMP/stress.out"
+check_eq "$THREADS readers: every byte equals tracemount cat's" 0 "$?"
+cat "$TM_TMP/stress.out"
+bytes=$(awk '{ for (i = 1; i < NF; i++) if ($(i + 1) == "bytes") print $i }' "$TM_TMP/stress.out")
+check "more than 100 MiB compared ($bytes bytes)" test "${bytes:-0}" -gt $((100 << 20))
+check "the daemon is alive" kill -0 "$TM_DAEMON_PID"
+
+peak_kib=$(vm VmHWM)
+index_kib=$(($(du -sk --apparent-size "$TM_TMP/indexes" | cut -f1)))
+threads=$(ls "/proc/$TM_DAEMON_PID/task" | wc -l)
+# Per thread (libfuse's workers, at most max_threads = 10, and ours), 4 MiB: libfuse's request
+# buffer (1 MiB), the chunks a read holds while the budget is full (a decoded chunk and the
+# rendered one being built, up to about 2.5 MiB), and the holes they leave in the heap.
+allow_kib=$((MEMORY_MIB * 1024 + threads * 4096))
+echo "memory: mounted $mounted_kib KiB, indexed $base_kib KiB (index files: $index_kib KiB)," \
+	"peak $peak_kib KiB; budget $MEMORY_MIB MiB, $threads threads"
+if [ -n "${TM_SANITIZE:-}" ] && [ "$TM_SANITIZE" != none ]; then
+	echo "memory bound not checked under $TM_SANITIZE (its shadow memory and quarantine)"
+else
+	check "peak memory beyond the indexed daemon's, $((peak_kib - base_kib)) KiB, is within $allow_kib KiB" \
+		test $((peak_kib - base_kib)) -le "$allow_kib"
+fi
+unmount_tm
+finish
