@@ -74,13 +74,16 @@ check_eq() {
 	fi
 }
 
-# mount_tm SOURCE [OPTIONS...]: mounts SOURCE at a new folder, sets TM_MNT.
+# mount_tm SOURCE [OPTIONS...]: mounts SOURCE at a new folder, sets TM_MNT. The daemon runs
+# under TM_DAEMON_WRAP, words of a command that execs it (such as setpriv or valgrind), if set.
 mount_tm() {
 	local src=$1
 	shift
 	TM_MNT=$TM_TMP/mnt.$RANDOM
 	mkdir -p "$TM_MNT"
-	"$TRACEMOUNT" -f "$@" "$src" "$TM_MNT" >"$TM_TMP/daemon.out" 2>"$TM_TMP/daemon.log" &
+	# shellcheck disable=SC2086 # TM_DAEMON_WRAP is words
+	${TM_DAEMON_WRAP:-} "$TRACEMOUNT" -f "$@" "$src" "$TM_MNT" >"$TM_TMP/daemon.out" \
+		2>"$TM_TMP/daemon.log" &
 	TM_DAEMON_PID=$!
 	local i
 	for i in $(seq 1 200); do
