@@ -239,7 +239,9 @@ int tm_mount_main(int argc, char **argv)
 	ctx->log = fs.log;
 	if (o.prefetch && tm_fs_prefetch_all(&fs) < 0)
 		tm_fs_log(&fs, LOG_ERR, "-o prefetch: cannot start indexing in the background");
-	status = run_loop(fuse, &cmd) == 0 ? 0 : 1;
+	/* The loop returns the number of the signal that stopped it (SIGTERM, SIGINT, SIGHUP):
+	 * a stop that was asked for, not a failure, which is a negative errno. */
+	status = run_loop(fuse, &cmd) < 0 ? 1 : 0;
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
 out_unmount:
 	fuse_unmount(fuse);
