@@ -36,6 +36,10 @@ struct tm_fs {
 	pthread_t indexer;
 	bool indexing;
 	atomic_bool stop_indexing;
+	/* The open files, released by tm_fs_destroy if the kernel never did: it sends no
+	 * RELEASE for files closed after a lazy unmount. */
+	pthread_mutex_t files_lock;
+	struct tm_fs_file *files;
 };
 
 enum tm_node_kind {
@@ -98,6 +102,7 @@ struct tm_fs_file {
 	 * changes, and the views of a trace that replaced a changed file, whose path's pages
 	 * the readers of the old version may still fill. */
 	bool uncached;
+	struct tm_fs_file *prev, *next; /* in tm_fs.files */
 };
 
 /* Opens path for reading (flags are open(2)'s). Returns 0 or -errno (-EROFS for writing). */

@@ -35,6 +35,11 @@ struct tm_source {
  * With AT_FDCWD, a user's own path: an ordinary open. Returns a descriptor or -errno. */
 int tm_open_beneath(int dirfd, const char *path, int flags);
 
+/* What tm_open_beneath does where openat2 is missing (before Linux 5.6, or under valgrind):
+ * opens one component at a time with O_NOFOLLOW. Returns a descriptor, or -1 and errno
+ * (a symbolic link on the way: ELOOP at the end, ENOTDIR before). Public for its test. */
+int tm_open_walk(int dirfd, const char *path, int flags);
+
 /* Opens the regular file at path below dirfd (see tm_open_beneath); anything else is -EINVAL.
  * Returns 0 or -errno; on success the caller must tm_source_close(). */
 int tm_source_open(int dirfd, const char *path, struct tm_source *s);

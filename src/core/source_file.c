@@ -1,7 +1,9 @@
 /* A trace stored as a plain file. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -40,6 +42,36 @@ static const struct tm_source_ops file_ops = {
     .dup = file_dup,
 };
 
+/* Each component is opened with O_NOFOLLOW relative to the folder before it, so that a
+ * symbolic link swapped in for a folder on the path is refused, not followed. */
+int tm_open_walk(int dirfd, const char *path, int flags)
+{
+	char comp[NAME_MAX + 1];
+	int cur = dirfd;
+	for (;;) {
+		const char *slash = strchr(path, '/');
+		size_t len = slash ? (size_t)(slash - path) : strlen(path);
+		int fd;
+		if (len == 0 || len > NAME_MAX || (len == 2 && strncmp(path, "..", 2) == 0))
+			fd = -1, errno = ENOENT; /* no way up; tm paths are normalised anyway */
+		else {
+			memcpy(comp, path, len);
+			comp[len] = '\0';
+			int how = slash ? O_PATH | O_DIRECTORY : flags | O_NOCTTY;
+			fd = openat(cur, comp, how | O_NOFOLLOW | O_CLOEXEC);
+		}
+		int err = errno;
+		if (cur != dirfd)
+			close(cur);
+		if (fd < 0 || !slash) {
+			errno = err;
+			return fd;
+		}
+		cur = fd;
+		path = slash + 1;
+	}
+}
+
 int tm_open_beneath(int dirfd, const char *path, int flags)
 {
 	if (dirfd == AT_FDCWD) {
@@ -56,8 +88,8 @@ int tm_open_beneath(int dirfd, const char *path, int flags)
 	do
 		fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 	while (fd < 0 && errno == EAGAIN); /* a rename raced the lookup: look again */
-	if (fd < 0 && errno == ENOSYS)	   /* before Linux 5.6: the last component only */
-		fd = openat(dirfd, path, flags | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 && errno == ENOSYS)
+		fd = tm_open_walk(dirfd, path, flags);
 	if (fd < 0)
 		return errno == EXDEV || errno == ELOOP ? -ENOENT : -errno;
 	return (int)fd;

@@ -1,6 +1,7 @@
 /* Open files of the mount: views, source files shown as they are, .tracemount files. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
@@ -50,6 +51,12 @@ int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file 
 		free(f);
 		goto out_node;
 	}
+	pthread_mutex_lock(&fs->files_lock);
+	f->next = fs->files;
+	if (f->next)
+		f->next->prev = f;
+	fs->files = f;
+	pthread_mutex_unlock(&fs->files_lock);
 	*out = f;
 out_node:
 	tm_node_put(fs, &n);
@@ -84,6 +91,14 @@ ssize_t tm_fs_read(struct tm_fs *fs, struct tm_fs_file *f, char *buf, size_t siz
 
 void tm_fs_release(struct tm_fs *fs, struct tm_fs_file *f)
 {
+	pthread_mutex_lock(&fs->files_lock);
+	if (f->prev)
+		f->prev->next = f->next;
+	else
+		fs->files = f->next;
+	if (f->next)
+		f->next->prev = f->prev;
+	pthread_mutex_unlock(&fs->files_lock);
 	if (f->kind == TM_NODE_VIEW)
 		tm_reader_close(&f->reader);
 	if (f->kind == TM_NODE_VIEW || f->kind == TM_NODE_FILE)

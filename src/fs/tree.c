@@ -40,6 +40,7 @@ int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, cha
 	struct stat st;
 
 	memset(fs, 0, sizeof(*fs));
+	pthread_mutex_init(&fs->files_lock, NULL);
 	fs->ctx = ctx;
 	fs->root_fd = -1;
 	fs->uid = getuid();
@@ -105,6 +106,9 @@ void tm_fs_destroy(struct tm_fs *fs)
 		pthread_join(fs->indexer, NULL);
 		fs->indexing = false;
 	}
+	while (fs->files)
+		tm_fs_release(fs, fs->files);
+	pthread_mutex_destroy(&fs->files_lock);
 	if (fs->root_fd >= 0)
 		close(fs->root_fd);
 	free(fs->single);

@@ -42,7 +42,9 @@ PYEOF
 wait "$swapper"
 read -r reads leaks <"$TM_TMP/reads"
 echo "$reads reads during $(cat "$TM_TMP/swaps")"
-check "hundreds of reads raced the swaps" test "${reads:-0}" -gt 300
+# Under valgrind (TM_DAEMON_WRAP) the daemon serves a few dozen in the time.
+min_reads=$([ -n "${TM_DAEMON_WRAP:-}" ] && echo 20 || echo 300)
+check "at least $min_reads reads raced the swaps" test "${reads:-0}" -gt "$min_reads"
 check_eq "reads that returned bytes from outside SOURCE" 0 "${leaks:-missing}"
 check "the swapping ran" grep -q "exchanges" "$TM_TMP/swaps"
 unmount_tm

@@ -102,8 +102,14 @@ check "healed: the index is built again, dump.txt reads right" cmp -s "$T/dump.t
 	"$TM_TMP/faulty.ref"
 check_eq "healed: its index file is written" 2 "$(ls "$TM_TMP/indexes" | wc -l)"
 
-# Indexed now, and with memory=1M the chunks past the fault are no longer cached: reads
-# bypassing the page cache reach the source.
+# A fresh mount finds the index file (the fault is off while it is read), and has decoded
+# nothing: reads bypassing the page cache reach the source.
+unmount_tm
+mount_tm "$FAILING" -o cache="$TM_TMP/indexes",memory=1M
+T=$TM_MNT/eio-300000-faulty.byu
+stat "$T/dump.txt" >/dev/null
+check_eq "remounted: its index read from its file" "0 built, 1 read from index files" \
+	"$(grep -o "[0-9]* built, [0-9]* read from index files" "$TM_MNT/.tracemount/status")"
 lines=$(wc -l <"$TM_TMP/faulty.ref")
 far=$(head -n $((lines * 3 / 4)) "$TM_TMP/faulty.ref" | wc -c) # record 75000, byte 450,000
 touch "$SWITCH"

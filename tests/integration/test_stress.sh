@@ -46,7 +46,14 @@ echo 5 >"/proc/$TM_DAEMON_PID/clear_refs"
 check_eq "$THREADS readers: every byte equals tracemount cat's" 0 "$?"
 cat "$TM_TMP/stress.out"
 bytes=$(awk '{ for (i = 1; i < NF; i++) if ($(i + 1) == "bytes") print $i }' "$TM_TMP/stress.out")
-check "more than 100 MiB compared ($bytes bytes)" test "${bytes:-0}" -gt $((100 << 20))
+# Under the sanitizers or a wrapper (valgrind) the daemon is many times slower, and its memory
+# is the tool's as much as its own.
+plain=1
+if [ -n "${TM_DAEMON_WRAP:-}" ] || { [ -n "${TM_SANITIZE:-}" ] && [ "$TM_SANITIZE" != none ]; }; then
+	plain=
+fi
+want_mib=$([ -n "$plain" ] && echo 100 || echo 1)
+check "more than $want_mib MiB compared ($bytes bytes)" test "${bytes:-0}" -gt $((want_mib << 20))
 check "the daemon is alive" kill -0 "$TM_DAEMON_PID"
 
 peak_kib=$(vm VmHWM)
@@ -58,8 +65,8 @@ threads=$(ls "/proc/$TM_DAEMON_PID/task" | wc -l)
 allow_kib=$((MEMORY_MIB * 1024 + threads * 4096))
 echo "memory: mounted $mounted_kib KiB, indexed $base_kib KiB (index files: $index_kib KiB)," \
 	"peak $peak_kib KiB; budget $MEMORY_MIB MiB, $threads threads"
-if [ -n "${TM_SANITIZE:-}" ] && [ "$TM_SANITIZE" != none ]; then
-	echo "memory bound not checked under $TM_SANITIZE (its shadow memory and quarantine)"
+if [ -z "$plain" ]; then
+	echo "memory bound not checked under sanitizers or ${TM_DAEMON_WRAP:-a wrapper}"
 else
 	check "peak memory beyond the indexed daemon's, $((peak_kib - base_kib)) KiB, is within $allow_kib KiB" \
 		test $((peak_kib - base_kib)) -le "$allow_kib"

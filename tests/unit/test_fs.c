@@ -519,6 +519,63 @@ START_TEST(test_init_errors)
 }
 END_TEST
 
+/* tm_open_beneath, and its fallback without openat2, refuse every way out of the folder. */
+START_TEST(test_open_beneath)
+{
+	char base[256], path[PATH_MAX];
+	snprintf(base, sizeof(base), "%.200s/beneath-XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(base));
+	const char *dirs[] = {"in", "in/d", "out"};
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", base, dirs[i]);
+		ck_assert_int_eq(mkdir(path, 0700), 0);
+	}
+	const char *files[] = {"in/d/f", "out/secret"};
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", base, files[i]);
+		int fd = open(path, O_WRONLY | O_CREAT, 0600);
+		ck_assert_int_ge(fd, 0);
+		close(fd);
+	}
+	const char *links[][2] = {
+	    {"../out", "in/up"}, {"/", "in/root"}, {"f", "in/d/lf"}, {"d", "in/dl"}};
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/%s", base, links[i][1]);
+		ck_assert_int_eq(symlink(links[i][0], path), 0);
+	}
+	snprintf(path, sizeof(path), "%s/in", base);
+	int in = open(path, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(in, 0);
+	int before = open_fds();
+
+	const char *refused[] = {"up/secret",	  "root/etc/passwd",	"d/lf", "dl/f",
+				 "../out/secret", "d/../../out/secret", "up"};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		int fd = tm_open_beneath(in, refused[i], O_RDONLY);
+		ck_assert_msg(fd < 0, "tm_open_beneath opened %s", refused[i]);
+		fd = tm_open_walk(in, refused[i], O_RDONLY);
+		ck_assert_msg(fd < 0, "tm_open_walk opened %s", refused[i]);
+	}
+	int fd = tm_open_beneath(in, "d/f", O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_ge(fd = tm_open_walk(in, "d/f", O_RDONLY), 0);
+	close(fd);
+	ck_assert_int_ge(fd = tm_open_walk(in, "d", O_RDONLY | O_DIRECTORY), 0);
+	close(fd);
+	ck_assert_int_ge(fd = tm_open_walk(in, ".", O_RDONLY | O_DIRECTORY), 0); /* the root */
+	close(fd);
+	ck_assert_int_eq(tm_open_walk(in, "d/missing", O_RDONLY), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_int_eq(open_fds(), before); /* the walk closes the folders it passed */
+	close(in);
+
+	snprintf(path, sizeof(path), "rm -rf '%s'", base);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
 static Suite *fs_suite(void)
 {
 	Suite *s = suite_create("fs");
@@ -534,6 +591,7 @@ static Suite *fs_suite(void)
 	tcase_add_test(tc, test_readlink_statfs);
 	tcase_add_test(tc, test_init_single_file);
 	tcase_add_test(tc, test_init_errors);
+	tcase_add_test(tc, test_open_beneath);
 	suite_add_tcase(s, tc);
 	return s;
 }
