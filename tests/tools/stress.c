@@ -267,5 +267,11 @@ int main(int argc, char **argv)
 	       started, sh.nfiles, (unsigned long long)sh.reads, (unsigned long long)sh.bytes,
 	       (unsigned long long)sh.opens, (unsigned)sh.failures);
 	free(w);
+	for (size_t i = 0; i < sh.nfiles; i++) {
+		if (sh.files[i].size)
+			munmap((void *)sh.files[i].bytes, sh.files[i].size);
+		free(sh.files[i].path);
+	}
+	free(sh.files);
 	return sh.failures ? 1 : 0;
 }
