@@ -36,8 +36,8 @@ struct tm_source {
 int tm_open_beneath(int dirfd, const char *path, int flags);
 
 /* What tm_open_beneath does where openat2 is missing (before Linux 5.6, or under valgrind):
- * opens one component at a time with O_NOFOLLOW. Returns a descriptor, or -1 and errno
- * (a symbolic link on the way: ELOOP at the end, ENOTDIR before). Public for its test. */
+ * opens one component at a time with O_NOFOLLOW. Returns a descriptor or -errno (a symbolic
+ * link on the way: -ELOOP at the end, -ENOTDIR before). Public for its test. */
 int tm_open_walk(int dirfd, const char *path, int flags);
 
 /* Opens the regular file at path below dirfd (see tm_open_beneath); anything else is -EINVAL.

@@ -47,26 +47,22 @@ static const struct tm_source_ops file_ops = {
 int tm_open_walk(int dirfd, const char *path, int flags)
 {
 	char comp[NAME_MAX + 1];
-	int cur = dirfd;
+	int cur = dirfd, fd;
 	for (;;) {
 		const char *slash = strchr(path, '/');
 		size_t len = slash ? (size_t)(slash - path) : strlen(path);
-		int fd;
-		if (len == 0 || len > NAME_MAX || (len == 2 && strncmp(path, "..", 2) == 0))
-			fd = -1, errno = ENOENT; /* no way up; tm paths are normalised anyway */
-		else {
+		fd = -ENOENT; /* "", "..": no way up (tm paths are normalised anyway) */
+		if (len && len <= NAME_MAX && !(len == 2 && path[0] == '.' && path[1] == '.')) {
 			memcpy(comp, path, len);
 			comp[len] = '\0';
 			int how = slash ? O_PATH | O_DIRECTORY : flags | O_NOCTTY;
 			fd = openat(cur, comp, how | O_NOFOLLOW | O_CLOEXEC);
+			fd = fd < 0 ? -errno : fd;
 		}
-		int err = errno;
 		if (cur != dirfd)
 			close(cur);
-		if (fd < 0 || !slash) {
-			errno = err;
+		if (fd < 0 || !slash)
 			return fd;
-		}
 		cur = fd;
 		path = slash + 1;
 	}
@@ -88,11 +84,9 @@ int tm_open_beneath(int dirfd, const char *path, int flags)
 	do
 		fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 	while (fd < 0 && errno == EAGAIN); /* a rename raced the lookup: look again */
-	if (fd < 0 && errno == ENOSYS)
-		fd = tm_open_walk(dirfd, path, flags);
 	if (fd < 0)
-		return errno == EXDEV || errno == ELOOP ? -ENOENT : -errno;
-	return (int)fd;
+		fd = errno == ENOSYS ? tm_open_walk(dirfd, path, flags) : -errno;
+	return fd == -EXDEV || fd == -ELOOP ? -ENOENT : (int)fd;
 }
 
 int tm_source_open(int dirfd, const char *path, struct tm_source *s)

@@ -114,6 +114,30 @@ unmount_tm() {
 	fi
 }
 
+# daemon_plain: the daemon runs as built for use, neither under a sanitizer nor wrapped (valgrind),
+# which make it many times slower and its memory the tool's as much as its own.
+daemon_plain() {
+	[ -z "${TM_DAEMON_WRAP:-}" ] && { [ -z "${TM_SANITIZE:-}" ] || [ "$TM_SANITIZE" = none ]; }
+}
+
+# cat_views SOURCE LIST DIR: for each line TRACE/VIEW of the file LIST, run from SOURCE,
+# `tracemount cat TRACE VIEW` into DIR/TRACE/VIEW.
+cat_views() {
+	local view
+	while read -r view; do
+		mkdir -p "$3/$(dirname "$view")"
+		(cd "$1" && "$TRACEMOUNT" cat "${view%%/*}" "${view#*/}") >"$3/$view" ||
+			fail "tracemount cat $view"
+	done <"$2"
+}
+
+# index_counts MOUNT: "N built, N read from index files, N index files refused", from the
+# summary of MOUNT/.tracemount/status.
+index_counts() {
+	grep -o "[0-9]* built, [0-9]* read from index files, [0-9]* index files refused" \
+		"$1/.tracemount/status"
+}
+
 # tm_seed: seeds $RANDOM from TM_SEED or the clock, and says how to repeat the run.
 tm_seed() {
 	SEED=${TM_SEED:-$(date +%s)}

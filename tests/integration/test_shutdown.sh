@@ -18,10 +18,7 @@ for s in 3 4 5 6; do # traces whose index passes run when the signal comes
 	"$GEN_BYU" -n 3000000 -s "$s" >"$SRC/big$s.byu"
 done
 printf '%s\n' a.byu/dump.txt a.byu/raw b.tt6/dump.txt b.tt6/stats.json >"$TM_TMP/list"
-while read -r view; do
-	mkdir -p "$EXP/${view%%/*}"
-	(cd "$SRC" && "$TRACEMOUNT" cat "${view%%/*}" "${view#*/}") >"$EXP/$view"
-done <"$TM_TMP/list"
+cat_views "$SRC" "$TM_TMP/list" "$EXP"
 
 # busy: starts readers in flight and index passes; sets READERS to their PIDs.
 busy() {

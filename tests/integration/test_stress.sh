@@ -29,11 +29,7 @@ mounted_kib=$(vm VmRSS)
 
 # Every view of every trace.
 (cd "$TM_MNT" && find . -path ./.tracemount -prune -o -type f -print | sed 's|^\./||' | LC_ALL=C sort) >"$TM_TMP/list"
-while read -r view; do
-	t=${view%%/*}
-	mkdir -p "$EXP/$(dirname "$view")"
-	(cd "$SRC" && "$TRACEMOUNT" cat "$t" "${view#*/}") >"$EXP/$view" || fail "cat $view"
-done <"$TM_TMP/list"
+cat_views "$SRC" "$TM_TMP/list" "$EXP"
 echo "$(wc -l <"$TM_TMP/list") views, $(du -sm "$EXP" | cut -f1) MiB"
 # Index every trace (a stat asks for a view's size), then take the daemon's memory as the
 # baseline and start its peak (VmHWM) afresh: what the readers add is measured from there.
@@ -46,13 +42,7 @@ echo 5 >"/proc/$TM_DAEMON_PID/clear_refs"
 check_eq "$THREADS readers: every byte equals tracemount cat's" 0 "$?"
 cat "$TM_TMP/stress.out"
 bytes=$(awk '{ for (i = 1; i < NF; i++) if ($(i + 1) == "bytes") print $i }' "$TM_TMP/stress.out")
-# Under the sanitizers or a wrapper (valgrind) the daemon is many times slower, and its memory
-# is the tool's as much as its own.
-plain=1
-if [ -n "${TM_DAEMON_WRAP:-}" ] || { [ -n "${TM_SANITIZE:-}" ] && [ "$TM_SANITIZE" != none ]; }; then
-	plain=
-fi
-want_mib=$([ -n "$plain" ] && echo 100 || echo 1)
+want_mib=$(daemon_plain && echo 100 || echo 1)
 check "more than $want_mib MiB compared ($bytes bytes)" test "${bytes:-0}" -gt $((want_mib << 20))
 check "the daemon is alive" kill -0 "$TM_DAEMON_PID"
 
@@ -65,7 +55,7 @@ threads=$(ls "/proc/$TM_DAEMON_PID/task" | wc -l)
 allow_kib=$((MEMORY_MIB * 1024 + threads * 4096))
 echo "memory: mounted $mounted_kib KiB, indexed $base_kib KiB (index files: $index_kib KiB)," \
 	"peak $peak_kib KiB; budget $MEMORY_MIB MiB, $threads threads"
-if [ -z "$plain" ]; then
+if ! daemon_plain; then
 	echo "memory bound not checked under sanitizers or ${TM_DAEMON_WRAP:-a wrapper}"
 else
 	check "peak memory beyond the indexed daemon's, $((peak_kib - base_kib)) KiB, is within $allow_kib KiB" \
