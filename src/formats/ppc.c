@@ -156,6 +156,85 @@ unsigned ppc_access_size(const struct ppc_op *op, uint32_t word, uint32_t xer)
 	}
 }
 
+static uint32_t gpr_of(const uint8_t *gpr_be, unsigned n)
+{
+	const uint8_t *p = gpr_be + 4 * n;
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+uint32_t ppc_effective_address(uint32_t word, const uint8_t *gpr_be)
+{
+	unsigned major = ppc_major(word), ra = (word >> 16) & 31, rb = (word >> 11) & 31;
+	uint32_t base = ra ? gpr_of(gpr_be, ra) : 0;
+	const struct ppc_op *op = ppc_op_of(word);
+	if (op->tt6e_class != PPC_MEMORY && op->tt6e_class != PPC_MEMEXT)
+		return 0;
+	if (major == 58 || major == 62) /* DS form: the low two bits select the instruction */
+		return base + (uint32_t)(int32_t)(int16_t)(word & 0xfffc);
+	if (major != 31)
+		return base + (uint32_t)(int32_t)(int16_t)(word & 0xffff);
+	switch (ppc_minor(word)) {
+	case 597:			     /* lswi */
+	case 725: return base;		     /* stswi */
+	case 342:			     /* dst */
+	case 374: return gpr_of(gpr_be, ra); /* dstst: rA itself, rB is the control word */
+	default: return base + gpr_of(gpr_be, rb);
+	}
+}
+
+uint32_t ppc_next_pc(uint32_t word, uint32_t pc, const struct ppc_branch_regs *regs)
+{
+	unsigned major = ppc_major(word), minor = ppc_minor(word);
+	unsigned bo = (word >> 21) & 31, bi = (word >> 16) & 31;
+	uint32_t target;
+	int counter_ok = 1;
+
+	if (major == 18)
+		return (word & 2 ? 0 : pc) + (uint32_t)((int32_t)((word & 0x03fffffc) << 6) >> 6);
+	if (major == 16)
+		target = (word & 2 ? 0 : pc) + (uint32_t)(int32_t)(int16_t)(word & 0xfffc);
+	else if (major == 19 && minor == 16)
+		target = regs->lr & ~3u;
+	else if (major == 19 && minor == 528)
+		target = regs->ctr & ~3u;
+	else
+		return pc + 4;
+	if (!(bo & 4) && !(major == 19 && minor == 528)) /* bcctr never decrements */
+		counter_ok = ((regs->ctr - 1) != 0) != ((bo >> 1) & 1);
+	int cond_ok = (bo & 16) || ((regs->cr >> (31 - bi)) & 1) == ((bo >> 3) & 1);
+	return counter_ok && cond_ok ? target : pc + 4;
+}
+
+/* Extended opcodes of major 31 by unit: FP loads and stores (lfsx ... stfiwx), AltiVec loads,
+ * stores, permute-control loads and data streams (lvsl ... dss). */
+static const uint16_t fp_x_forms[] = {535, 567, 599, 631, 663, 695, 727, 759, 983};
+static const uint16_t vector_x_forms[] = {6,   38,  7,	 39,  71,  103, 359, 135,
+					  167, 199, 231, 487, 342, 374, 822};
+
+static int in_list(unsigned minor, const uint16_t *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == minor)
+			return 1;
+	return 0;
+}
+
+enum ppc_unit ppc_unit_of(uint32_t word)
+{
+	unsigned major = ppc_major(word), minor = ppc_minor(word);
+	if (major == 4)
+		return PPC_UNIT_VECTOR;
+	if ((major >= 48 && major <= 55) || major == 59 || major == 63)
+		return PPC_UNIT_FP;
+	if (major != 31)
+		return PPC_UNIT_OTHER;
+	if (in_list(minor, fp_x_forms, sizeof(fp_x_forms) / sizeof(fp_x_forms[0])))
+		return PPC_UNIT_FP;
+	if (in_list(minor, vector_x_forms, sizeof(vector_x_forms) / sizeof(vector_x_forms[0])))
+		return PPC_UNIT_VECTOR;
+	return PPC_UNIT_OTHER;
+}
+
 /* Disassembly. Capstone handles are not shared between threads, so each thread opens its own,
  * with a direct-mapped cache of recent words in front of it. */
 

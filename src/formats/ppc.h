@@ -81,6 +81,25 @@ static inline int ppc_is_conditional(uint32_t word)
 	return (bo & 0x14) != 0x14; /* BO 1z1zz: branch always */
 }
 
+/* The effective address of a memory instruction (MEMORY or MEMEXT under the TT6E macros) from
+ * the general registers before it, r0 first, big-endian: D and DS forms (rA|0) + d, X forms
+ * (rA|0) + rB, lswi/stswi (rA|0), dst/dstst (rA). 0 for other words. */
+uint32_t ppc_effective_address(uint32_t word, const uint8_t *gpr_be);
+
+/* The branch registers before an instruction. */
+struct ppc_branch_regs {
+	uint32_t cr, lr, ctr;
+};
+
+/* The address of the instruction after a flow instruction at pc, from the registers before it:
+ * b, bc, bclr and bcctr by their operands (bc and bclr decrement a copy of ctr when BO says so);
+ * pc + 4 for the rest (sc, rfi). */
+uint32_t ppc_next_pc(uint32_t word, uint32_t pc, const struct ppc_branch_regs *regs);
+
+/* The execution unit an instruction belongs to, for statistics. */
+enum ppc_unit { PPC_UNIT_OTHER, PPC_UNIT_FP, PPC_UNIT_VECTOR };
+enum ppc_unit ppc_unit_of(uint32_t word);
+
 #define PPC_TWI_MAJOR 3
 #define PPC_RFI_WORD  0x4c000064u
 

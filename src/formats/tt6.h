@@ -120,8 +120,13 @@ static inline size_t tt6_record_bytes(unsigned cls)
 
 #define NUM_WIDTH 12 /* the instruction number column of dump.txt and sync.txt */
 
-/* Render ops and views (tt6_views.c). */
-extern const struct tm_render_ops tt6_dump_ops, tt6_stream_ops;
+/* Render ops and views (tt6_views.c). tt6_din_ops also serve FULL, whose records begin with
+ * a struct tt6_record. */
+extern const struct tm_render_ops tt6_dump_ops, tt6_stream_ops, tt6_din_ops;
+
+/* A record's dump.txt line without its newline, and its length; raw: the record's bytes. */
+char *tt6_put_line(char *out, const struct tt6_record *r, const uint8_t *raw);
+size_t tt6_line_len(const struct tt6_record *r);
 extern const struct tm_view_desc tt6_extra_views[3], tt6e_extra_views[3];
 
 /* Statistics (tt6_stats.c); the state is here for its size. */
@@ -142,6 +147,9 @@ struct tt6_stats {
 
 int tt6_stats_init(void *stats);
 void tt6_stats_update(void *stats, const struct tm_chunk *c);
+/* The keys of the instruction statistics, which FULL shares (all but escape_codes,
+ * sync_events and twi_pairs). */
+int tt6_stats_common(struct tt6_stats *s, struct json_object *obj, struct tm_diag *diag);
 int tt6_stats_finish(void *stats, struct json_object *obj, struct tm_diag *diag);
 int tt6e_stats_finish(void *stats, struct json_object *obj, struct tm_diag *diag);
 void tt6_stats_free(void *stats);

@@ -157,24 +157,14 @@ static json_object *int_object(const char *const *names, const uint64_t *values,
 	return obj;
 }
 
-static int stats_finish(void *p, json_object *obj, struct tm_diag *diag, bool tt6e)
+int tt6_stats_common(struct tt6_stats *s, json_object *obj, struct tm_diag *diag)
 {
-	struct tt6_stats *s = p;
 	uint64_t instructions = 0;
 	char pc[16];
 	for (unsigned b = 0; b < (1u << 16); b++)
 		instructions += s->bins[b];
 	snprintf(pc, sizeof(pc), "0x%08" PRIx32, s->initial_pc);
 
-	json_object *escapes = json_object_new_object();
-	for (unsigned code = 0; escapes && code < 1024; code++) {
-		char key[8];
-		if (!s->escape_codes[code])
-			continue;
-		snprintf(key, sizeof(key), "0x%02x", code);
-		json_object_object_add(escapes, key,
-				       json_object_new_int64((int64_t)s->escape_codes[code]));
-	}
 	static const char *const branch_keys[] = {"conditional_taken", "conditional_not_taken",
 						  "unconditional"};
 	uint64_t branches[] = {s->taken, s->not_taken, s->unconditional};
@@ -200,15 +190,31 @@ static int stats_finish(void *p, json_object *obj, struct tm_diag *diag, bool tt
 	json_object_object_add(
 	    obj, "data_pages_4k",
 	    json_object_new_int64((int64_t)tm_footprint_count_groups64(&s->data)));
+	if (s->pcs.err || s->data.err)
+		tm_diag_note(diag,
+			     "out of memory counting distinct addresses: counts are lower bounds");
+	return 0;
+}
+
+static int stats_finish(void *p, json_object *obj, struct tm_diag *diag, bool tt6e)
+{
+	struct tt6_stats *s = p;
+	int err = tt6_stats_common(s, obj, diag);
+	json_object *escapes = json_object_new_object();
+	for (unsigned code = 0; escapes && code < 1024; code++) {
+		char key[8];
+		if (!s->escape_codes[code])
+			continue;
+		snprintf(key, sizeof(key), "0x%02x", code);
+		json_object_object_add(escapes, key,
+				       json_object_new_int64((int64_t)s->escape_codes[code]));
+	}
 	json_object_object_add(obj, "escape_codes", escapes);
 	json_object_object_add(obj, "sync_events", int_object(tt6_sync_kinds, s->sync, 4));
 	if (tt6e)
 		json_object_object_add(obj, "twi_pairs",
 				       json_object_new_int64((int64_t)s->twi_pairs));
-	if (s->pcs.err || s->data.err)
-		tm_diag_note(diag,
-			     "out of memory counting distinct addresses: counts are lower bounds");
-	return 0;
+	return err;
 }
 
 int tt6_stats_finish(void *p, json_object *obj, struct tm_diag *diag)

@@ -76,13 +76,16 @@ static size_t wide_digits(const struct tt6_record *r)
 	return (size_t)(r->head.flags >> B_WIDE & 15);
 }
 
+size_t tt6_line_len(const struct tt6_record *r)
+{
+	if (r->head.cls != TT6_ESCAPE)
+		return dump_fixed_len(r->head.cls) - 1 + wide_digits(r);
+	return PREFIX_LEN + class_name_len(TT6_ESCAPE) + escape_extra_len(r->word) + wide_digits(r);
+}
+
 static size_t dump_measure(const struct tm_chunk *c, size_t i)
 {
-	const struct tt6_record *r = tt6_rec(c, i);
-	if (r->head.cls != TT6_ESCAPE)
-		return dump_fixed_len(r->head.cls) + wide_digits(r);
-	return PREFIX_LEN + class_name_len(TT6_ESCAPE) + escape_extra_len(r->word) + 1 +
-	       wide_digits(r);
+	return tt6_line_len(tt6_rec(c, i)) + 1;
 }
 
 /* The TEXT column, padded to its width. */
@@ -108,9 +111,8 @@ static char *put_field(char *p, const char *name, size_t len, uint32_t v)
 	return tm_put_hex32(p + len, v);
 }
 
-static size_t dump_render(const struct tm_chunk *c, size_t i, char *out)
+char *tt6_put_line(char *out, const struct tt6_record *r, const uint8_t *raw)
 {
-	const struct tt6_record *r = tt6_rec(c, i);
 	unsigned cls = r->head.cls;
 	char *p = tm_put_decimal(out, r->num, NUM_WIDTH);
 	*p++ = ' ';
@@ -142,7 +144,7 @@ static size_t dump_render(const struct tm_chunk *c, size_t i, char *out)
 		break;
 	case TT6_ESCAPE: {
 		unsigned count = esc_count(r->word);
-		const uint8_t *words = c->raw + r->head.raw_rel + 4;
+		const uint8_t *words = raw + 4;
 		memcpy(p, " code=0x", 8);
 		p = tm_put_hex(p + 8, esc_code(r->word), code_digits(esc_code(r->word)));
 		memcpy(p, " words=", 7);
@@ -155,6 +157,13 @@ static size_t dump_render(const struct tm_chunk *c, size_t i, char *out)
 	}
 	default: break;
 	}
+	return p;
+}
+
+static size_t dump_render(const struct tm_chunk *c, size_t i, char *out)
+{
+	const struct tt6_record *r = tt6_rec(c, i);
+	char *p = tt6_put_line(out, r, c->raw + r->head.raw_rel);
 	*p++ = '\n';
 	return (size_t)(p - out);
 }
@@ -378,7 +387,7 @@ static size_t din_render(const struct tm_chunk *c, size_t i, char *out)
 	return (size_t)(p - out);
 }
 
-static const struct tm_render_ops tt6_din_ops = {
+const struct tm_render_ops tt6_din_ops = {
     .fixed_len = din_fixed_len,
     .measure = din_measure,
     .render = din_render,

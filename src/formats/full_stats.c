@@ -1,0 +1,73 @@
+/* FULL statistics for stats.json: TT6's instruction statistics, plus the layout, the registers
+ * written and the FP and vector instructions; keys in doc/views.md. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+#include "full.h"
+#include "tracemount/diag.h"
+
+int full_stats_init(void *p)
+{
+	struct full_stats *s = p;
+	s->layout = -1;
+	return tt6_stats_init(&s->tt);
+}
+
+void full_stats_update(void *p, const struct tm_chunk *c)
+{
+	struct full_stats *s = p;
+	if (c->n_records && s->layout < 0) {
+		s->layout = full_rec(c, 0)->layout;
+		s->tt.initial_pc = full_rec(c, 0)->tt.pc;
+		s->tt.has_initial = 1;
+	}
+	for (size_t i = 0; i < c->n_records; i++) {
+		const struct full_record *r = full_rec(c, i);
+		s->written[0] += (unsigned)__builtin_popcount(r->gpr_changed);
+		s->written[1] += (unsigned)__builtin_popcount(r->fpr_changed);
+		s->written[2] += (unsigned)__builtin_popcount(r->vr_changed);
+		s->written[3] += (unsigned)__builtin_popcount(r->spr_changed);
+		switch (ppc_unit_of(r->tt.word)) {
+		case PPC_UNIT_FP: s->fp++; break;
+		case PPC_UNIT_VECTOR: s->vector++; break;
+		default: break;
+		}
+		s->jumps += (r->tt.head.flags & F_JUMP) != 0;
+	}
+	tt6_stats_update(&s->tt, c);
+}
+
+int full_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
+{
+	struct full_stats *s = p;
+	static const char *const families[] = {"gpr", "fpr", "vr", "spr"};
+	int err = tt6_stats_common(&s->tt, obj, diag);
+	if (err < 0)
+		return err;
+	if (s->layout >= 0) {
+		const struct full_layout *l = &full_layouts[s->layout];
+		json_object_object_add(obj, "record_size", json_object_new_int(l->size));
+		json_object_object_add(obj, "layout", json_object_new_string(l->name));
+	} else {
+		json_object_object_add(obj, "record_size", NULL);
+		json_object_object_add(obj, "layout", NULL);
+	}
+	json_object *written = json_object_new_object();
+	for (unsigned k = 0; written && k < 4; k++)
+		json_object_object_add(written, families[k],
+				       json_object_new_int64((int64_t)s->written[k]));
+	json_object_object_add(obj, "registers_changed", written);
+	json_object_object_add(obj, "fp_instructions", json_object_new_int64((int64_t)s->fp));
+	json_object_object_add(obj, "vector_instructions",
+			       json_object_new_int64((int64_t)s->vector));
+	json_object_object_add(obj, "pc_discontinuities", json_object_new_int64((int64_t)s->jumps));
+	return 0;
+}
+
+void full_stats_free(void *p)
+{
+	struct full_stats *s = p;
+	tt6_stats_free(&s->tt);
+}
