@@ -8,19 +8,20 @@
 extern const struct tm_format tm_format_byu;
 extern const struct tm_format tm_format_tt6;
 extern const struct tm_format tm_format_tt6e;
-extern const struct tm_format tm_format_full;
 extern const struct tm_format tm_format_cis501;
 extern const struct tm_format tm_format_tarmac;
 extern const struct tm_format tm_format_qemu4v;
+extern const struct tm_format tm_format_full;
 
 const struct tm_format *const tm_formats[] = {
     &tm_format_byu,    /* BYU Pentium bus traces, 6-byte records */
     &tm_format_tt6,    /* PowerPC TT6 (Amber) */
     &tm_format_tt6e,   /* PowerPC TT6E */
-    &tm_format_full,   /* PowerPC FULL: registers per instruction */
     &tm_format_cis501, /* Penn CIS501 x86 micro-op text */
     &tm_format_tarmac, /* ARM Tarmac text */
     &tm_format_qemu4v, /* QEMU4V text (Tarmac syntax) */
+    /* last: the fuzz corpora pick a format by its place in this list */
+    &tm_format_full, /* PowerPC FULL: registers per instruction */
     NULL,
 };
 
