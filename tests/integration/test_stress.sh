@@ -1,6 +1,6 @@
 #!/bin/bash
 # Concurrency: 32 readers (tests/tools/stress.c) for TM_STRESS_SECONDS (default 20) on random
-# views, offsets and lengths of eight traces of every format, plain and gzip, half of them
+# views, offsets and lengths of nine traces of every format, plain and gzip, half of them
 # O_DIRECT, with a cache budget far below the views' size (-o memory=16M) so chunks are
 # evicted and decoded again all the time. Every byte read is compared with `tracemount cat`'s
 # output for that view. The daemon's peak resident memory (VmHWM) beyond what it held once
@@ -20,6 +20,7 @@ mkdir -p "$SRC" "$EXP"
 "$GEN_TARMAC" --lines 80000 --seed 6 --dialect fastmodel --cpus 2 >"$SRC/f.tarmac"
 "$GEN_TARMAC" --lines 60000 --seed 7 --dialect qemu4v >"$SRC/g.qemu4v"
 "$GEN_BYU" -n 100 -s 8 >"$SRC/h.byu"
+"$PY" "$(dirname "$0")/full_model.py" gen "$SRC/i.full" --steps 4000 --seed 9 --layout pad_thread
 
 MEMORY_MIB=16
 THREADS=32
