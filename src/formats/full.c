@@ -43,10 +43,9 @@ struct full_state {
 	uint32_t prev_pc;
 	uint8_t started; /* the magic word consumed */
 	uint8_t layout;
-	uint8_t has_prev;
 	uint8_t classes_seen;
-	uint8_t pad[4];
-	uint8_t prev[FULL_MAX_RECORD];
+	uint8_t pad[5];
+	uint8_t prev[FULL_MAX_RECORD]; /* the previous record, once num > 0 */
 };
 
 static int full_probe(const char *name, const uint8_t *head, size_t head_len)
@@ -62,17 +61,13 @@ static void full_state_init(void *p)
 	s->layout = LAYOUT_UNKNOWN;
 }
 
-static struct ppc_branch_regs branch_regs(const uint8_t *thread)
-{
-	return (struct ppc_branch_regs){tm_be32(thread + TS_CR), tm_be32(thread + TS_LR),
-					tm_be32(thread + TS_CTR)};
-}
-
 /* Where the instruction after the record at rec goes, by its own opcode and registers. */
 static uint32_t next_pc_of(const uint8_t *rec, const struct full_layout *l)
 {
-	uint32_t word = tm_be32(rec), pc = tm_be32(rec + l->thread + TS_SRR0);
-	struct ppc_branch_regs regs = branch_regs(rec + l->thread);
+	const uint8_t *thread = rec + l->thread;
+	uint32_t word = tm_be32(rec), pc = tm_be32(thread + TS_SRR0);
+	struct ppc_branch_regs regs = {tm_be32(thread + TS_CR), tm_be32(thread + TS_LR),
+				       tm_be32(thread + TS_CTR)};
 	return ppc_op_of(word)->tt6e_class == PPC_FLOW ? ppc_next_pc(word, pc, &regs) : pc + 4;
 }
 
@@ -164,8 +159,7 @@ static void decode_record(struct full_state *s, struct full_record *r, const uin
 	r->tt.num = s->num;
 	r->layout = s->layout;
 	if (cls == PPC_FLOW) {
-		struct ppc_branch_regs regs = branch_regs(thread);
-		r->tt.w1 = ppc_next_pc(word, pc, &regs);
+		r->tt.w1 = next_pc_of(rec, l);
 	} else if (cls == PPC_MEMORY || cls == PPC_MEMEXT) {
 		r->tt.w1 = ppc_effective_address(word, thread + TS_GPR);
 		if (cls == PPC_MEMEXT) /* lswx/stswx: the XER; dst/dstst: rB */
@@ -211,7 +205,7 @@ static int full_decode(void *state, const struct tm_decode_in *in, void *recs, s
 {
 	struct full_state *restrict s = state;
 	struct full_record *restrict out = recs;
-	const uint8_t *prev = s->has_prev ? s->prev : NULL;
+	const uint8_t *prev = s->num ? s->prev : NULL;
 	size_t pos = 0, n = 0;
 	int ret = 0;
 
@@ -269,10 +263,8 @@ static int full_decode(void *state, const struct tm_decode_in *in, void *recs, s
 		pos += size;
 		n++;
 	}
-	if (n) { /* the next call compares its first record with this call's last */
+	if (n) /* the next call compares its first record with this call's last */
 		memcpy(s->prev, prev, size);
-		s->has_prev = 1;
-	}
 out:
 	*n_out = n;
 	*used = pos;

@@ -184,54 +184,26 @@ static char *put_regs_prefix(char *p, const struct full_record *r)
 	return tm_put_hex32(p, r->tt.pc);
 }
 
-static size_t regs_finish(const struct tm_chunk *c, size_t i, size_t fixed_len(unsigned))
-{
-	const struct full_record *r = full_rec(c, i);
-	return fixed_len(r->tt.head.cls) + wide_digits(r);
-}
-
 #define GPR_LINE_LEN (REGS_PREFIX_LEN + 32 * 9 + 1)
 #define FPR_LINE_LEN (REGS_PREFIX_LEN + 32 * (1 + FPR_WIDTH) + 1)
 #define VR_LINE_LEN  (REGS_PREFIX_LEN + 32 * 33 + 1)
 #define SPR_LINE_LEN (REGS_PREFIX_LEN + FULL_N_SPRS * 9 + 1)
 
-static size_t gpr_len(unsigned cls)
-{
-	(void)cls;
-	return GPR_LINE_LEN;
-}
-static size_t fpr_len(unsigned cls)
-{
-	(void)cls;
-	return FPR_LINE_LEN;
-}
-static size_t vr_len(unsigned cls)
-{
-	(void)cls;
-	return VR_LINE_LEN;
-}
-static size_t spr_len(unsigned cls)
-{
-	(void)cls;
-	return SPR_LINE_LEN;
-}
-
-static size_t gpr_measure(const struct tm_chunk *c, size_t i)
-{
-	return regs_finish(c, i, gpr_len);
-}
-static size_t fpr_measure(const struct tm_chunk *c, size_t i)
-{
-	return regs_finish(c, i, fpr_len);
-}
-static size_t vr_measure(const struct tm_chunk *c, size_t i)
-{
-	return regs_finish(c, i, vr_len);
-}
-static size_t spr_measure(const struct tm_chunk *c, size_t i)
-{
-	return regs_finish(c, i, spr_len);
-}
+/* A family's line length is the same for every class, and longer by a wide NUMBER's digits. */
+#define REGS_SIZES(family, line_len)                                                               \
+	static size_t family##_len(unsigned cls)                                                   \
+	{                                                                                          \
+		(void)cls;                                                                         \
+		return line_len;                                                                   \
+	}                                                                                          \
+	static size_t family##_measure(const struct tm_chunk *c, size_t i)                         \
+	{                                                                                          \
+		return line_len + wide_digits(full_rec(c, i));                                     \
+	}
+REGS_SIZES(gpr, GPR_LINE_LEN)
+REGS_SIZES(fpr, FPR_LINE_LEN)
+REGS_SIZES(vr, VR_LINE_LEN)
+REGS_SIZES(spr, SPR_LINE_LEN)
 
 /* Writes count words of 8 hex digits, each after a space. */
 static char *put_word_columns(char *p, const uint8_t *words, unsigned count, unsigned stride)
@@ -309,21 +281,12 @@ static size_t stream_measure(const struct tm_chunk *c, size_t i)
 	return r->tt.head.raw_len + (r->tt.head.flags & F_CLASS_FIRST ? 4 : 0);
 }
 
-static char *put_word(char *p, uint32_t v)
-{
-	p[0] = (char)(v >> 24);
-	p[1] = (char)(v >> 16);
-	p[2] = (char)(v >> 8);
-	p[3] = (char)v;
-	return p + 4;
-}
-
 static size_t stream_render(const struct tm_chunk *c, size_t i, char *out)
 {
 	const struct full_record *r = full_rec(c, i);
 	char *p = out;
 	if (r->tt.head.flags & F_CLASS_FIRST)
-		p = put_word(p, FULL_MAGIC);
+		p = tt6_put_word(p, FULL_MAGIC);
 	memcpy(p, full_bytes(c, r), r->tt.head.raw_len);
 	return (size_t)(p - out) + r->tt.head.raw_len;
 }
@@ -343,24 +306,16 @@ static size_t convert_render(const struct tm_chunk *c, size_t i, char *out, bool
 	unsigned cls = r->tt.head.cls, flags = r->tt.head.flags;
 	char *p = out;
 	if (flags & F_TRACE_FIRST)
-		p = put_word(p, r->tt.pc);
-	if (flags & F_JUMP) {
-		p = put_word(p, ESC_POSITION << 16 | POSITION_WORDS);
-		p = put_word(p, r->tt.pc);
-		p = put_word(p, (uint32_t)(r->tt.num >> 32));
-		p = put_word(p, (uint32_t)r->tt.num);
-	}
-	p = put_word(p, r->tt.word);
+		p = tt6_put_word(p, r->tt.pc);
+	if (flags & F_JUMP)
+		p = tt6_put_position(p, r->tt.pc, r->tt.num);
+	p = tt6_put_word(p, r->tt.word);
 	if (cls != TT6_COMPUTE && (tt6e || !(flags & F_CACHE)))
-		p = put_word(p, r->tt.w1);
+		p = tt6_put_word(p, r->tt.w1);
 	if (cls == TT6_MEMEXT)
-		p = put_word(p, r->tt.w2);
-	if (tt6e && (flags & F_TWI)) {
-		p = put_word(p, SYNTH_BRANCH_WORD);
-		p = put_word(p, SYNTH_BRANCH_NEXT);
-		p = put_word(p, PPC_RFI_WORD);
-		p = put_word(p, r->tt.pc + 4);
-	}
+		p = tt6_put_word(p, r->tt.w2);
+	if (tt6e && (flags & F_TWI))
+		p = tt6_put_synthetic_pair(p, r->tt.pc);
 	return (size_t)(p - out);
 }
 

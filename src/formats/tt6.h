@@ -120,6 +120,35 @@ static inline size_t tt6_record_bytes(unsigned cls)
 
 #define NUM_WIDTH 12 /* the instruction number column of dump.txt and sync.txt */
 
+/* Writers of the words tracemount's TT6 and TT6E streams hold (class streams, conversions from
+ * TT6, TT6E and FULL); each returns the end of what it wrote. */
+static inline char *tt6_put_word(char *p, uint32_t v)
+{
+	p[0] = (char)(v >> 24);
+	p[1] = (char)(v >> 16);
+	p[2] = (char)(v >> 8);
+	p[3] = (char)v;
+	return p + 4;
+}
+
+/* A position record (escape 0x10): the next record is at pc and instruction number num. */
+static inline char *tt6_put_position(char *p, uint32_t pc, uint64_t num)
+{
+	p = tt6_put_word(p, ESC_POSITION << 16 | POSITION_WORDS);
+	p = tt6_put_word(p, pc);
+	p = tt6_put_word(p, (uint32_t)(num >> 32));
+	return tt6_put_word(p, (uint32_t)num);
+}
+
+/* TT6E's synthetic pair after the twi at twi_pc: ba 0x700, then rfi back to twi_pc + 4. */
+static inline char *tt6_put_synthetic_pair(char *p, uint32_t twi_pc)
+{
+	p = tt6_put_word(p, SYNTH_BRANCH_WORD);
+	p = tt6_put_word(p, SYNTH_BRANCH_NEXT);
+	p = tt6_put_word(p, PPC_RFI_WORD);
+	return tt6_put_word(p, twi_pc + 4);
+}
+
 /* Render ops and views (tt6_views.c). tt6_din_ops also serve FULL, whose records begin with
  * a struct tt6_record. */
 extern const struct tm_render_ops tt6_dump_ops, tt6_stream_ops, tt6_din_ops;

@@ -186,15 +186,6 @@ static size_t stream_measure(const struct tm_chunk *c, size_t i)
 	return r->head.raw_len + (r->head.flags & F_SEEK ? POSITION_BYTES : 0);
 }
 
-static char *put_word(char *p, uint32_t v)
-{
-	p[0] = (char)(v >> 24);
-	p[1] = (char)(v >> 16);
-	p[2] = (char)(v >> 8);
-	p[3] = (char)v;
-	return p + 4;
-}
-
 static char *put_raw(char *p, const struct tm_chunk *c, const struct tt6_record *r)
 {
 	memcpy(p, c->raw + r->head.raw_rel, r->head.raw_len);
@@ -205,12 +196,8 @@ static size_t stream_render(const struct tm_chunk *c, size_t i, char *out)
 {
 	const struct tt6_record *r = tt6_rec(c, i);
 	char *p = out;
-	if (r->head.flags & F_SEEK) {
-		p = put_word(p, ESC_POSITION << 16 | POSITION_WORDS);
-		p = put_word(p, r->pc);
-		p = put_word(p, (uint32_t)(r->num >> 32));
-		p = put_word(p, (uint32_t)r->num);
-	}
+	if (r->head.flags & F_SEEK)
+		p = tt6_put_position(p, r->pc, r->num);
 	return (size_t)(put_raw(p, c, r) - out);
 }
 
@@ -244,14 +231,11 @@ static size_t to_tt6e_render(const struct tm_chunk *c, size_t i, char *out)
 	char *p = out;
 	if (r->head.cls != TT6_COMPUTE)
 		return to_tt6e_measure(c, i) ? (size_t)(put_raw(p, c, r) - out) : 0;
-	p = put_word(p, r->word);
+	p = tt6_put_word(p, r->word);
 	if (r->head.flags & F_TWI) {
-		p = put_word(p, SYNTH_BRANCH_WORD);
-		p = put_word(p, SYNTH_BRANCH_NEXT);
-		p = put_word(p, PPC_RFI_WORD);
-		p = put_word(p, r->pc + 4);
+		p = tt6_put_synthetic_pair(p, r->pc);
 	} else if (r->head.flags & F_CACHE) {
-		p = put_word(p, r->head.flags & (F_AFTER_01 | F_AFTER_11) ? r->ctx_ea : 0);
+		p = tt6_put_word(p, r->head.flags & (F_AFTER_01 | F_AFTER_11) ? r->ctx_ea : 0);
 	}
 	return (size_t)(p - out);
 }
@@ -286,10 +270,10 @@ static size_t to_tt6_render(const struct tm_chunk *c, size_t i, char *out)
 	if (!(r->head.cls == TT6_MEMORY && (r->head.flags & F_CACHE)))
 		return (size_t)(put_raw(p, c, r) - out);
 	if ((r->head.flags & F_DCBX_ESC)) {
-		p = put_word(p, ESC_DCBX_ADDRESS << 16 | 1);
-		p = put_word(p, r->w1);
+		p = tt6_put_word(p, ESC_DCBX_ADDRESS << 16 | 1);
+		p = tt6_put_word(p, r->w1);
 	}
-	return (size_t)(put_word(p, r->word) - out);
+	return (size_t)(tt6_put_word(p, r->word) - out);
 }
 
 /* synthetic flow records vanish; a dcbx loses its address word, and may gain an escape */
