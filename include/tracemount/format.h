@@ -67,6 +67,29 @@ struct tm_view_desc {
 	const struct tm_render_ops *ops;
 };
 
+/* Bytes of a view rendered whole (a table view), or of a file form. */
+struct tm_blob {
+	uint8_t *data; /* malloc'ed */
+	size_t len;
+};
+
+/* An executed instruction, as spix/ needs it (spix.h). */
+enum tm_flow {
+	TM_FLOW_NONE,	   /* falls through, or the format cannot tell */
+	TM_FLOW_JUMP,	   /* always leaves the straight line: b, call, return, indirect */
+	TM_FLOW_TAKEN,	   /* a conditional branch, taken */
+	TM_FLOW_NOT_TAKEN, /* a conditional branch, not taken */
+};
+
+struct tm_insn {
+	uint64_t pc;
+	uint32_t size;	/* bytes */
+	uint8_t flow;	/* enum tm_flow */
+	uint8_t stream; /* the processor, below TM_MAX_GROUPS: each follows its own PCs */
+	bool more;	/* a further part (micro-op) of the stream's last instruction, which
+			   only adds its flow */
+};
+
 /* Input of one decode call. */
 struct tm_decode_in {
 	const uint8_t *buf; /* bytes from the decoder's position on */
@@ -120,7 +143,9 @@ struct tm_format {
 	int (*decode)(void *state, const struct tm_decode_in *in, void *recs, size_t max,
 		      size_t *n_out, size_t *used, struct tm_diag *diag);
 
-	/* The dump.txt line of a record; class/CLASS.txt shows the same lines. */
+	/* The dump.txt line of a record; class/CLASS.txt shows the same lines. NULL: the format's
+	 * records only feed its statistics and table views, and it has no dump.txt or class/
+	 * views of records (a table view may be named dump.txt). */
 	const struct tm_render_ops *dump;
 
 	/* Statistics for stats.json, fed every chunk of the index pass in order. Optional. */
@@ -132,6 +157,17 @@ struct tm_format {
 
 	const struct tm_view_desc *extra_views;
 	unsigned n_extra_views;
+
+	/* Views rendered whole when the index pass is over and kept in the index (spixcounts'
+	 * summary.txt): paths as in extra_views. tables_finish renders table_views[k] into
+	 * out[k] from the statistics, after stats_finish. Optional. */
+	const char *const *table_views;
+	unsigned n_table_views;
+	int (*tables_finish)(void *stats, struct tm_blob *out);
+
+	/* Instruction traces: whether record i of c is an executed instruction, and which, for
+	 * the spix/ views (spix.h), fed in trace order by the index pass. NULL: no spix/. */
+	bool (*instruction)(const struct tm_chunk *c, size_t i, struct tm_insn *out);
 };
 
 #endif

@@ -18,7 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct tm_format;
+#include "tracemount/format.h"
+
 struct tm_gz_index;
 struct tm_source;
 struct tm_view_table;
@@ -34,6 +35,8 @@ struct tm_index {
 	size_t stats_len;
 	char *errors_txt; /* errors.txt */
 	size_t errors_len;
+	struct tm_blob *tables; /* the table views' bytes, by table number */
+	uint32_t n_tables;
 	/* A gzip trace's access points (then trace offsets are decompressed offsets), or NULL */
 	struct tm_gz_index *gz;
 };

@@ -5,7 +5,8 @@
  * time, a hash of its first and last 64 KiB) and the format, so that the same trace under
  * another path or mount shares it. A file holds a header (magic, version, format, the key,
  * a fingerprint of the format's record and view layout, sizes, checksums) and the index as
- * it is in memory: rows, stats.json, errors.txt, the gzip access points. Files are written
+ * it is in memory: rows, stats.json, errors.txt, the gzip access points, the table views'
+ * bytes (deflated). Files are written
  * to a temporary name and renamed; one that does not check out in every field is rebuilt,
  * never trusted. */
 #ifndef TRACEMOUNT_INDEX_FILE_H
@@ -19,7 +20,7 @@ struct tm_index;
 struct tm_source;
 struct tm_view_table;
 
-#define TM_INDEX_FILE_VERSION 1
+#define TM_INDEX_FILE_VERSION 2
 #define TM_KEY_BLOCK	      (64u << 10) /* bytes hashed at each end of the trace */
 
 /* What identifies a trace's content. */

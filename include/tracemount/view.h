@@ -16,6 +16,7 @@ enum tm_view_kind {
 	TM_VIEW_RECORDS, /* bytes rendered from records, located through the index */
 	TM_VIEW_STATS,	 /* stats.json, produced by the index pass */
 	TM_VIEW_ERRORS,	 /* errors.txt, produced by the index pass */
+	TM_VIEW_TABLE,	 /* bytes rendered whole by the index pass: a table view, spix/ */
 };
 
 struct tm_view {
@@ -27,7 +28,7 @@ struct tm_view {
 					    these flags (a tag's class) */
 	int group;			 /* record views: -1, or the one group shown (its
 					    view exists only when it has records) */
-	unsigned column;		 /* record views: index column */
+	unsigned column;		 /* record views: index column; table views: table */
 };
 
 /* views[TM_RAW_VIEW] of every trace is raw. */
@@ -37,8 +38,12 @@ struct tm_view_table {
 	struct tm_view *views;
 	unsigned n_views;
 	unsigned n_record_views;
-	char *stem; /* the trace's name less its extensions, for "%s" in view paths */
+	unsigned n_tables; /* table views: the format's, then spix/'s */
+	char *stem;	   /* the trace's name less its extensions, for "%s" in view paths */
 };
+
+/* The table views of spix/ that every instruction trace has, after the format's own. */
+enum { TM_SPIX_TABLE_COUNTS, TM_SPIX_TABLE_SUMMARY, TM_SPIX_N_TABLES };
 
 /* Builds the views of a trace of format fmt named name (its base name). Returns 0 or -ENOMEM. */
 int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, const char *name);

@@ -102,8 +102,11 @@ const char *tm_index_check(const struct tm_index *ix, unsigned chunk_records, ui
 
 size_t tm_index_mem(const struct tm_index *ix)
 {
+	size_t tables = ix->n_tables * sizeof(*ix->tables);
+	for (uint32_t k = 0; k < ix->n_tables; k++)
+		tables += ix->tables[k].len;
 	return sizeof(*ix) + ix->n_rows * ix->row_words * sizeof(uint64_t) + ix->stats_len +
-	       ix->errors_len + (ix->gz ? tm_gz_index_mem(ix->gz) : 0);
+	       ix->errors_len + tables + (ix->gz ? tm_gz_index_mem(ix->gz) : 0);
 }
 
 void tm_index_free(struct tm_index *ix)
@@ -113,6 +116,9 @@ void tm_index_free(struct tm_index *ix)
 	free(ix->rows);
 	free(ix->stats_json);
 	free(ix->errors_txt);
+	for (uint32_t k = 0; k < ix->n_tables && ix->tables; k++)
+		free(ix->tables[k].data);
+	free(ix->tables);
 	tm_gz_index_free(ix->gz);
 	free(ix);
 }

@@ -10,6 +10,7 @@
 #include "tracemount/format.h"
 #include "tracemount/index.h"
 #include "tracemount/source.h"
+#include "tracemount/spix.h"
 #include "tracemount/view.h"
 
 #define READ_BLOCK	 (256u << 10)  /* bytes read at a time: stays in the L2 cache */
@@ -36,6 +37,7 @@ struct builder {
 	uint64_t tag_count[16]; /* records by flag bit, for the tags' class counts */
 	void *recs;		/* one batch of decoded records */
 	void *stats;
+	struct tm_spix_builder *spix; /* instruction traces: the spix/ tables */
 	struct tm_diag diag;
 	/* read buffer: buf[0] is trace offset buf_off; the decoder is at buf[pos] */
 	uint8_t *buf;
@@ -110,6 +112,8 @@ static int setup(struct builder *b)
 				b->measured[c * nv + b->n_measured[c]++] = v->column;
 		}
 	}
+	if (fmt->instruction && tm_spix_builder_new(&b->spix) < 0)
+		return -ENOMEM;
 	if (fmt->state_init)
 		fmt->state_init(state_of(b));
 	if (fmt->stats_init)
@@ -206,6 +210,11 @@ static int account(struct builder *b, const struct tm_chunk *c)
 	b->cur[TM_ROW_RAW_OFF] += c->raw_len;
 	if (b->fmt->stats_update)
 		b->fmt->stats_update(b->stats, c);
+	for (size_t i = 0; b->spix && i < c->n_records; i++) {
+		struct tm_insn insn;
+		if (b->fmt->instruction(c, i, &insn))
+			tm_spix_builder_add(b->spix, &insn);
+	}
 	return 0;
 }
 
@@ -272,6 +281,64 @@ static int decode_all(struct builder *b, tm_progress_fn progress, void *progress
 	return err;
 }
 
+/* spix/'s tables, and their figures for stats.json. */
+static int spix_tables(struct builder *b, struct tm_blob *out, json_object *root)
+{
+	struct tm_spix_table t;
+	struct tm_spix_facts facts;
+	int err = tm_spix_builder_finish(b->spix, &t, &facts);
+	if (err)
+		return err;
+	err = tm_spix_write(&t, &out[TM_SPIX_TABLE_COUNTS]);
+	if (!err)
+		err = tm_spix_summary(&t, &out[TM_SPIX_TABLE_SUMMARY]);
+	uint32_t executed = 0;
+	for (uint32_t k = 0; k < t.nbb; k++)
+		executed += tm_spix_block_instructions(&t, k) > 0;
+	json_object *o = json_object_new_object();
+	if (!o)
+		err = -ENOMEM;
+	if (!err) {
+		const struct {
+			const char *key;
+			uint64_t value;
+		} keys[] = {
+		    {"blocks", t.nbb},
+		    {"executed_blocks", executed},
+		    {"instructions", facts.instructions},
+		    {"text_size", t.tsize},
+		    {"gaps_shortened", facts.gaps_shortened},
+		    {"overlapping_instructions", facts.overlaps},
+		    {"saturated_counters", facts.saturated},
+		};
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			json_object_object_add(o, keys[k].key,
+					       json_object_new_int64((int64_t)keys[k].value));
+		json_object_object_add(root, "spix", o);
+	}
+	tm_spix_table_free(&t);
+	return err;
+}
+
+/* The table views' bytes: the format's, then spix/'s. */
+static int tables(struct builder *b, json_object *root)
+{
+	struct tm_index *ix = b->ix;
+	unsigned own = b->fmt->n_table_views;
+	if (!b->views->n_tables)
+		return 0;
+	if (!(ix->tables = calloc(b->views->n_tables, sizeof(*ix->tables))))
+		return -ENOMEM;
+	ix->n_tables = b->views->n_tables;
+	int err = own && b->fmt->tables_finish ? b->fmt->tables_finish(b->stats, ix->tables) : 0;
+	if (!err && b->spix)
+		err = spix_tables(b, ix->tables + own, root);
+	for (uint32_t k = 0; k < ix->n_tables && !err; k++)
+		if (!ix->tables[k].data && !(ix->tables[k].data = malloc(1)))
+			err = -ENOMEM; /* every table has bytes to free, even empty */
+	return err;
+}
+
 static int finish(struct builder *b, const char *source_name)
 {
 	const struct tm_format *fmt = b->fmt;
@@ -310,6 +377,8 @@ static int finish(struct builder *b, const char *source_name)
 	json_object_object_add(root, "truncated", json_object_new_boolean(ix->truncated));
 	json_object_object_add(root, fmt->name, own);
 	own = NULL;
+	if ((err = tables(b, root)) < 0)
+		goto out;
 
 	size_t len;
 	const char *s = json_object_to_json_string_length(root, TM_STATS_JSON_FLAGS, &len);
@@ -356,6 +425,7 @@ out:
 	if (fmt->stats_free && b.stats)
 		fmt->stats_free(b.stats);
 	free(b.stats);
+	tm_spix_builder_free(b.spix);
 	tm_index_free(b.ix);
 	tm_diag_free(&b.diag);
 	free(b.buf);

@@ -33,6 +33,7 @@ struct file_header {
 	uint64_t n_rows, raw_size, n_errors;
 	uint32_t truncated, has_gz;
 	uint64_t stats_len, errors_len;
+	uint64_t n_tables, tables_len; /* tables_len: each length, compressed length, bytes */
 	uint64_t gz_points, gz_windows_len, gz_in_size, gz_out_size;
 	uint64_t body_len;
 	uint32_t body_crc, header_crc;
@@ -92,9 +93,9 @@ static uint64_t layout_of(const struct tm_format *fmt, const struct tm_view_tabl
 {
 	uint64_t h = fnv_str(FNV_START, fmt->name);
 	uint64_t sizes[] = {
-	    TM_INDEX_FILE_VERSION, fmt->record_size,	fmt->state_size,
-	    fmt->chunk_records,	   fmt->n_classes,	fmt->n_tags,
-	    fmt->n_extra_views,	   fmt->common_classes, views->n_record_views,
+	    TM_INDEX_FILE_VERSION, fmt->record_size, fmt->state_size,	 fmt->chunk_records,
+	    fmt->n_classes,	   fmt->n_tags,	     fmt->n_extra_views, fmt->common_classes,
+	    views->n_record_views, views->n_tables,
 	};
 	h = fnv(h, sizes, sizeof(sizes));
 	for (unsigned c = 0; c < fmt->n_classes; c++)
@@ -105,6 +106,8 @@ static uint64_t layout_of(const struct tm_format *fmt, const struct tm_view_tabl
 		h = fnv_str(h, fmt->extra_views[i].path);
 		h = fnv(h, &fmt->extra_views[i].class_mask, sizeof(uint64_t));
 	}
+	for (unsigned k = 0; k < fmt->n_table_views; k++)
+		h = fnv_str(h, fmt->table_views[k]);
 	h = fnv_str(h, fmt->class_ext);
 	return fnv_str(h, fmt->group_view);
 }
@@ -214,9 +217,33 @@ static size_t points_bytes(const struct file_header *h)
 	return h->has_gz ? (size_t)(h->gz_points + 1) * sizeof(struct tm_gz_point) : 0;
 }
 
+/* The table views' part of a file: for each, its length, its compressed length and its bytes
+ * deflated (summaries are text, and counts mostly runs of a few values). */
+static uint8_t *tables_part(const struct tm_index *ix, uint64_t *len)
+{
+	uint64_t cap = 0, n = 0;
+	for (uint32_t k = 0; k < ix->n_tables; k++)
+		cap += 2 * sizeof(uint64_t) + compressBound((uLong)ix->tables[k].len);
+	uint8_t *p = malloc(cap + 1);
+	for (uint32_t k = 0; p && k < ix->n_tables; k++) {
+		uLongf z = (uLongf)(cap - n - 2 * sizeof(uint64_t));
+		uint64_t lens[2] = {ix->tables[k].len, 0};
+		if (compress2(p + n + sizeof(lens), &z, ix->tables[k].data, (uLong)lens[0], 6) !=
+		    Z_OK) {
+			free(p);
+			return NULL;
+		}
+		lens[1] = z;
+		memcpy(p + n, lens, sizeof(lens));
+		n += sizeof(lens) + z;
+	}
+	*len = n;
+	return p;
+}
+
 static void fill_header(struct file_header *h, const struct tm_format *fmt,
 			const struct tm_view_table *views, const struct tm_trace_key *key,
-			const struct tm_index *ix)
+			const struct tm_index *ix, uint64_t tables_len)
 {
 	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, MAGIC, 8);
@@ -236,6 +263,8 @@ static void fill_header(struct file_header *h, const struct tm_format *fmt,
 	h->truncated = ix->truncated;
 	h->stats_len = ix->stats_len;
 	h->errors_len = ix->errors_len;
+	h->n_tables = ix->n_tables;
+	h->tables_len = tables_len;
 	if (ix->gz) {
 		h->has_gz = 1;
 		h->gz_points = ix->gz->n_points;
@@ -243,8 +272,8 @@ static void fill_header(struct file_header *h, const struct tm_format *fmt,
 		h->gz_in_size = ix->gz->in_size;
 		h->gz_out_size = ix->gz->out_size;
 	}
-	h->body_len =
-	    rows_bytes(h) + h->stats_len + h->errors_len + points_bytes(h) + h->gz_windows_len;
+	h->body_len = rows_bytes(h) + h->stats_len + h->errors_len + h->tables_len +
+		      points_bytes(h) + h->gz_windows_len;
 }
 
 static int write_all(int fd, const void *p, size_t n)
@@ -267,7 +296,11 @@ int tm_index_file_store(const struct tm_index_store *s, const struct tm_format *
 {
 	struct file_header h;
 	char name[32], tmp[64];
-	fill_header(&h, fmt, views, key, ix);
+	uint64_t tables_len;
+	uint8_t *tables = tables_part(ix, &tables_len);
+	if (!tables)
+		return -ENOMEM;
+	fill_header(&h, fmt, views, key, ix, tables_len);
 	const struct {
 		const void *p;
 		size_t n;
@@ -275,6 +308,7 @@ int tm_index_file_store(const struct tm_index_store *s, const struct tm_format *
 	    {ix->rows, rows_bytes(&h)},
 	    {ix->stats_json, h.stats_len},
 	    {ix->errors_txt, h.errors_len},
+	    {tables, h.tables_len},
 	    {ix->gz ? ix->gz->points : NULL, points_bytes(&h)},
 	    {ix->gz ? ix->gz->windows : NULL, h.gz_windows_len},
 	};
@@ -290,8 +324,10 @@ int tm_index_file_store(const struct tm_index_store *s, const struct tm_format *
 	snprintf(tmp, sizeof(tmp), ".%s.%ld.%lx", name, (long)getpid(),
 		 (unsigned long)(uintptr_t)&h ^ (unsigned long)random());
 	int fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
+	if (fd < 0) {
+		free(tables);
 		return -errno;
+	}
 	int err = write_all(fd, &h, sizeof(h));
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && !err; i++)
 		if (parts[i].n)
@@ -302,6 +338,7 @@ int tm_index_file_store(const struct tm_index_store *s, const struct tm_format *
 		err = -errno;
 	if (err)
 		unlinkat(s->dirfd, tmp, 0);
+	free(tables);
 	return err;
 }
 
@@ -348,13 +385,48 @@ static const char *check_header(const struct file_header *h, const struct tm_for
 	    h->row_words != TM_ROW_VIEWS + h->n_views + h->n_classes + h->state_words)
 		return "row layout differs";
 	if (!h->n_rows || h->n_rows > file_size / 8 || h->gz_points > file_size ||
-	    h->stats_len > file_size || h->errors_len > file_size || h->gz_windows_len > file_size)
+	    h->stats_len > file_size || h->errors_len > file_size ||
+	    h->gz_windows_len > file_size || h->tables_len > file_size ||
+	    h->n_tables != views->n_tables)
 		return "sizes out of range";
-	uint64_t body =
-	    rows_bytes(h) + h->stats_len + h->errors_len + points_bytes(h) + h->gz_windows_len;
+	uint64_t body = rows_bytes(h) + h->stats_len + h->errors_len + h->tables_len +
+			points_bytes(h) + h->gz_windows_len;
 	if (body != h->body_len || file_size != sizeof(*h) + body)
 		return "truncated or overlong";
 	return NULL;
+}
+
+/* The table views' bytes from their part of a body. Returns 0, -EBADMSG when the part does
+ * not hold them, or -ENOMEM. */
+static int take_tables(const struct file_header *h, const uint8_t *p, struct tm_index *ix)
+{
+	uint64_t n = h->n_tables, left = h->tables_len;
+	if (!n)
+		return left ? -EBADMSG : 0;
+	if (!(ix->tables = calloc(n, sizeof(*ix->tables))))
+		return -ENOMEM;
+	ix->n_tables = (uint32_t)n;
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t lens[2];
+		if (left < sizeof(lens))
+			return -EBADMSG;
+		memcpy(lens, p, sizeof(lens));
+		p += sizeof(lens);
+		left -= sizeof(lens);
+		/* deflate shrinks at most about 1032 to 1: a larger length is damage */
+		if (lens[1] > left || lens[0] > lens[1] * 1032 + 64)
+			return -EBADMSG;
+		if (!(ix->tables[k].data = malloc(lens[0] + 1)))
+			return -ENOMEM;
+		uLongf got = (uLongf)lens[0];
+		if (uncompress(ix->tables[k].data, &got, p, (uLong)lens[1]) != Z_OK ||
+		    got != lens[0])
+			return -EBADMSG;
+		ix->tables[k].len = lens[0];
+		p += lens[1];
+		left -= lens[1];
+	}
+	return left ? -EBADMSG : 0;
 }
 
 /* Splits a checked body into ix's parts. */
@@ -379,9 +451,10 @@ static int take_body(const struct file_header *h, const uint8_t *body, struct tm
 	memcpy(ix->errors_txt, body + n_rows + h->stats_len, h->errors_len);
 	ix->stats_json[h->stats_len] = '\0'; /* sized texts, terminated for safety */
 	ix->errors_txt[h->errors_len] = '\0';
-	if (!h->has_gz)
-		return 0;
-	const uint8_t *p = body + n_rows + h->stats_len + h->errors_len;
+	int err = take_tables(h, body + n_rows + h->stats_len + h->errors_len, ix);
+	if (err || !h->has_gz)
+		return err;
+	const uint8_t *p = body + n_rows + h->stats_len + h->errors_len + h->tables_len;
 	struct tm_gz_index *gz = calloc(1, sizeof(*gz));
 	if (!gz || !(gz->points = malloc(points_bytes(h))) ||
 	    !(gz->windows = malloc(h->gz_windows_len + 1))) {
@@ -438,8 +511,12 @@ int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *f
 		bad = "body checksum mismatch";
 		goto out;
 	}
-	if (!(err = take_body(&h, body, ix)))
+	if ((err = take_body(&h, body, ix)) == -EBADMSG) {
+		bad = "table lengths do not add up";
+		err = 0;
+	} else if (!err) {
 		bad = tm_index_check(ix, fmt->chunk_records, key->size);
+	}
 	if (!err && !bad) {
 		*out = ix;
 		ix = NULL;

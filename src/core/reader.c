@@ -48,6 +48,7 @@ uint64_t tm_reader_size(const struct tm_reader *r)
 	case TM_VIEW_STATS: return r->index->stats_len;
 	case TM_VIEW_ERRORS: return r->index->errors_len;
 	case TM_VIEW_RECORDS: return tm_index_view_size(r->index, v->column);
+	case TM_VIEW_TABLE: return r->index->tables[v->column].len;
 	}
 	return 0;
 }
@@ -239,6 +240,10 @@ ssize_t tm_reader_read(struct tm_reader *r, void *out, size_t size, uint64_t off
 	case TM_VIEW_ERRORS:
 		return read_memory(r->index->errors_txt, r->index->errors_len, out, size, off);
 	case TM_VIEW_RECORDS: return read_chunks(r, out, size, off);
+	case TM_VIEW_TABLE: {
+		const struct tm_blob *b = &r->index->tables[v->column];
+		return read_memory((const char *)b->data, b->len, out, size, off);
+	}
 	}
 	return -EINVAL;
 }

@@ -12,6 +12,7 @@ extern const struct tm_format tm_format_cis501;
 extern const struct tm_format tm_format_tarmac;
 extern const struct tm_format tm_format_qemu4v;
 extern const struct tm_format tm_format_full;
+extern const struct tm_format tm_format_spixcounts;
 
 const struct tm_format *const tm_formats[] = {
     &tm_format_byu,    /* BYU Pentium bus traces, 6-byte records */
@@ -21,7 +22,8 @@ const struct tm_format *const tm_formats[] = {
     &tm_format_tarmac, /* ARM Tarmac text */
     &tm_format_qemu4v, /* QEMU4V text (Tarmac syntax) */
     /* last: the fuzz corpora pick a format by its place in this list */
-    &tm_format_full, /* PowerPC FULL: registers per instruction */
+    &tm_format_full,	   /* PowerPC FULL: registers per instruction */
+    &tm_format_spixcounts, /* SpixTools basic-block counts */
     NULL,
 };
 

@@ -55,7 +55,9 @@ static int add_view(struct tm_view_table *t, char *path, enum tm_view_kind kind,
 	v->class_mask = mask;
 	v->flag_mask = flag_mask;
 	v->group = -1;
-	v->column = kind == TM_VIEW_RECORDS ? t->n_record_views++ : 0;
+	v->column = kind == TM_VIEW_RECORDS ? t->n_record_views++
+		    : kind == TM_VIEW_TABLE ? t->n_tables++
+					    : 0;
 	return 0;
 }
 
@@ -83,7 +85,8 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 {
 	unsigned per_class = fmt->class_ext ? 2 : 1;
 	unsigned n = 4 + (fmt->n_classes + fmt->n_tags) * per_class + fmt->n_extra_views +
-		     (fmt->group_view ? TM_MAX_GROUPS : 0);
+		     (fmt->group_view ? TM_MAX_GROUPS : 0) + fmt->n_table_views +
+		     (fmt->instruction ? TM_SPIX_N_TABLES : 0);
 	int err = 0;
 
 	memset(t, 0, sizeof(*t));
@@ -93,14 +96,16 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 		goto out_nomem;
 
 	err = add_view(t, strdup("raw"), TM_VIEW_RAW, NULL, 0, 0);
-	err = err ? err : add_view(t, strdup("dump.txt"), TM_VIEW_RECORDS, fmt->dump, ~0ull, 0);
+	if (fmt->dump)
+		err = err ? err
+			  : add_view(t, strdup("dump.txt"), TM_VIEW_RECORDS, fmt->dump, ~0ull, 0);
 	err = err ? err : add_view(t, strdup("stats.json"), TM_VIEW_STATS, NULL, 0, 0);
 	err = err ? err : add_view(t, strdup("errors.txt"), TM_VIEW_ERRORS, NULL, 0, 0);
-	for (unsigned c = 0; c < fmt->n_classes && !err; c++)
+	for (unsigned c = 0; c < fmt->n_classes && fmt->dump && !err; c++)
 		if (!(fmt->common_classes >> c & 1))
 			err = add_class_views(t, fmt, fmt->classes[c],
 					      1ull << c | fmt->common_classes, 0);
-	for (unsigned b = 0; b < fmt->n_tags && b < 16 && !err; b++)
+	for (unsigned b = 0; b < fmt->n_tags && b < 16 && fmt->dump && !err; b++)
 		if (fmt->tags[b])
 			err = add_class_views(t, fmt, fmt->tags[b], ~0ull, (uint16_t)(1u << b));
 	for (unsigned i = 0; i < fmt->n_extra_views && !err; i++) {
@@ -115,6 +120,14 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 		if (!err)
 			t->views[t->n_views - 1].group = (int)g;
 	}
+	for (unsigned k = 0; k < fmt->n_table_views && !err; k++)
+		err = add_view(t, path_printf(fmt->table_views[k], t->stem, ""), TM_VIEW_TABLE,
+			       NULL, 0, 0);
+	if (fmt->instruction && !err)
+		err = add_view(t, path_printf("spix/%s.spixcounts", t->stem, ""), TM_VIEW_TABLE,
+			       NULL, 0, 0);
+	if (fmt->instruction && !err)
+		err = add_view(t, strdup("spix/summary.txt"), TM_VIEW_TABLE, NULL, 0, 0);
 	if (!err)
 		return 0;
 out_nomem:

@@ -569,6 +569,26 @@ static int cis501_probe(const char *name, const uint8_t *head, size_t head_len)
 	return named ? 15 : 0;
 }
 
+/* An x86 instruction is its macro-op's first micro-op, as long as its fall-through says; the
+ * branch micro-op after it, if any, brings its outcome. */
+static bool cis501_instruction(const struct tm_chunk *c, size_t i, struct tm_insn *out)
+{
+	const struct cis501_record *r = cis501_rec(c, i);
+	uint8_t flow = TM_FLOW_NONE;
+	if (r->head.flags & F_BRANCH)
+		flow = r->head.cls != FAM_COND_BRANCH ? TM_FLOW_JUMP
+		       : r->head.flags & F_TAKEN      ? TM_FLOW_TAKEN
+						      : TM_FLOW_NOT_TAKEN;
+	if (r->uop != 1 && flow == TM_FLOW_NONE)
+		return false;
+	uint64_t size = r->fallthrough - r->pc;
+	*out = (struct tm_insn){.pc = r->pc,
+				.size = size && size < 16 ? (uint32_t)size : 1,
+				.flow = flow,
+				.more = r->uop != 1};
+	return true;
+}
+
 const struct tm_format tm_format_cis501 = {
     .name = "cis501",
     .description = "Penn CIS501 x86 micro-op text trace",
@@ -593,4 +613,5 @@ const struct tm_format tm_format_cis501 = {
     .stats_free = cis501_stats_free,
     .extra_views = cis501_extra_views,
     .n_extra_views = 1,
+    .instruction = cis501_instruction,
 };

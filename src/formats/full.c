@@ -294,4 +294,5 @@ const struct tm_format tm_format_full = {
     .stats_free = full_stats_free,
     .extra_views = full_extra_views,
     .n_extra_views = FULL_N_EXTRA_VIEWS,
+    .instruction = tt6_instruction, /* a FULL record begins with a TT6 record */
 };

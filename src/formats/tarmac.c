@@ -552,7 +552,9 @@ static void make_record(struct tarmac_state *s, const struct tarmac_line *l,
 		s->last_cpu = r->cpu;
 	r->time = l->time;
 	r->addr = l->va;
-	r->size = (uint16_t)l->size;
+	/* memory: bytes accessed; instructions: the opcode's bytes (Thumb's 16-bit ones: 2) */
+	r->size = (uint16_t)(l->cls == TC_INSTRUCTION || l->cls == TC_SKIPPED ? l->opcode.len / 2
+									      : l->size);
 	r->span[S_UNIT] = l->unit;
 	r->span[S_ISET] = l->iset;
 	r->span[S_MODE] = l->mode;
@@ -680,6 +682,19 @@ static int qemu4v_probe(const char *name, const uint8_t *head, size_t head_len)
 	return e.records && !e.unknown && e.numeric_cpu ? 92 : 0;
 }
 
+/* Executed and condition-failed instructions, on their processor; the trace does not say
+ * which are branches, so a block ends where the next PC does not follow. */
+static bool tarmac_instruction(const struct tm_chunk *c, size_t i, struct tm_insn *out)
+{
+	const struct tarmac_record *r = tarmac_rec(c, i);
+	if (r->head.cls != TC_INSTRUCTION && r->head.cls != TC_SKIPPED)
+		return false;
+	*out = (struct tm_insn){.pc = r->addr,
+				.size = r->size ? r->size : 4,
+				.stream = r->cpu < TM_MAX_GROUPS ? (uint8_t)r->cpu : 0};
+	return true;
+}
+
 #define TARMAC_FORMAT_COMMON                                                                       \
 	.classes = tarmac_classes, .n_classes = TARMAC_N_CLASSES, .group_view = "cpu/%u.txt",      \
 	.record_size = sizeof(struct tarmac_record), .state_size = sizeof(struct tarmac_state),    \
@@ -687,7 +702,7 @@ static int qemu4v_probe(const char *name, const uint8_t *head, size_t head_len)
 	.probe_needs_head = true, .decode = tarmac_decode, .dump = &tarmac_dump_ops,               \
 	.stats_init = tarmac_stats_init, .stats_update = tarmac_stats_update,                      \
 	.stats_finish = tarmac_stats_finish, .stats_free = tarmac_stats_free,                      \
-	.extra_views = tarmac_extra_views, .n_extra_views = 1
+	.extra_views = tarmac_extra_views, .n_extra_views = 1, .instruction = tarmac_instruction
 
 const struct tm_format tm_format_tarmac = {
     .name = "tarmac",

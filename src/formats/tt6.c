@@ -274,13 +274,27 @@ static int tt6e_decode(void *state, const struct tm_decode_in *in, void *recs, s
 	return decode(state, in, recs, max, n_out, used, diag, true);
 }
 
+bool tt6_instruction(const struct tm_chunk *c, size_t i, struct tm_insn *out)
+{
+	const struct tt6_record *r = tt6_rec(c, i);
+	if (!(CLASS_BIT(r->head.cls) & INSTRUCTION_BITS))
+		return false;
+	*out = (struct tm_insn){.pc = r->pc, .size = 4};
+	if (r->head.cls == TT6_FLOW) /* w1: the next PC */
+		out->flow = !ppc_is_conditional(r->word) ? TM_FLOW_JUMP
+			    : r->w1 == r->pc + 4	 ? TM_FLOW_NOT_TAKEN
+							 : TM_FLOW_TAKEN;
+	return true;
+}
+
 #define TT6_COMMON                                                                                 \
 	.classes = tt6_classes, .n_classes = TT6_N_CLASSES,                                        \
 	.common_classes = CLASS_BIT(TT6_INITIAL), .class_stream = &tt6_stream_ops,                 \
 	.record_size = sizeof(struct tt6_record), .state_size = sizeof(struct tt6_state),          \
 	.chunk_records = 16384, .state_init = tt6_state_init, .dump = &tt6_dump_ops,               \
 	.stats_size = sizeof(struct tt6_stats), .stats_init = tt6_stats_init,                      \
-	.stats_update = tt6_stats_update, .stats_free = tt6_stats_free, .n_extra_views = 3
+	.stats_update = tt6_stats_update, .stats_free = tt6_stats_free, .n_extra_views = 3,        \
+	.instruction = tt6_instruction
 
 const struct tm_format tm_format_tt6 = {
     .name = "tt6",

@@ -155,6 +155,9 @@ extern const struct tm_render_ops tt6_dump_ops, tt6_stream_ops, tt6_din_ops;
 
 /* A record's dump.txt line without its newline, and its length; raw: the record's bytes. */
 char *tt6_put_line(char *out, const struct tt6_record *r, const uint8_t *raw);
+
+/* The instruction a TT6, TT6E or FULL record executed, for spix/ (tm_format.instruction). */
+bool tt6_instruction(const struct tm_chunk *c, size_t i, struct tm_insn *out);
 size_t tt6_line_len(const struct tt6_record *r);
 extern const struct tm_view_desc tt6_extra_views[3], tt6e_extra_views[3];
 

@@ -142,7 +142,11 @@ done <<<"$TRACES"
 if [ -d "$R" ]; then
 	check "real/gem5.tarmac.gz: every view equals that of the plain trace (but stats.json)" \
 		diff -r -x stats.json -x 'calculator-aarch64-gem5.din' -x 'gem5.din' \
+		-x 'calculator-aarch64-gem5.spixcounts' -x 'gem5.spixcounts' \
 		"$MNT/real/calculator-aarch64-gem5.tarmac" "$MNT/real/gem5.tarmac.gz"
+	check "real/gem5.tarmac.gz: the same spix counts under its own name" cmp \
+		"$MNT/real/calculator-aarch64-gem5.tarmac/spix/calculator-aarch64-gem5.spixcounts" \
+		"$MNT/real/gem5.tarmac.gz/spix/gem5.spixcounts"
 	check "real/gem5.tarmac.gz: the same .din under its own name" cmp \
 		"$MNT/real/calculator-aarch64-gem5.tarmac/convert/calculator-aarch64-gem5.din" \
 		"$MNT/real/gem5.tarmac.gz/convert/gem5.din"

@@ -615,6 +615,7 @@ def compare(truth, trace, d, source, fmt, other=None, errors=None, truncated=Fal
     for c in CLASSES:
         views += ["class/%s.txt" % c, "class/%s.%s" % (c, ext)]
     views += ["sync.txt", "convert/%s.%s" % (stem, oext), "convert/%s.din" % stem]
+    views += ["spix/%s.spixcounts" % stem, "spix/summary.txt"]
     if "listing" not in skip:
         found = sorted(os.path.relpath(os.path.join(p, f), d) for p, _, fs in os.walk(d)
                        for f in fs)
@@ -702,7 +703,7 @@ def compare(truth, trace, d, source, fmt, other=None, errors=None, truncated=Fal
         return out
     top, t = expected_stats(recs, len(raw), source, fmt, len(errors),
                             truncated if truncated != "any" else None)
-    check("%s: stats.json top-level keys" % name, TOP_KEYS + [fmt], list(st.keys()))
+    check("%s: stats.json top-level keys" % name, TOP_KEYS + [fmt, "spix"], list(st.keys()))
     for k, v in top:
         if k == "truncated" and v is None:
             continue

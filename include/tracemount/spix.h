@@ -1,0 +1,106 @@
+/* SpixTools basic-block counts (spixcounts(5), specs/003_942e4b42a75d0ead.txt): the block
+ * table, its file form, its texts, the sum of several tables (sadd), and the builder that
+ * derives a table from an executed instruction stream (spix/ of every instruction trace).
+ *
+ * A file is a header of four 32-bit words (magic, text size, text checksum, blocks), one
+ * length byte per block (instructions of 4 bytes) padded to a word, then a pair of 32-bit
+ * counters per block: taken and not taken for a block ending in a conditional branch, the
+ * executions and 0 for another executed block, SPIX_SC_BADCNT twice for a block that cannot
+ * execute. The byte order is the writer's: the magic tells it. */
+#ifndef TRACEMOUNT_SPIX_H
+#define TRACEMOUNT_SPIX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracemount/format.h"
+
+#define TM_SPIX_MAGIC	     0x62620011u
+#define TM_SPIX_BADCNT	     0xffffffffu
+#define TM_SPIX_HEADER	     16u
+#define TM_SPIX_MAX_BLOCK    255u	  /* instructions: a length is one byte */
+#define TM_SPIX_MAX_GAP	     (256u << 10) /* bytes of a gap kept as they are (see builder) */
+#define TM_SPIX_MAX_RUN	     4096u	  /* instructions of a straight run (see builder) */
+#define TM_SPIX_LEN_OFF(nbb) TM_SPIX_HEADER
+#define TM_SPIX_CNT_OFF(nbb) (TM_SPIX_HEADER + (((uint64_t)(nbb) + 3) & ~(uint64_t)3))
+
+struct tm_spix_table {
+	uint32_t tsize, tsum, nbb;
+	bool big_endian;
+	uint8_t *len;	      /* nbb lengths, in instructions */
+	uint32_t (*count)[2]; /* nbb counter pairs */
+	uint64_t *addr;	      /* NULL, or each block's first address (synthesized tables) */
+	uint32_t cap;
+};
+
+/* Room for n blocks. Returns 0 or -ENOMEM. */
+int tm_spix_table_reserve(struct tm_spix_table *t, uint64_t n);
+void tm_spix_table_free(struct tm_spix_table *t);
+
+/* Instructions block b executed: its length times its counters' sum; 0 for BADCNT. */
+static inline uint64_t tm_spix_block_instructions(const struct tm_spix_table *t, uint32_t b)
+{
+	if (t->count[b][0] == TM_SPIX_BADCNT && t->count[b][1] == TM_SPIX_BADCNT)
+		return 0;
+	return (uint64_t)t->len[b] * ((uint64_t)t->count[b][0] + t->count[b][1]);
+}
+
+/* Bytes of the file form of a table of nbb blocks. */
+static inline uint64_t tm_spix_file_size(uint64_t nbb)
+{
+	return TM_SPIX_CNT_OFF(nbb) + 8 * nbb;
+}
+
+/* Reads a 32-bit word of a file of the given byte order. */
+static inline uint32_t tm_spix_word(const uint8_t *p, bool big_endian)
+{
+	return big_endian
+		   ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
+		   : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+/* The table's file form, in its byte order, into out (malloc'ed). Returns 0 or -ENOMEM. */
+int tm_spix_write(const struct tm_spix_table *t, struct tm_blob *out);
+
+/* Parses a whole file. Returns 0, or -EBADMSG with what is wrong in why (bad magic, unexpected
+ * EOF; then t holds the blocks read whole). */
+int tm_spix_parse(const uint8_t *buf, size_t len, struct tm_spix_table *t, char *why,
+		  size_t why_len);
+
+/* summary.txt: the header's fields and totals, then the executed blocks by decreasing
+ * instructions executed (as sdas -sb orders them) with percent and cumulative percent, and
+ * each block's address when the table has them. Returns 0 or -ENOMEM. */
+int tm_spix_summary(const struct tm_spix_table *t, struct tm_blob *out);
+
+/* blocks.txt: one line per block: index, offset in the text, length, counters ("-" for
+ * BADCNT). Returns 0 or -ENOMEM. */
+int tm_spix_blocks(const struct tm_spix_table *t, struct tm_blob *out);
+
+/* Adds (sign 1) or subtracts (-1) b to sum, as sadd does; the tables must have the same
+ * blocks. Returns 0, or -ERANGE when a counter overflows or goes below zero, with the block
+ * and its text offset in why. */
+int tm_spix_add(struct tm_spix_table *sum, const struct tm_spix_table *b, int sign, char *why,
+		size_t why_len);
+
+/* Derives the table of an executed instruction stream, fed in order. */
+struct tm_spix_builder;
+
+int tm_spix_builder_new(struct tm_spix_builder **out);
+void tm_spix_builder_add(struct tm_spix_builder *b, const struct tm_insn *insn);
+/* What a derived table had to bend to fit the file form. */
+struct tm_spix_facts {
+	uint64_t instructions;	 /* executed: the table's total */
+	uint64_t gaps_shortened; /* gaps over TM_SPIX_MAX_GAP kept as one non-executable word */
+	uint64_t overlaps;	 /* instructions that began inside another executed one */
+	uint64_t saturated;	 /* counters above 0xfffffffe, kept at that value */
+	bool text_too_large;	 /* the text exceeds 4 GiB: text_size says 0xffffffff */
+};
+
+/* The table (big-endian, checksum 0), with each block's address. Returns 0 or -ENOMEM (also
+ * for an allocation that failed while adding). */
+int tm_spix_builder_finish(struct tm_spix_builder *b, struct tm_spix_table *t,
+			   struct tm_spix_facts *facts);
+void tm_spix_builder_free(struct tm_spix_builder *b);
+
+#endif

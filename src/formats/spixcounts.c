@@ -1,0 +1,329 @@
+/* SpixTools spixcounts files (spixcounts(5), specs/003_942e4b42a75d0ead.txt; spix.h).
+ *
+ *   byte 0      4       8      12     16           16 + nbb, padded to 4
+ *        +------+-------+------+------+------------+----------------------------+
+ *        | magic| tsize | tsum | nbb  | nbb lengths| nbb pairs of 32-bit counters|
+ *        +------+-------+------+------+------------+----------------------------+
+ *
+ * Words in the writer's byte order, told by the magic. A block's length and its counters lie
+ * far apart, so the records, one per counter pair, only feed the statistics, which keep the
+ * file (it is small: 9 bytes a block) and render the views whole: summary.txt, blocks.txt and
+ * dump.txt, its copy. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "tracemount/diag.h"
+#include "tracemount/format.h"
+#include "tracemount/registry.h"
+#include "tracemount/spix.h"
+
+enum phase { P_HEADER, P_LENGTHS, P_COUNTERS, P_REST };
+
+struct spix_state {
+	uint64_t phase;
+	uint64_t nbb;
+	uint64_t done; /* bytes of the lengths, or counter pairs, read */
+	uint64_t big_endian;
+	uint64_t ended; /* the end was reported */
+};
+
+static const char *const spix_extensions[] = {"bb", "spixcounts", NULL};
+static const char *const spix_classes[] = {"blocks"};
+
+static bool magic_at(const uint8_t *p, size_t len, bool *big_endian)
+{
+	if (len < 4)
+		return false;
+	*big_endian = p[0] == 0x62;
+	return tm_spix_word(p, *big_endian) == TM_SPIX_MAGIC;
+}
+
+static int spix_probe(const char *name, const uint8_t *head, size_t head_len)
+{
+	bool be;
+	if (head && magic_at(head, head_len, &be))
+		return 95;
+	return tm_name_has_extension(name, spix_extensions) ? 40 : 0;
+}
+
+/* The file's end, where it is not where the header says. */
+static void report_end(struct spix_state *s, const struct tm_decode_in *in, size_t pos,
+		       struct tm_diag *diag)
+{
+	if (s->ended)
+		return;
+	s->ended = 1;
+	uint64_t off = in->raw_off + pos;
+	switch (s->phase) {
+	case P_HEADER:
+		tm_diag_truncated(diag, off,
+				  "unexpected EOF in the header (%" PRIu64 " of 16 bytes)", off);
+		break;
+	case P_LENGTHS:
+		tm_diag_truncated(diag, off,
+				  "unexpected EOF in the block lengths (%" PRIu64 " of %" PRIu64
+				  " bytes): no block has its counters",
+				  s->done, TM_SPIX_CNT_OFF(s->nbb) - TM_SPIX_HEADER);
+		break;
+	case P_COUNTERS:
+		tm_diag_truncated(diag, off,
+				  "unexpected EOF: counters of %" PRIu64 " of %" PRIu64
+				  " blocks; the rest are missing",
+				  s->done, s->nbb);
+		break;
+	}
+}
+
+static int spix_decode(void *state, const struct tm_decode_in *in, void *recs, size_t max,
+		       size_t *n_out, size_t *used, struct tm_diag *diag)
+{
+	struct spix_state *s = state;
+	struct tm_record *out = recs;
+	size_t pos = 0, n = 0;
+	int ret = 0;
+
+	while (pos < in->len || (in->at_eof && !s->ended)) {
+		size_t avail = in->len - pos;
+		if (s->phase == P_HEADER) {
+			bool be;
+			if (avail >= 4 && !magic_at(in->buf + pos, avail, &be)) {
+				tm_diag_at(diag, in->raw_off,
+					   "bad magic 0x%08" PRIx32 " (not 0x%08x)",
+					   tm_spix_word(in->buf + pos, true), TM_SPIX_MAGIC);
+				s->phase = P_REST;
+				s->ended = 1; /* nothing of it is a block */
+				pos = in->len;
+				break;
+			}
+			if (avail < TM_SPIX_HEADER) {
+				if (!in->at_eof) {
+					ret = -EAGAIN;
+					break;
+				}
+				pos = in->len;
+				report_end(s, in, pos, diag);
+				break;
+			}
+			s->big_endian = be;
+			s->nbb = tm_spix_word(in->buf + pos + 12, be);
+			s->phase = P_LENGTHS;
+			pos += TM_SPIX_HEADER;
+		} else if (s->phase == P_LENGTHS) {
+			uint64_t section = TM_SPIX_CNT_OFF(s->nbb) - TM_SPIX_HEADER;
+			uint64_t take = section - s->done < avail ? section - s->done : avail;
+			pos += (size_t)take;
+			s->done += take;
+			if (s->done == section) {
+				s->phase = s->nbb ? P_COUNTERS : P_REST;
+				s->done = 0;
+			} else if (in->at_eof) {
+				report_end(s, in, pos, diag);
+				break;
+			}
+		} else if (s->phase == P_COUNTERS) {
+			if (n == max)
+				break;
+			if (avail < 8) {
+				if (!in->at_eof) {
+					ret = -EAGAIN;
+					break;
+				}
+				pos = in->len;
+				report_end(s, in, pos, diag);
+				break;
+			}
+			struct tm_record *r = (struct tm_record *)((char *)out + n * sizeof(*r));
+			memset(r, 0, sizeof(*r));
+			r->raw_rel = (uint32_t)pos;
+			r->raw_len = 8;
+			n++;
+			pos += 8;
+			if (++s->done == s->nbb)
+				s->phase = P_REST;
+		} else {
+			if (avail && !s->ended)
+				tm_diag_at(diag, in->raw_off + pos,
+					   "%zu bytes after the last block's counters%s", avail,
+					   in->at_eof ? "" : " (and maybe more)");
+			s->ended = 1;
+			pos = in->len;
+			break;
+		}
+	}
+	*n_out = n;
+	*used = pos;
+	return ret;
+}
+
+struct spix_stats {
+	uint8_t *file; /* the file's bytes, up to the end its header gives */
+	size_t len, want, cap;
+	int err;
+	struct tm_spix_table t;
+};
+
+static void spix_stats_update(void *stats, const struct tm_chunk *c)
+{
+	struct spix_stats *s = stats;
+	for (size_t i = 0; i < c->raw_len && !s->err && s->len < s->want;) {
+		size_t take = c->raw_len - i < s->want - s->len ? c->raw_len - i : s->want - s->len;
+		if (s->len + take > s->cap) {
+			size_t cap = s->cap ? s->cap * 2 : 4096;
+			while (cap < s->len + take)
+				cap *= 2;
+			uint8_t *p = realloc(s->file, cap);
+			if (!p) {
+				s->err = -ENOMEM;
+				return;
+			}
+			s->file = p;
+			s->cap = cap;
+		}
+		memcpy(s->file + s->len, c->raw + i, take);
+		s->len += take;
+		i += take;
+		bool be;
+		if (s->len >= TM_SPIX_HEADER && s->want == TM_SPIX_HEADER &&
+		    magic_at(s->file, s->len, &be)) /* now the end is known */
+			s->want = tm_spix_file_size(tm_spix_word(s->file + 12, be));
+	}
+}
+
+static int spix_stats_init(void *stats)
+{
+	struct spix_stats *s = stats;
+	s->want = TM_SPIX_HEADER;
+	return 0;
+}
+
+#define MAX_REPORTS 10 /* per kind of problem, then a count */
+
+/* Blocks whose counters do not fit their length or each other. */
+static void check_blocks(const struct tm_spix_table *t, bool whole, struct tm_diag *diag)
+{
+	uint64_t text = 0, empty = 0, half = 0;
+	for (uint32_t b = 0; b < t->nbb; b++) {
+		text += 4u * t->len[b];
+		bool bad0 = t->count[b][0] == TM_SPIX_BADCNT,
+		     bad1 = t->count[b][1] == TM_SPIX_BADCNT;
+		if (!t->len[b] && !bad0 && (t->count[b][0] || t->count[b][1]) &&
+		    ++empty <= MAX_REPORTS)
+			tm_diag_at(diag, TM_SPIX_HEADER + b,
+				   "block %" PRIu32 " has length 0 but counters %" PRIu32
+				   " %" PRIu32,
+				   b, t->count[b][0], t->count[b][1]);
+		if (bad0 != bad1 && ++half <= MAX_REPORTS)
+			tm_diag_at(diag, TM_SPIX_CNT_OFF(t->nbb) + 8 * (uint64_t)b,
+				   "block %" PRIu32
+				   " has one counter SPIX_SC_BADCNT and not the other",
+				   b);
+	}
+	if (empty > MAX_REPORTS)
+		tm_diag_note(diag, "%" PRIu64 " blocks of length 0 have counters", empty);
+	if (half > MAX_REPORTS)
+		tm_diag_note(diag, "%" PRIu64 " blocks have one counter SPIX_SC_BADCNT", half);
+	if (whole && text != t->tsize)
+		tm_diag_note(diag,
+			     "the block lengths add up to %" PRIu64 " bytes of text; the header "
+			     "says %" PRIu32,
+			     text, t->tsize);
+}
+
+static int spix_stats_finish(void *stats, json_object *obj, struct tm_diag *diag)
+{
+	struct spix_stats *s = stats;
+	char why[128];
+	if (s->err)
+		return s->err;
+	int err = tm_spix_parse(s->file, s->len, &s->t, why, sizeof(why));
+	if (err == -ENOMEM)
+		return err; /* the rest the decoder has reported */
+	check_blocks(&s->t, err == 0, diag);
+	uint64_t total = 0, executed = 0, badcnt = 0, branches = 0, longest = 0;
+	for (uint32_t b = 0; b < s->t.nbb; b++) {
+		uint64_t n = tm_spix_block_instructions(&s->t, b);
+		total += n;
+		executed += n > 0;
+		if (s->t.count[b][0] == TM_SPIX_BADCNT)
+			badcnt++;
+		else if (s->t.count[b][1])
+			branches++;
+		longest = s->t.len[b] > longest ? s->t.len[b] : longest;
+	}
+	char sum[16];
+	snprintf(sum, sizeof(sum), "0x%08" PRIx32, s->t.tsum);
+	json_object_object_add(obj, "byte_order",
+			       json_object_new_string(s->t.big_endian ? "big" : "little"));
+	json_object_object_add(obj, "text_size", json_object_new_int64(s->t.tsize));
+	json_object_object_add(obj, "text_checksum", json_object_new_string(sum));
+	json_object_object_add(
+	    obj, "blocks_in_header",
+	    json_object_new_int64(
+		s->len >= TM_SPIX_HEADER ? tm_spix_word(s->file + 12, s->t.big_endian) : 0));
+	const struct {
+		const char *key;
+		uint64_t value;
+	} keys[] = {
+	    {"blocks", s->t.nbb},	   {"non_executable_blocks", badcnt},
+	    {"executed_blocks", executed}, {"blocks_with_second_counter", branches},
+	    {"longest_block", longest},	   {"instructions", total},
+	};
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		json_object_object_add(obj, keys[k].key,
+				       json_object_new_int64((int64_t)keys[k].value));
+	return 0;
+}
+
+enum { T_SUMMARY, T_BLOCKS, T_DUMP, N_TABLES };
+static const char *const spix_tables[N_TABLES] = {"summary.txt", "blocks.txt", "dump.txt"};
+
+static int spix_tables_finish(void *stats, struct tm_blob *out)
+{
+	struct spix_stats *s = stats;
+	int err = tm_spix_summary(&s->t, &out[T_SUMMARY]);
+	if (!err)
+		err = tm_spix_blocks(&s->t, &out[T_BLOCKS]);
+	if (!err && !(out[T_DUMP].data = malloc(out[T_BLOCKS].len + 1)))
+		err = -ENOMEM;
+	if (!err) {
+		memcpy(out[T_DUMP].data, out[T_BLOCKS].data, out[T_BLOCKS].len);
+		out[T_DUMP].len = out[T_BLOCKS].len;
+	}
+	return err;
+}
+
+static void spix_stats_free(void *stats)
+{
+	struct spix_stats *s = stats;
+	free(s->file);
+	tm_spix_table_free(&s->t);
+}
+
+const struct tm_format tm_format_spixcounts = {
+    .name = "spixcounts",
+    .description = "SpixTools basic-block counts (spixcounts(5))",
+    .recognition = "magic 0x62620011 in either byte order (any name); extension .bb",
+    .extensions = spix_extensions,
+    .classes = spix_classes,
+    .n_classes = 1,
+    .record_size = sizeof(struct tm_record),
+    .state_size = sizeof(struct spix_state),
+    .stats_size = sizeof(struct spix_stats),
+    .chunk_records = 65536,
+    .raw_record_len = 8,
+    .probe = spix_probe,
+    .probe_needs_head = true,
+    .decode = spix_decode,
+    .stats_init = spix_stats_init,
+    .stats_update = spix_stats_update,
+    .stats_finish = spix_stats_finish,
+    .stats_free = spix_stats_free,
+    .table_views = spix_tables,
+    .n_table_views = N_TABLES,
+    .tables_finish = spix_tables_finish,
+};

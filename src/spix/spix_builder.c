@@ -1,0 +1,323 @@
+/* Basic-block counts derived from an executed instruction stream.
+ *
+ * The stream is cut into runs: instructions at consecutive addresses, ended by a
+ * flow-altering instruction, by a PC that does not follow, or after TM_SPIX_MAX_RUN
+ * instructions. Only distinct runs are kept, with their count and, for one ending in a
+ * conditional branch, its taken and not-taken counts: a hash lookup per run rather than per
+ * instruction, and memory bounded by the code executed, not by the trace's length.
+ *
+ * At the end the runs are laid out by address. A block begins where a run begins (the
+ * segment's start, every branch target, every PC that did not follow), after every run's
+ * last instruction (after every flow-altering instruction), after a gap, and after 255
+ * instructions. Every instruction of a block then runs as often as its first, so the blocks'
+ * instructions add up to the stream's. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracemount/spix.h"
+
+struct run {
+	uint64_t start, last; /* first and last instruction's address; with n, the key */
+	uint64_t count, taken, not_taken;
+	size_t sizes; /* offset of its n instruction sizes in the builder's pool */
+	uint32_t n;   /* 0: an empty slot */
+	bool cond;    /* ends in a conditional branch */
+};
+
+/* The run in progress on one processor. */
+struct current {
+	bool in_run;
+	uint64_t start, last, next_pc;
+	uint32_t n;
+	uint8_t sizes[TM_SPIX_MAX_RUN];
+};
+
+struct tm_spix_builder {
+	struct run *slots;
+	size_t n_slots, n_runs;
+	uint8_t *pool; /* instruction sizes of every run */
+	size_t pool_len, pool_cap;
+	struct current *cur[TM_MAX_GROUPS]; /* by stream, allocated at its first instruction */
+	int err;
+};
+
+int tm_spix_builder_new(struct tm_spix_builder **out)
+{
+	struct tm_spix_builder *b = calloc(1, sizeof(*b));
+	if (!b || !(b->slots = calloc(1024, sizeof(*b->slots)))) {
+		free(b);
+		return -ENOMEM;
+	}
+	b->n_slots = 1024;
+	*out = b;
+	return 0;
+}
+
+void tm_spix_builder_free(struct tm_spix_builder *b)
+{
+	if (!b)
+		return;
+	for (unsigned k = 0; k < TM_MAX_GROUPS; k++)
+		free(b->cur[k]);
+	free(b->slots);
+	free(b->pool);
+	free(b);
+}
+
+static size_t slot_of(uint64_t start, uint64_t last, uint32_t n, size_t n_slots)
+{
+	uint64_t h = (start * 0x9e3779b97f4a7c15ull) ^ (last * 0xc2b2ae3d27d4eb4full) ^ n;
+	h ^= h >> 29;
+	return (size_t)(h & (n_slots - 1));
+}
+
+static struct run *find_slot(struct run *slots, size_t n_slots, uint64_t start, uint64_t last,
+			     uint32_t n)
+{
+	size_t i = slot_of(start, last, n, n_slots);
+	while (slots[i].n && !(slots[i].start == start && slots[i].last == last && slots[i].n == n))
+		i = (i + 1) & (n_slots - 1);
+	return &slots[i];
+}
+
+static int grow_slots(struct tm_spix_builder *b)
+{
+	size_t n_slots = b->n_slots * 2;
+	struct run *slots = calloc(n_slots, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->n_slots; i++)
+		if (b->slots[i].n)
+			*find_slot(slots, n_slots, b->slots[i].start, b->slots[i].last,
+				   b->slots[i].n) = b->slots[i];
+	free(b->slots);
+	b->slots = slots;
+	b->n_slots = n_slots;
+	return 0;
+}
+
+/* A new run's sizes, kept once. */
+static int keep_sizes(struct tm_spix_builder *b, const struct current *c, struct run *r)
+{
+	if (b->pool_len + c->n > b->pool_cap) {
+		size_t cap = b->pool_cap ? b->pool_cap * 2 : 1 << 16;
+		while (cap < b->pool_len + c->n)
+			cap *= 2;
+		uint8_t *pool = realloc(b->pool, cap);
+		if (!pool)
+			return -ENOMEM;
+		b->pool = pool;
+		b->pool_cap = cap;
+	}
+	memcpy(b->pool + b->pool_len, c->sizes, c->n);
+	r->sizes = b->pool_len;
+	b->pool_len += c->n;
+	return 0;
+}
+
+static void end_run(struct tm_spix_builder *b, struct current *c, uint8_t flow)
+{
+	c->in_run = false;
+	if (b->err)
+		return;
+	if (2 * (b->n_runs + 1) > b->n_slots && (b->err = grow_slots(b)) < 0)
+		return;
+	struct run *r = find_slot(b->slots, b->n_slots, c->start, c->last, c->n);
+	if (!r->n) {
+		if ((b->err = keep_sizes(b, c, r)) < 0)
+			return;
+		r->start = c->start;
+		r->last = c->last;
+		r->n = c->n;
+		b->n_runs++;
+	}
+	r->count++;
+	if (flow == TM_FLOW_TAKEN || flow == TM_FLOW_NOT_TAKEN) {
+		r->cond = true;
+		*(flow == TM_FLOW_TAKEN ? &r->taken : &r->not_taken) += 1;
+	}
+}
+
+void tm_spix_builder_add(struct tm_spix_builder *b, const struct tm_insn *insn)
+{
+	unsigned k = insn->stream < TM_MAX_GROUPS ? insn->stream : TM_MAX_GROUPS - 1;
+	struct current *c = b->cur[k];
+	if (!c && !(c = b->cur[k] = calloc(1, sizeof(*c)))) {
+		b->err = -ENOMEM;
+		return;
+	}
+	if (insn->more) {
+		if (c->in_run && insn->pc == c->last && insn->flow != TM_FLOW_NONE)
+			end_run(b, c, insn->flow);
+		return;
+	}
+	if (c->in_run && (insn->pc != c->next_pc || c->n == TM_SPIX_MAX_RUN))
+		end_run(b, c, TM_FLOW_NONE);
+	if (!c->in_run) {
+		c->in_run = true;
+		c->start = insn->pc;
+		c->n = 0;
+	}
+	uint32_t size = insn->size ? insn->size : 1;
+	c->sizes[c->n++] = (uint8_t)(size < 255 ? size : 255);
+	c->last = insn->pc;
+	c->next_pc = insn->pc + size;
+	if (insn->flow != TM_FLOW_NONE)
+		end_run(b, c, insn->flow);
+}
+
+/* One executed instruction address, from every run holding it. */
+struct entry {
+	uint64_t addr, count, taken, not_taken;
+	uint32_t size;
+	uint8_t flags;
+};
+
+enum { E_START = 1, E_END = 2, E_COND = 4 };
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Every instruction of every run, sorted by address, one entry per address. */
+static struct entry *lay_out(const struct tm_spix_builder *b, size_t *n_out)
+{
+	struct entry *e = malloc((b->pool_len + 1) * sizeof(*e));
+	size_t n = 0;
+	if (!e)
+		return NULL;
+	for (size_t i = 0; i < b->n_slots; i++) {
+		const struct run *r = &b->slots[i];
+		uint64_t addr = r->start;
+		for (uint32_t k = 0; k < r->n; k++) {
+			uint32_t size = b->pool[r->sizes + k];
+			bool last = k + 1 == r->n;
+			e[n++] = (struct entry){
+			    .addr = addr,
+			    .count = r->count,
+			    .taken = last ? r->taken : 0,
+			    .not_taken = last ? r->not_taken : 0,
+			    .size = size,
+			    .flags = (uint8_t)((k == 0 ? E_START : 0) | (last ? E_END : 0) |
+					       (last && r->cond ? E_COND : 0)),
+			};
+			addr += size;
+		}
+	}
+	qsort(e, n, sizeof(*e), by_addr);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (m && e[m - 1].addr == e[i].addr) {
+			e[m - 1].count += e[i].count;
+			e[m - 1].taken += e[i].taken;
+			e[m - 1].not_taken += e[i].not_taken;
+			e[m - 1].flags |= e[i].flags;
+		} else {
+			e[m++] = e[i];
+		}
+	}
+	*n_out = m;
+	return e;
+}
+
+struct sweep {
+	struct tm_spix_table *t;
+	struct tm_spix_facts *facts;
+	uint64_t text; /* bytes so far */
+	int err;
+};
+
+static uint32_t counter(struct sweep *s, uint64_t v)
+{
+	if (v < TM_SPIX_BADCNT)
+		return (uint32_t)v;
+	s->facts->saturated++;
+	return TM_SPIX_BADCNT - 1;
+}
+
+static void emit(struct sweep *s, uint64_t addr, unsigned len, uint32_t c0, uint32_t c1)
+{
+	struct tm_spix_table *t = s->t;
+	if (s->err || (s->err = tm_spix_table_reserve(t, (uint64_t)t->nbb + 1)) < 0)
+		return;
+	t->addr[t->nbb] = addr;
+	t->len[t->nbb] = (uint8_t)len;
+	t->count[t->nbb][0] = c0;
+	t->count[t->nbb][1] = c1;
+	t->nbb++;
+	s->text += 4u * len;
+}
+
+/* Non-executable blocks for the bytes between two executed instructions. */
+static void emit_gap(struct sweep *s, uint64_t addr, uint64_t bytes)
+{
+	if (bytes > TM_SPIX_MAX_GAP) {
+		s->facts->gaps_shortened++;
+		emit(s, addr, 1, TM_SPIX_BADCNT, TM_SPIX_BADCNT);
+		return;
+	}
+	for (uint64_t words = (bytes + 3) / 4; words && !s->err;) {
+		unsigned len = words > TM_SPIX_MAX_BLOCK ? TM_SPIX_MAX_BLOCK : (unsigned)words;
+		emit(s, addr, len, TM_SPIX_BADCNT, TM_SPIX_BADCNT);
+		addr += 4u * len;
+		words -= len;
+	}
+}
+
+int tm_spix_builder_finish(struct tm_spix_builder *b, struct tm_spix_table *t,
+			   struct tm_spix_facts *facts)
+{
+	memset(t, 0, sizeof(*t));
+	memset(facts, 0, sizeof(*facts));
+	for (unsigned k = 0; k < TM_MAX_GROUPS; k++)
+		if (b->cur[k] && b->cur[k]->in_run)
+			end_run(b, b->cur[k], TM_FLOW_NONE);
+	if (b->err)
+		return b->err;
+	size_t n = 0;
+	struct entry *e = lay_out(b, &n);
+	if (!e || !(t->addr = malloc(sizeof(*t->addr))) || tm_spix_table_reserve(t, 1) < 0) {
+		free(e);
+		tm_spix_table_free(t);
+		return -ENOMEM;
+	}
+	t->big_endian = true;
+	struct sweep s = {.t = t, .facts = facts};
+	uint64_t start = 0, count = 0;
+	unsigned len = 0;
+	for (size_t i = 0; i <= n && !s.err; i++) {
+		const struct entry *prev = i ? &e[i - 1] : NULL, *cur = i < n ? &e[i] : NULL;
+		uint64_t prev_end = prev ? prev->addr + prev->size : 0;
+		bool cut = !prev || !cur || (cur->flags & E_START) || (prev->flags & E_END) ||
+			   prev_end != cur->addr || len == TM_SPIX_MAX_BLOCK || cur->count != count;
+		if (cut && prev) { /* the block up to prev */
+			bool cond = prev->flags & E_COND;
+			emit(&s, start, len, counter(&s, cond ? prev->taken : count),
+			     counter(&s, cond ? prev->not_taken : 0));
+		}
+		if (!cur)
+			break;
+		if (prev && prev_end < cur->addr)
+			emit_gap(&s, prev_end, cur->addr - prev_end);
+		if (prev && prev_end > cur->addr)
+			facts->overlaps++;
+		if (cut) {
+			start = cur->addr;
+			count = cur->count;
+			len = 0;
+		}
+		len++;
+		facts->instructions += cur->count;
+	}
+	free(e);
+	if (s.err) {
+		tm_spix_table_free(t);
+		return s.err;
+	}
+	facts->text_too_large = s.text > UINT32_MAX;
+	t->tsize = facts->text_too_large ? UINT32_MAX : (uint32_t)s.text;
+	return 0;
+}

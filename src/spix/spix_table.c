@@ -1,0 +1,295 @@
+/* The spixcounts block table: its file form, both ways, its texts and sadd's sum. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracemount/spix.h"
+
+int tm_spix_table_reserve(struct tm_spix_table *t, uint64_t n)
+{
+	if (n <= t->cap)
+		return 0;
+	if (n > UINT32_MAX)
+		return -ENOMEM;
+	uint64_t cap = t->cap ? t->cap : 256;
+	while (cap < n)
+		cap *= 2;
+	if (cap > UINT32_MAX)
+		cap = UINT32_MAX;
+	uint8_t *len = realloc(t->len, cap);
+	if (len)
+		t->len = len;
+	uint32_t(*count)[2] = len ? realloc(t->count, cap * sizeof(*count)) : NULL;
+	if (count)
+		t->count = count;
+	uint64_t *addr = count && t->addr ? realloc(t->addr, cap * sizeof(*addr)) : NULL;
+	if (addr)
+		t->addr = addr;
+	if (!len || !count || (t->addr && !addr))
+		return -ENOMEM;
+	t->cap = (uint32_t)cap;
+	return 0;
+}
+
+void tm_spix_table_free(struct tm_spix_table *t)
+{
+	free(t->len);
+	free(t->count);
+	free(t->addr);
+	memset(t, 0, sizeof(*t));
+}
+
+static void put_word(uint8_t *p, uint32_t v, bool big_endian)
+{
+	for (int i = 0; i < 4; i++)
+		p[big_endian ? i : 3 - i] = (uint8_t)(v >> (24 - 8 * i));
+}
+
+int tm_spix_write(const struct tm_spix_table *t, struct tm_blob *out)
+{
+	uint64_t size = tm_spix_file_size(t->nbb);
+	uint8_t *p = calloc(1, size);
+	if (!p)
+		return -ENOMEM;
+	uint32_t header[4] = {TM_SPIX_MAGIC, t->tsize, t->tsum, t->nbb};
+	for (int i = 0; i < 4; i++)
+		put_word(p + 4 * i, header[i], t->big_endian);
+	if (t->nbb)
+		memcpy(p + TM_SPIX_HEADER, t->len, t->nbb);
+	uint8_t *c = p + TM_SPIX_CNT_OFF(t->nbb);
+	for (uint32_t b = 0; b < t->nbb; b++, c += 8) {
+		put_word(c, t->count[b][0], t->big_endian);
+		put_word(c + 4, t->count[b][1], t->big_endian);
+	}
+	out->data = p;
+	out->len = size;
+	return 0;
+}
+
+static int say(char *why, size_t why_len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, why_len, fmt, ap);
+	va_end(ap);
+	return -EBADMSG;
+}
+
+int tm_spix_parse(const uint8_t *buf, size_t len, struct tm_spix_table *t, char *why,
+		  size_t why_len)
+{
+	memset(t, 0, sizeof(*t));
+	if (len < 4)
+		return say(why, why_len, "unexpected EOF in the header (%zu of 16 bytes)", len);
+	t->big_endian = buf[0] == 0x62;
+	if (tm_spix_word(buf, t->big_endian) != TM_SPIX_MAGIC)
+		return say(why, why_len, "bad magic");
+	if (len < TM_SPIX_HEADER)
+		return say(why, why_len, "unexpected EOF in the header (%zu of 16 bytes)", len);
+	t->tsize = tm_spix_word(buf + 4, t->big_endian);
+	t->tsum = tm_spix_word(buf + 8, t->big_endian);
+	uint32_t nbb = tm_spix_word(buf + 12, t->big_endian);
+	/* the blocks read whole: a length and a counter pair each */
+	uint64_t whole = len >= TM_SPIX_CNT_OFF(nbb) ? (len - TM_SPIX_CNT_OFF(nbb)) / 8 : 0;
+	if (whole > nbb)
+		whole = nbb;
+	if (tm_spix_table_reserve(t, whole ? whole : 1) < 0)
+		return -ENOMEM;
+	t->nbb = (uint32_t)whole;
+	memcpy(t->len, buf + TM_SPIX_HEADER, whole);
+	const uint8_t *c = buf + TM_SPIX_CNT_OFF(nbb);
+	for (uint64_t b = 0; b < whole; b++, c += 8) {
+		t->count[b][0] = tm_spix_word(c, t->big_endian);
+		t->count[b][1] = tm_spix_word(c + 4, t->big_endian);
+	}
+	if (whole < nbb)
+		return say(why, why_len, "unexpected EOF: %" PRIu64 " of %" PRIu32 " blocks", whole,
+			   nbb);
+	return 0;
+}
+
+/* A growing text. */
+struct text {
+	char *p;
+	size_t len, cap;
+	int err;
+};
+
+static void text_printf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void text_printf(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	for (int pass = 0; pass < 2 && !t->err; pass++) {
+		va_start(ap, fmt);
+		int n = vsnprintf(t->p ? t->p + t->len : NULL, t->cap - t->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			t->err = -EINVAL;
+		} else if ((size_t)n < t->cap - t->len) {
+			t->len += (size_t)n;
+			return;
+		} else {
+			size_t cap = t->cap ? t->cap : 4096;
+			while (cap - t->len <= (size_t)n)
+				cap *= 2;
+			char *p = realloc(t->p, cap);
+			if (!p)
+				t->err = -ENOMEM;
+			else {
+				t->p = p;
+				t->cap = cap;
+			}
+		}
+	}
+}
+
+static int text_done(struct text *t, struct tm_blob *out)
+{
+	if (t->err) {
+		free(t->p);
+		return t->err;
+	}
+	out->data = (uint8_t *)t->p;
+	out->len = t->len;
+	return 0;
+}
+
+/* Text offset of every block: the lengths before it, in bytes. */
+static uint64_t *block_offsets(const struct tm_spix_table *t)
+{
+	uint64_t *off = malloc(((size_t)t->nbb + 1) * sizeof(*off));
+	if (!off)
+		return NULL;
+	off[0] = 0;
+	for (uint32_t b = 0; b < t->nbb; b++)
+		off[b + 1] = off[b] + 4u * t->len[b];
+	return off;
+}
+
+static void put_counter(struct text *x, uint32_t v)
+{
+	if (v == TM_SPIX_BADCNT)
+		text_printf(x, " -");
+	else
+		text_printf(x, " %" PRIu32, v);
+}
+
+int tm_spix_blocks(const struct tm_spix_table *t, struct tm_blob *out)
+{
+	struct text x = {0};
+	uint64_t off = 0;
+	for (uint32_t b = 0; b < t->nbb && !x.err; b++) {
+		text_printf(&x, "%" PRIu32 " 0x%08" PRIx64 " %u", b, off, t->len[b]);
+		put_counter(&x, t->count[b][0]);
+		put_counter(&x, t->count[b][1]);
+		text_printf(&x, "\n");
+		off += 4u * t->len[b];
+	}
+	if (!x.p && !x.err)
+		x.p = malloc(1); /* an empty view still has data */
+	if (!x.p && !x.err)
+		x.err = -ENOMEM;
+	return text_done(&x, out);
+}
+
+struct ranked {
+	uint64_t instructions;
+	uint32_t block;
+};
+
+static int by_instructions(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+	if (x->instructions != y->instructions)
+		return x->instructions < y->instructions ? 1 : -1;
+	return x->block < y->block ? -1 : x->block > y->block;
+}
+
+int tm_spix_summary(const struct tm_spix_table *t, struct tm_blob *out)
+{
+	struct text x = {0};
+	uint64_t total = 0, *off = block_offsets(t);
+	uint32_t executed = 0, badcnt = 0;
+	struct ranked *rank = malloc(((size_t)t->nbb + 1) * sizeof(*rank));
+	if (!off || !rank) {
+		free(off);
+		free(rank);
+		return -ENOMEM;
+	}
+	for (uint32_t b = 0; b < t->nbb; b++) {
+		uint64_t n = tm_spix_block_instructions(t, b);
+		if (t->count[b][0] == TM_SPIX_BADCNT && t->count[b][1] == TM_SPIX_BADCNT)
+			badcnt++;
+		if (n)
+			rank[executed++] = (struct ranked){n, b};
+		total += n;
+	}
+	qsort(rank, executed, sizeof(*rank), by_instructions);
+	text_printf(&x,
+		    "magic 0x%08x %s-endian\n"
+		    "text_size %" PRIu32 "\n"
+		    "text_checksum 0x%08" PRIx32 "\n"
+		    "blocks %" PRIu32 "\n"
+		    "non_executable_blocks %" PRIu32 "\n"
+		    "executed_blocks %" PRIu32 "\n"
+		    "instructions %" PRIu64 "\n\n",
+		    TM_SPIX_MAGIC, t->big_endian ? "big" : "little", t->tsize, t->tsum, t->nbb,
+		    badcnt, executed, total);
+	text_printf(&x, "rank block offset length executions instructions percent cumulative%s\n",
+		    t->addr ? " address" : "");
+	uint64_t sum = 0;
+	for (uint32_t k = 0; k < executed && !x.err; k++) {
+		uint32_t b = rank[k].block;
+		sum += rank[k].instructions;
+		text_printf(
+		    &x,
+		    "%" PRIu32 " %" PRIu32 " 0x%08" PRIx64 " %u %" PRIu64 " %" PRIu64 " %.2f %.2f",
+		    k + 1, b, off[b], t->len[b], rank[k].instructions / t->len[b],
+		    rank[k].instructions, 100.0 * (double)rank[k].instructions / (double)total,
+		    100.0 * (double)sum / (double)total);
+		if (t->addr)
+			text_printf(&x, " 0x%" PRIx64, t->addr[b]);
+		text_printf(&x, "\n");
+	}
+	free(off);
+	free(rank);
+	return text_done(&x, out);
+}
+
+int tm_spix_add(struct tm_spix_table *sum, const struct tm_spix_table *b, int sign, char *why,
+		size_t why_len)
+{
+	uint64_t off = 0;
+	for (uint32_t k = 0; k < sum->nbb; k++) {
+		for (int i = 0; i < 2; i++) {
+			uint32_t x = sum->count[k][i], y = b->count[k][i];
+			if (x == TM_SPIX_BADCNT || y == TM_SPIX_BADCNT) {
+				/* non-executable in both stays so; counted in one only is a
+				 * mismatch sadd cannot add */
+				if (x != y) {
+					snprintf(why, why_len,
+						 "block %" PRIu32 " (text offset 0x%08" PRIx64
+						 ") is executable in one file only",
+						 k, off);
+					return -ERANGE;
+				}
+				continue;
+			}
+			int64_t v = sign > 0 ? (int64_t)x + y : (int64_t)x - y;
+			if (v < 0 || v >= TM_SPIX_BADCNT) {
+				snprintf(why, why_len,
+					 "counter %s at block %" PRIu32 " (text offset 0x%08" PRIx64
+					 ")",
+					 v < 0 ? "underflow" : "overflow", k, off);
+				return -ERANGE;
+			}
+			sum->count[k][i] = (uint32_t)v;
+		}
+		off += 4u * sum->len[k];
+	}
+	return 0;
+}
