@@ -64,6 +64,7 @@ struct tm_node {
 	struct tm_trace *trace;	     /* VIEW_DIR, VIEW: a reference, dropped by tm_node_put */
 	int view;		     /* VIEW: index in the trace's view table */
 	enum tm_meta_file meta;	     /* META */
+	bool sum;		     /* TRACE, VIEW_DIR, VIEW: a virtual sum (sum.h) */
 };
 
 /* Opens SOURCE (a folder or one trace file). Returns 0, or -errno with a message in err. */
@@ -82,6 +83,10 @@ void tm_fs_log(struct tm_fs *fs, int priority, const char *fmt, ...)
 /* What path ("/a/b.byu/dump.txt") is. Returns 0 or -errno; release with tm_node_put(). */
 int tm_fs_resolve(struct tm_fs *fs, const char *path, struct tm_node *n);
 void tm_node_put(struct tm_fs *fs, struct tm_node *n);
+
+/* The bytes of the trace of node n (TRACE, VIEW_DIR, VIEW): its file, or a sum built in
+ * memory. Returns 0 or -errno; the caller closes src. */
+int tm_fs_node_source(struct tm_fs *fs, const struct tm_node *n, struct tm_source *src);
 
 int tm_fs_getattr(struct tm_fs *fs, const char *path, struct stat *st);
 int tm_fs_readlink(struct tm_fs *fs, const char *path, char *buf, size_t size);

@@ -77,11 +77,12 @@ int tm_spix_summary(const struct tm_spix_table *t, struct tm_blob *out);
  * BADCNT). Returns 0 or -ENOMEM. */
 int tm_spix_blocks(const struct tm_spix_table *t, struct tm_blob *out);
 
-/* Adds (sign 1) or subtracts (-1) b to sum, as sadd does; the tables must have the same
- * blocks. Returns 0, or -ERANGE when a counter overflows or goes below zero, with the block
- * and its text offset in why. */
-int tm_spix_add(struct tm_spix_table *sum, const struct tm_spix_table *b, int sign, char *why,
-		size_t why_len);
+/* Adds b's counters to sum's, as sadd does; the tables have the same blocks. Where sadd
+ * stops, this goes on: a counter that overflows stays at 0xfffffffe, and a block that is
+ * non-executable (BADCNT) in one table only takes the other's counters. Returns the number of
+ * such blocks; the first is described in why (with its text offset, as sadd names it). */
+uint64_t tm_spix_add(struct tm_spix_table *sum, const struct tm_spix_table *b, char *why,
+		     size_t why_len);
 
 /* Derives the table of an executed instruction stream, fed in order. */
 struct tm_spix_builder;

@@ -66,8 +66,8 @@ static int build_index(struct tm_trace *t, struct tm_source *src, struct tm_inde
 static bool unchanged(const struct tm_trace *t, struct tm_source *src)
 {
 	struct stat st;
-	if (!t->has_identity)
-		return true;
+	if (!t->has_identity || src->fd < 0)
+		return true; /* a source without a file (a sum) does not change */
 	return fstat(src->fd, &st) == 0 && (uint64_t)st.st_size == t->size &&
 	       st.st_mtim.tv_sec == t->mtime.tv_sec && st.st_mtim.tv_nsec == t->mtime.tv_nsec;
 }

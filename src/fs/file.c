@@ -28,7 +28,7 @@ int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file 
 	switch (n.kind) {
 	case TM_NODE_FILE: err = tm_source_open(fs->root_fd, n.src, &f->src); break;
 	case TM_NODE_VIEW:
-		if ((err = tm_source_open(fs->root_fd, n.src, &f->src)) < 0)
+		if ((err = tm_fs_node_source(fs, &n, &f->src)) < 0)
 			break;
 		err = tm_reader_open(&f->reader, fs->ctx, n.trace, &f->src, (unsigned)n.view);
 		if (err) {

@@ -18,6 +18,7 @@
 #include "tracemount/context.h"
 #include "tracemount/fs.h"
 #include "tracemount/registry.h"
+#include "tracemount/sum.h"
 #include "tracemount/trace.h"
 
 const char *const tm_meta_names[TM_META_N] = {"version", "formats", "status"};
@@ -150,13 +151,37 @@ static int resolve_meta(const char *rest, struct tm_node *n)
 	return -ENOENT;
 }
 
+/* The folder holding path, and its last component. */
+static void split_path(const char *path, char *dir, size_t dir_len, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	*name = slash ? slash + 1 : path;
+	snprintf(dir, dir_len, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+}
+
+int tm_fs_node_source(struct tm_fs *fs, const struct tm_node *n, struct tm_source *src)
+{
+	if (!n->sum)
+		return tm_source_open(fs->root_fd, n->src, src);
+	char dir[PATH_MAX];
+	const char *name;
+	struct tm_sum *s;
+	split_path(n->src, dir, sizeof(dir), &name);
+	int err = tm_sum_find(fs->ctx, fs->root_fd, dir, name, &s);
+	if (err)
+		return err == -ENOENT ? -ESTALE : err; /* its members changed since the lookup */
+	err = tm_sum_source_open(fs->root_fd, s, src);
+	tm_sums_free(s, 1);
+	return err;
+}
+
 /* Whether view v of n's trace exists (a group view needs records, so the index). */
 static int view_exists(struct tm_fs *fs, const struct tm_node *n, unsigned v)
 {
 	struct tm_source src;
 	if (n->trace->views.views[v].group < 0)
 		return 1;
-	int err = tm_source_open(fs->root_fd, n->src, &src);
+	int err = tm_fs_node_source(fs, n, &src);
 	if (err)
 		return err;
 	err = tm_view_exists(n->trace, &src, v);
@@ -200,6 +225,23 @@ static int resolve_view(struct tm_fs *fs, const char *rest, struct tm_node *n)
 	return -ENOENT;
 }
 
+/* n->src names no file: it may be a sum of its folder's spixcounts files. */
+static int resolve_sum(struct tm_fs *fs, const char *rest, struct tm_node *n)
+{
+	char dir[PATH_MAX];
+	const char *name;
+	struct tm_sum *s;
+	split_path(n->src, dir, sizeof(dir), &name);
+	int err = tm_sum_find(fs->ctx, fs->root_fd, dir, name, &s);
+	if (err)
+		return err;
+	n->st = s->st;
+	tm_sums_free(s, 1);
+	n->sum = true;
+	n->fmt = tm_format_find("spixcounts");
+	return resolve_view(fs, rest, n);
+}
+
 int tm_fs_resolve(struct tm_fs *fs, const char *path, struct tm_node *n)
 {
 	char comp[NAME_MAX + 1];
@@ -230,7 +272,7 @@ int tm_fs_resolve(struct tm_fs *fs, const char *path, struct tm_node *n)
 		memcpy(n->src + src_len, comp, cl + 1);
 		src_len += cl;
 		if (fstatat(fs->root_fd, n->src, &n->st, AT_SYMLINK_NOFOLLOW) < 0)
-			return -errno;
+			return errno == ENOENT ? resolve_sum(fs, path, n) : -errno;
 
 		if (S_ISDIR(n->st.st_mode)) {
 			n->kind = TM_NODE_DIR;
@@ -282,7 +324,7 @@ static int view_attrs(struct tm_fs *fs, struct tm_node *n, struct stat *st)
 {
 	struct tm_source src;
 	uint64_t size;
-	int err = tm_source_open(fs->root_fd, n->src, &src);
+	int err = tm_fs_node_source(fs, n, &src);
 	if (err)
 		return err;
 	err = tm_view_size(n->trace, &src, (unsigned)n->view, &size);
@@ -386,6 +428,25 @@ static int list_view(void *p, const char *name, int is_dir, unsigned view)
 	return a->fill(a->arg, name, is_dir ? S_IFDIR : S_IFREG);
 }
 
+/* The folder's sums of spixcounts files, unless files have their names. */
+static int list_sums(struct tm_fs *fs, const char *dir,
+		     int (*fill)(void *arg, const char *name, mode_t type), void *arg)
+{
+	struct tm_sum *sums;
+	struct stat st;
+	char path[PATH_MAX];
+	int n = tm_sums_of(fs->ctx, fs->root_fd, dir, &sums), err = 0;
+	for (int k = 0; k < n && !err; k++) {
+		if (snprintf(path, sizeof(path), "%s/%s", dir, sums[k].name) >= (int)sizeof(path))
+			continue;
+		if (fstatat(fs->root_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			err = fill(arg, sums[k].name, S_IFDIR);
+	}
+	if (n > 0)
+		tm_sums_free(sums, n);
+	return n < 0 ? n : err > 0 ? 0 : err;
+}
+
 /* The entries of a source folder, with traces shown as folders. */
 static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
 			   int (*fill)(void *arg, const char *name, mode_t type), void *arg)
@@ -433,7 +494,7 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
 	if (!err && errno)
 		err = -errno;
 	closedir(d);
-	return err > 0 ? 0 : err;
+	return err > 0 ? 0 : err ? err : list_sums(fs, n->src, fill, arg);
 }
 
 int tm_fs_readdir(struct tm_fs *fs, const char *path,

@@ -260,36 +260,37 @@ int tm_spix_summary(const struct tm_spix_table *t, struct tm_blob *out)
 	return text_done(&x, out);
 }
 
-int tm_spix_add(struct tm_spix_table *sum, const struct tm_spix_table *b, int sign, char *why,
-		size_t why_len)
+uint64_t tm_spix_add(struct tm_spix_table *sum, const struct tm_spix_table *b, char *why,
+		     size_t why_len)
 {
-	uint64_t off = 0;
-	for (uint32_t k = 0; k < sum->nbb; k++) {
-		for (int i = 0; i < 2; i++) {
-			uint32_t x = sum->count[k][i], y = b->count[k][i];
-			if (x == TM_SPIX_BADCNT || y == TM_SPIX_BADCNT) {
-				/* non-executable in both stays so; counted in one only is a
-				 * mismatch sadd cannot add */
-				if (x != y) {
-					snprintf(why, why_len,
-						 "block %" PRIu32 " (text offset 0x%08" PRIx64
-						 ") is executable in one file only",
-						 k, off);
-					return -ERANGE;
-				}
-				continue;
-			}
-			int64_t v = sign > 0 ? (int64_t)x + y : (int64_t)x - y;
-			if (v < 0 || v >= TM_SPIX_BADCNT) {
+	uint64_t off = 0, problems = 0;
+	for (uint32_t k = 0; k < sum->nbb && k < b->nbb; off += 4u * sum->len[k], k++) {
+		uint32_t *x = sum->count[k];
+		const uint32_t *y = b->count[k];
+		bool bad_x = x[0] == TM_SPIX_BADCNT, bad_y = y[0] == TM_SPIX_BADCNT;
+		if (bad_x || bad_y) {
+			if (bad_x == bad_y)
+				continue; /* non-executable in both */
+			if (!problems++)
 				snprintf(why, why_len,
-					 "counter %s at block %" PRIu32 " (text offset 0x%08" PRIx64
-					 ")",
-					 v < 0 ? "underflow" : "overflow", k, off);
-				return -ERANGE;
-			}
-			sum->count[k][i] = (uint32_t)v;
+					 "block %" PRIu32 " (text offset 0x%08" PRIx64
+					 ") is non-executable in one file only",
+					 k, off);
+			if (bad_x)
+				memcpy(x, y, 2 * sizeof(*x));
+			continue;
 		}
-		off += 4u * sum->len[k];
+		bool over = false;
+		for (int i = 0; i < 2; i++) {
+			uint64_t v = (uint64_t)x[i] + y[i];
+			over |= v >= TM_SPIX_BADCNT;
+			x[i] = v >= TM_SPIX_BADCNT ? TM_SPIX_BADCNT - 1 : (uint32_t)v;
+		}
+		if (over && !problems++)
+			snprintf(why, why_len,
+				 "counter overflow at block %" PRIu32 " (text offset 0x%08" PRIx64
+				 ")",
+				 k, off);
 	}
-	return 0;
+	return problems;
 }
