@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "tracemount/reader.h"
 #include "tracemount/registry.h"
 #include "tracemount/source.h"
+#include "tracemount/sum.h"
 #include "tracemount/trace.h"
 
 /* A trace opened from the command line. */
@@ -46,6 +48,23 @@ static int parse_args(int argc, char **argv, int n_operands, const char **format
 	return 0;
 }
 
+/* A path that names no file may name a sum of spixcounts files (sum.h). */
+static int open_sum(struct cli_trace *ct, const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct tm_sum *s;
+	if (snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
+		     slash ? path : ".") >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	int err = tm_sum_find(ct->ctx, AT_FDCWD, *dir ? dir : "/", slash ? slash + 1 : path, &s);
+	if (err)
+		return err;
+	err = tm_sum_source_open(AT_FDCWD, s, &ct->src);
+	tm_sums_free(s, 1);
+	return err;
+}
+
 static int open_trace(struct cli_trace *ct, const char *path, const char *format)
 {
 	const struct tm_format *fmt = NULL;
@@ -68,6 +87,8 @@ static int open_trace(struct cli_trace *ct, const char *path, const char *format
 	char *resolved = realpath(path, NULL);
 	err = resolved ? tm_source_open(AT_FDCWD, resolved, &ct->src) : -errno;
 	free(resolved);
+	if (err == -ENOENT)
+		err = open_sum(ct, path);
 	if (err < 0) {
 		fprintf(stderr, "tracemount: %s: %s\n", path,
 			err == -EINVAL ? "not a regular file" : strerror(-err));

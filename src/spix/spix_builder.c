@@ -291,6 +291,9 @@ int tm_spix_builder_finish(struct tm_spix_builder *b, struct tm_spix_table *t,
 	for (size_t i = 0; i <= n && !s.err; i++) {
 		const struct entry *prev = i ? &e[i - 1] : NULL, *cur = i < n ? &e[i] : NULL;
 		uint64_t prev_end = prev ? prev->addr + prev->size : 0;
+		/* with both marks every instruction of a block runs as often as its first; the
+		 * count test only guards against addresses seen with two sizes (x86 code jumped
+		 * into mid-instruction) */
 		bool cut = !prev || !cur || (cur->flags & E_START) || (prev->flags & E_END) ||
 			   prev_end != cur->addr || len == TM_SPIX_MAX_BLOCK || cur->count != count;
 		if (cut && prev) { /* the block up to prev */

@@ -85,8 +85,10 @@ int tm_spix_parse(const uint8_t *buf, size_t len, struct tm_spix_table *t, char 
 	if (len < 4)
 		return say(why, why_len, "unexpected EOF in the header (%zu of 16 bytes)", len);
 	t->big_endian = buf[0] == 0x62;
-	if (tm_spix_word(buf, t->big_endian) != TM_SPIX_MAGIC)
+	if (tm_spix_word(buf, t->big_endian) != TM_SPIX_MAGIC) {
+		t->big_endian = true; /* no order: SPARC's */
 		return say(why, why_len, "bad magic");
+	}
 	if (len < TM_SPIX_HEADER)
 		return say(why, why_len, "unexpected EOF in the header (%zu of 16 bytes)", len);
 	t->tsize = tm_spix_word(buf + 4, t->big_endian);
