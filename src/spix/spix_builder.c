@@ -19,7 +19,7 @@
 
 struct run {
 	uint64_t start, last; /* first and last instruction's address; with n, the key */
-	uint64_t count, taken, not_taken;
+	uint64_t count, taken; /* not taken: count minus taken */
 	size_t sizes; /* offset of its n instruction sizes in the builder's pool */
 	uint32_t n;   /* 0: an empty slot */
 	bool cond;    /* ends in a conditional branch */
@@ -135,7 +135,7 @@ static void end_run(struct tm_spix_builder *b, struct current *c, uint8_t flow)
 	r->count++;
 	if (flow == TM_FLOW_TAKEN || flow == TM_FLOW_NOT_TAKEN) {
 		r->cond = true;
-		*(flow == TM_FLOW_TAKEN ? &r->taken : &r->not_taken) += 1;
+		r->taken += flow == TM_FLOW_TAKEN;
 	}
 }
 
@@ -169,7 +169,7 @@ void tm_spix_builder_add(struct tm_spix_builder *b, const struct tm_insn *insn)
 
 /* One executed instruction address, from every run holding it. */
 struct entry {
-	uint64_t addr, count, taken, not_taken;
+	uint64_t addr, count, taken;
 	uint32_t size;
 	uint8_t flags;
 };
@@ -199,7 +199,6 @@ static struct entry *lay_out(const struct tm_spix_builder *b, size_t *n_out)
 			    .addr = addr,
 			    .count = r->count,
 			    .taken = last ? r->taken : 0,
-			    .not_taken = last ? r->not_taken : 0,
 			    .size = size,
 			    .flags = (uint8_t)((k == 0 ? E_START : 0) | (last ? E_END : 0) |
 					       (last && r->cond ? E_COND : 0)),
@@ -213,7 +212,6 @@ static struct entry *lay_out(const struct tm_spix_builder *b, size_t *n_out)
 		if (m && e[m - 1].addr == e[i].addr) {
 			e[m - 1].count += e[i].count;
 			e[m - 1].taken += e[i].taken;
-			e[m - 1].not_taken += e[i].not_taken;
 			e[m - 1].flags |= e[i].flags;
 		} else {
 			e[m++] = e[i];
@@ -297,9 +295,11 @@ int tm_spix_builder_finish(struct tm_spix_builder *b, struct tm_spix_table *t,
 		bool cut = !prev || !cur || (cur->flags & E_START) || (prev->flags & E_END) ||
 			   prev_end != cur->addr || len == TM_SPIX_MAX_BLOCK || cur->count != count;
 		if (cut && prev) { /* the block up to prev */
+			/* a conditional branch: taken, and not taken, which includes the runs in
+			 * which the address held something else (self-modifying code) */
 			bool cond = prev->flags & E_COND;
 			emit(&s, start, len, counter(&s, cond ? prev->taken : count),
-			     counter(&s, cond ? prev->not_taken : 0));
+			     counter(&s, cond ? count - prev->taken : 0));
 		}
 		if (!cur)
 			break;

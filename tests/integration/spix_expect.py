@@ -206,7 +206,8 @@ def synthesize(stream):
     def close():
         s, n, c, lp = cur
         if lp in taken or lp in not_taken:
-            blocks.append((n, taken.get(lp, 0), not_taken.get(lp, 0)))
+            # executions that did not branch, whatever the address held then, are not taken
+            blocks.append((n, taken.get(lp, 0), c - taken.get(lp, 0)))
         else:
             blocks.append((n, c, 0))
         addrs.append(s)
