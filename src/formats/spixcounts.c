@@ -79,6 +79,18 @@ static void report_end(struct spix_state *s, const struct tm_decode_in *in, size
 	}
 }
 
+/* The next piece needs more bytes than are left: wait for them, or at the end consume the
+ * rest and report it. */
+static int short_of(struct spix_state *s, const struct tm_decode_in *in, size_t *pos,
+		    struct tm_diag *diag)
+{
+	if (!in->at_eof)
+		return -EAGAIN;
+	*pos = in->len;
+	report_end(s, in, *pos, diag);
+	return 0;
+}
+
 static int spix_decode(void *state, const struct tm_decode_in *in, void *recs, size_t max,
 		       size_t *n_out, size_t *used, struct tm_diag *diag)
 {
@@ -101,12 +113,7 @@ static int spix_decode(void *state, const struct tm_decode_in *in, void *recs, s
 				break;
 			}
 			if (avail < TM_SPIX_HEADER) {
-				if (!in->at_eof) {
-					ret = -EAGAIN;
-					break;
-				}
-				pos = in->len;
-				report_end(s, in, pos, diag);
+				ret = short_of(s, in, &pos, diag);
 				break;
 			}
 			s->big_endian = be;
@@ -129,12 +136,7 @@ static int spix_decode(void *state, const struct tm_decode_in *in, void *recs, s
 			if (n == max)
 				break;
 			if (avail < 8) {
-				if (!in->at_eof) {
-					ret = -EAGAIN;
-					break;
-				}
-				pos = in->len;
-				report_end(s, in, pos, diag);
+				ret = short_of(s, in, &pos, diag);
 				break;
 			}
 			struct tm_record *r = (struct tm_record *)((char *)out + n * sizeof(*r));

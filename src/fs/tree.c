@@ -151,23 +151,21 @@ static int resolve_meta(const char *rest, struct tm_node *n)
 	return -ENOENT;
 }
 
-/* The folder holding path, and its last component. */
-static void split_path(const char *path, char *dir, size_t dir_len, const char **name)
+/* The sum of spixcounts files path names in its folder (sum.h). */
+static int find_sum(struct tm_fs *fs, const char *path, struct tm_sum **out)
 {
+	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
-	*name = slash ? slash + 1 : path;
-	snprintf(dir, dir_len, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	return tm_sum_find(fs->ctx, fs->root_fd, dir, slash ? slash + 1 : path, out);
 }
 
 int tm_fs_node_source(struct tm_fs *fs, const struct tm_node *n, struct tm_source *src)
 {
 	if (!n->sum)
 		return tm_source_open(fs->root_fd, n->src, src);
-	char dir[PATH_MAX];
-	const char *name;
 	struct tm_sum *s;
-	split_path(n->src, dir, sizeof(dir), &name);
-	int err = tm_sum_find(fs->ctx, fs->root_fd, dir, name, &s);
+	int err = find_sum(fs, n->src, &s);
 	if (err)
 		return err == -ENOENT ? -ESTALE : err; /* its members changed since the lookup */
 	err = tm_sum_source_open(fs->root_fd, s, src);
@@ -228,11 +226,8 @@ static int resolve_view(struct tm_fs *fs, const char *rest, struct tm_node *n)
 /* n->src names no file: it may be a sum of its folder's spixcounts files. */
 static int resolve_sum(struct tm_fs *fs, const char *rest, struct tm_node *n)
 {
-	char dir[PATH_MAX];
-	const char *name;
 	struct tm_sum *s;
-	split_path(n->src, dir, sizeof(dir), &name);
-	int err = tm_sum_find(fs->ctx, fs->root_fd, dir, name, &s);
+	int err = find_sum(fs, n->src, &s);
 	if (err)
 		return err;
 	n->st = s->st;

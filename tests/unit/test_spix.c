@@ -147,13 +147,11 @@ struct step {
 	bool more;
 };
 
-/* Feeds the steps, repeated `times`, and checks the blocks against want. */
-static void expect_blocks(const struct step *s, size_t n, unsigned times, const struct block *want,
-			  size_t n_want, uint64_t instructions, struct tm_spix_facts *facts_out)
+/* The table of the steps, repeated `times`. */
+static void build(const struct step *s, size_t n, unsigned times, struct tm_spix_table *t,
+		  struct tm_spix_facts *facts)
 {
 	struct tm_spix_builder *b;
-	struct tm_spix_table t;
-	struct tm_spix_facts facts;
 	ck_assert_int_eq(tm_spix_builder_new(&b), 0);
 	for (unsigned r = 0; r < times; r++)
 		for (size_t i = 0; i < n; i++) {
@@ -164,8 +162,17 @@ static void expect_blocks(const struct step *s, size_t n, unsigned times, const 
 					       .more = s[i].more};
 			tm_spix_builder_add(b, &insn);
 		}
-	ck_assert_int_eq(tm_spix_builder_finish(b, &t, &facts), 0);
+	ck_assert_int_eq(tm_spix_builder_finish(b, t, facts), 0);
 	tm_spix_builder_free(b);
+}
+
+/* Feeds the steps, repeated `times`, and checks the blocks against want. */
+static void expect_blocks(const struct step *s, size_t n, unsigned times, const struct block *want,
+			  size_t n_want, uint64_t instructions, struct tm_spix_facts *facts_out)
+{
+	struct tm_spix_table t;
+	struct tm_spix_facts facts;
+	build(s, n, times, &t, &facts);
 	for (size_t k = 0; k < n_want && k < t.nbb; k++) {
 		ck_assert_msg(t.len[k] == want[k].len && t.count[k][0] == want[k].c0 &&
 				  t.count[k][1] == want[k].c1 && t.addr[k] == want[k].addr,
@@ -262,21 +269,9 @@ START_TEST(test_streams_and_micro_ops)
 	    {.pc = 0x900, .flow = 0, .size = 3, .stream = 2},
 	    {.pc = 0x903, .flow = 0, .size = 5, .stream = 2},
 	    {.pc = 0x903, .flow = TM_FLOW_TAKEN, .size = 5, .stream = 2, .more = true}};
-	struct tm_spix_builder *b;
 	struct tm_spix_table t;
 	struct tm_spix_facts facts;
-	ck_assert_int_eq(tm_spix_builder_new(&b), 0);
-	for (int r = 0; r < 2; r++)
-		for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
-			struct tm_insn insn = {.pc = s[i].pc,
-					       .size = s[i].size ? s[i].size : 4,
-					       .flow = s[i].flow,
-					       .stream = s[i].stream,
-					       .more = s[i].more};
-			tm_spix_builder_add(b, &insn);
-		}
-	ck_assert_int_eq(tm_spix_builder_finish(b, &t, &facts), 0);
-	tm_spix_builder_free(b);
+	build(s, sizeof(s) / sizeof(s[0]), 2, &t, &facts);
 	ck_assert_uint_eq(facts.instructions, 16);
 	/* the blocks at 0x100, 0x800 and 0x900: whole, counted twice; 0x900's two x86
 	 * instructions end in the branch taken twice */
