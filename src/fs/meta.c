@@ -24,13 +24,20 @@ static int formats_text(char **text, size_t *len)
 		for (unsigned b = 0; b < fmt->n_tags; b++)
 			if (fmt->tags[b])
 				fprintf(f, " %s", fmt->tags[b]);
-		fprintf(f, "\n  views: raw dump.txt stats.json errors.txt class/CLASS.txt");
-		if (fmt->class_ext)
+		fprintf(f, "\n  views: raw%s stats.json errors.txt%s", fmt->dump ? " dump.txt" : "",
+			fmt->dump ? " class/CLASS.txt" : "");
+		if (fmt->dump && fmt->class_ext)
 			fprintf(f, " class/CLASS.%s", fmt->class_ext);
 		for (unsigned i = 0; i < fmt->n_extra_views; i++) {
 			fputc(' ', f);
 			fprintf(f, fmt->extra_views[i].path, "NAME");
 		}
+		for (unsigned i = 0; i < fmt->n_table_views; i++) {
+			fputc(' ', f);
+			fprintf(f, fmt->table_views[i], "NAME");
+		}
+		if (fmt->instruction)
+			fprintf(f, " spix/NAME.spixcounts spix/summary.txt");
 		const char *n = fmt->group_view ? strstr(fmt->group_view, "%u") : NULL;
 		if (n) /* "cpu/%u.txt" as "cpu/N.txt" */
 			fprintf(f, " %.*sN%s", (int)(n - fmt->group_view), fmt->group_view, n + 2);

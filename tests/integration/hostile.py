@@ -26,6 +26,7 @@ FORMATS = [
     ("cis501", "trace", False),
     ("tarmac", "tarmac", False),
     ("qemu4v", "qemu4v", False),
+    ("spixcounts", "bb", True),
 ]
 # Formats of one decoder: Tarmac and QEMU4V differ only in name and the extension of class
 # streams; TT6 and TT6E only in dcbX records, so a trace without them is both (doc/formats.md).
@@ -39,6 +40,10 @@ def record_ends(name, clean_dir, data):
     """Offsets at which a binary trace's records end, from the format or the generator."""
     if name == "byu":
         return list(range(6, len(data) + 1, 6))
+    if name == "spixcounts":  # a block ends with its counters
+        nbb = int.from_bytes(data[12:16], "big")
+        counters = 16 + (nbb + 3) // 4 * 4
+        return [counters + 8 * (k + 1) for k in range(nbb)]
     ends = []
     with open(os.path.join(clean_dir, "clean.%s.truth" % name)) as f:
         for line in f:
@@ -74,8 +79,10 @@ def make(clean_dir, src, seed):
             for n in range(1, len(data)):
                 whole = sum(1 for e in ends if e <= n)
                 start = max([0] + [e for e in ends if e <= n])
+                # a spixcounts file cut anywhere lacks what its header promises
+                partial = n if name == "spixcounts" else None if n in ends else start
                 add("cut-%04d.%s" % (n, ext), data[:n], kind="cut", records=whole,
-                    partial_at=None if n in ends else start)
+                    partial_at=partial)
         else:
             lines = data.splitlines(keepends=True)
             n = 0

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The hostile-input matrix, through one real mount: for every format (BYU, TT6, TT6E, CIS501,
-# Tarmac, QEMU4V), variants of a small clean generated trace: empty, one byte, cut at every
+# Tarmac, QEMU4V, spixcounts), variants of a small clean generated trace: empty, one byte, cut at every
 # byte (binary formats: every record boundary and every byte inside a record) or at every
 # line end and mid-line (text formats), 64 KiB of random bytes with the format's extension,
 # 4 KiB of random bytes appended, NUL bytes, CRLF line ends, a 100 MB line, a gzip copy cut
@@ -25,29 +25,31 @@ mkdir -p "$CLEAN" "$SRC"
 "$GEN_CIS501" --lines 40 --seed 7 >"$CLEAN/clean.trace"
 "$GEN_TARMAC" --dialect fastmodel --lines 40 --seed 7 >"$CLEAN/clean.tarmac"
 "$GEN_TARMAC" --dialect qemu4v --lines 40 --seed 7 >"$CLEAN/clean.qemu4v"
+"$PY" "$HERE/spix_expect.py" write "$CLEAN/clean.bb" be \
+	"$(seq 1 40 | awk '{ printf "%s%d:%d:%d", (NR > 1 ? "," : ""), $1 % 9 + 1, $1 * 7, $1 % 3 }')"
 
 n=$("$PY" "$HERE/hostile.py" make "$CLEAN" "$SRC" "$SEED")
 echo "hostile inputs: $n traces"
 
+CLEANS="byu/clean.byu tt6/clean.tt6 tt6e/clean.tt6e cis501/clean.trace tarmac/clean.tarmac
+qemu4v/clean.qemu4v spixcounts/clean.bb"
+
 # cat_dumps DIR: the clean traces' dump.txt by `tracemount cat`, run from SOURCE.
 cat_dumps() {
 	mkdir -p "$1"
-	for t in byu/clean.byu tt6/clean.tt6 tt6e/clean.tt6e cis501/clean.trace \
-		tarmac/clean.tarmac qemu4v/clean.qemu4v; do
+	for t in $CLEANS; do
 		(cd "$SRC" && "$TRACEMOUNT" cat "$t" dump.txt) >"$1/${t%%/*}" || fail "cat $t"
 	done
 }
 cat_dumps "$TM_TMP/cat"
 
 mount_tm "$SRC" -o cache=none
-for t in byu/clean.byu tt6/clean.tt6 tt6e/clean.tt6e cis501/clean.trace tarmac/clean.tarmac \
-	qemu4v/clean.qemu4v; do
+for t in $CLEANS; do
 	check "before: $t/dump.txt = tracemount cat" cmp -s "$TM_MNT/$t/dump.txt" "$TM_TMP/cat/${t%%/*}"
 done
 check_compared "hostile inputs" "$PY" "$HERE/hostile.py" check "$SRC" "$TM_MNT"
 check "the daemon is still running" kill -0 "$TM_DAEMON_PID"
-for t in byu/clean.byu tt6/clean.tt6 tt6e/clean.tt6e cis501/clean.trace tarmac/clean.tarmac \
-	qemu4v/clean.qemu4v; do
+for t in $CLEANS; do
 	check "after: $t/dump.txt = tracemount cat" cmp -s "$TM_MNT/$t/dump.txt" "$TM_TMP/cat/${t%%/*}"
 done
 unmount_tm

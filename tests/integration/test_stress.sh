@@ -1,7 +1,7 @@
 #!/bin/bash
 # Concurrency: 32 readers (tests/tools/stress.c) for TM_STRESS_SECONDS (default 20) on random
-# views, offsets and lengths of nine traces of every format, plain and gzip, half of them
-# O_DIRECT, with a cache budget far below the views' size (-o memory=16M) so chunks are
+# views, offsets and lengths of eleven traces of every format, plain and gzip, and a sum, half
+# of them O_DIRECT, with a cache budget far below the views' size (-o memory=16M) so chunks are
 # evicted and decoded again all the time. Every byte read is compared with `tracemount cat`'s
 # output for that view. The daemon's peak resident memory (VmHWM) beyond what it held once
 # mounted must stay within the budget, plus the indexes (the sizes of their index files), plus
@@ -21,6 +21,11 @@ mkdir -p "$SRC" "$EXP"
 "$GEN_TARMAC" --lines 60000 --seed 7 --dialect qemu4v >"$SRC/g.qemu4v"
 "$GEN_BYU" -n 100 -s 8 >"$SRC/h.byu"
 "$PY" "$(dirname "$0")/full_model.py" gen "$SRC/i.full" --steps 4000 --seed 9 --layout pad_thread
+# two spixcounts files of one program, so SUM.spixcounts too
+for k in 1 2; do
+	"$PY" "$(dirname "$0")/spix_expect.py" write "$SRC/j$k.bb" le "$(seq 1 3000 |
+		awk -v k=$k '{ printf "%s%d:%d:0", (NR > 1 ? "," : ""), $1 % 200 + 1, $1 * 13 * k }')"
+done
 
 MEMORY_MIB=16
 THREADS=32
