@@ -28,6 +28,14 @@ chmod 0755 "$SRC"
 chmod 0644 "$SRC/public.byu" "$SRC/private/inner.byu" "$OUT/outer.byu"
 chmod 0600 "$SRC/secret.byu"
 chmod 0700 "$SRC/private" "$OUT"
+# sums of spixcounts files: one of a readable and a private file, one of two readable ones
+mkdir -p "$SRC/bb" "$SRC/bb2"
+for f in bb/a-open bb/b-closed bb2/a bb2/b; do
+	"$PY" "$(dirname "$0")/spix_expect.py" write "$SRC/$f.bb" be "3:1:0,2:5:0"
+done
+chmod 0755 "$SRC/bb" "$SRC/bb2"
+chmod 0644 "$SRC/bb/a-open.bb" "$SRC/bb2/a.bb" "$SRC/bb2/b.bb"
+chmod 0600 "$SRC/bb/b-closed.bb" # the second: its mode, not the first one's, must count
 ln -s ../outside/outer.byu "$SRC/link-to-trace.byu"
 ln -s ../outside "$SRC/link-to-folder"
 
@@ -72,6 +80,11 @@ check_eq "nobody may not read a trace in a 0700 folder" EACCES \
 check_eq "nobody may not read the status file" EACCES "$(as_nobody read "$M/.tracemount/status")"
 check_eq "nobody reads the formats file" ok "$(as_nobody read "$M/.tracemount/formats")"
 check "and root, who mounted, reads secret.byu" test -s "$M/secret.byu/dump.txt"
+check_eq "nobody may not read the sum of a private spixcounts file" EACCES \
+	"$(as_nobody read "$M/bb/SUM.spixcounts/raw")"
+check_eq "nobody reads the sum of readable spixcounts files" ok \
+	"$(as_nobody read "$M/bb2/SUM.spixcounts/raw")"
+check "and root reads the sum of the private file" test -s "$M/bb/SUM.spixcounts/raw"
 
 # The kernel follows a link of the mount as any other: from the mount's folder, to the path
 # outside, under the reader's permissions. tracemount never opens what a link names.
