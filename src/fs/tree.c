@@ -457,6 +457,8 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
 		return -errno;
 	}
 	int err = 0;
+	unsigned n_spix = 0;
+	const struct tm_format *spix = tm_format_find("spixcounts");
 	struct dirent *e;
 	while (!err && (errno = 0, e = readdir(d))) {
 		const char *name = e->d_name;
@@ -481,15 +483,19 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
 			err = fill(arg, name, S_IFDIR);
 		else if (type == DT_LNK)
 			err = fill(arg, name, S_IFLNK);
-		else if (type == DT_REG)
-			err =
-			    fill(arg, name,
-				 tm_context_detect(fs->ctx, fs->root_fd, rel) ? S_IFDIR : S_IFREG);
+		else if (type == DT_REG) {
+			const struct tm_format *fmt = tm_context_detect(fs->ctx, fs->root_fd, rel);
+			n_spix += fmt == spix;
+			err = fill(arg, name, fmt ? S_IFDIR : S_IFREG);
+		}
 	}
 	if (!err && errno)
 		err = -errno;
 	closedir(d);
-	return err > 0 ? 0 : err ? err : list_sums(fs, n->src, fill, arg);
+	if (err)
+		return err > 0 ? 0 : err;
+	/* a sum needs two spixcounts files: other folders are not read again */
+	return n_spix >= 2 ? list_sums(fs, n->src, fill, arg) : 0;
 }
 
 int tm_fs_readdir(struct tm_fs *fs, const char *path,
