@@ -512,7 +512,7 @@ int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *f
 		goto out;
 	}
 	if ((err = take_body(&h, body, ix)) == -EBADMSG) {
-		bad = "table lengths do not add up";
+		bad = "table views do not inflate to their lengths";
 		err = 0;
 	} else if (!err) {
 		bad = tm_index_check(ix, fmt->chunk_records, key->size);
