@@ -88,7 +88,8 @@ uint64_t tm_spix_add(struct tm_spix_table *sum, const struct tm_spix_table *b, c
 struct tm_spix_builder;
 
 int tm_spix_builder_new(struct tm_spix_builder **out);
-void tm_spix_builder_add(struct tm_spix_builder *b, const struct tm_insn *insn);
+/* Adds n executed instructions, in trace order (a batch of the index pass at a time). */
+void tm_spix_builder_add(struct tm_spix_builder *b, const struct tm_insn *insn, size_t n);
 /* What a derived table had to bend to fit the file form. */
 struct tm_spix_facts {
 	uint64_t instructions;	 /* executed: the table's total */

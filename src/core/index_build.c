@@ -38,6 +38,7 @@ struct builder {
 	void *recs;		/* one batch of decoded records */
 	void *stats;
 	struct tm_spix_builder *spix; /* instruction traces: the spix/ tables */
+	struct tm_insn *insns;	      /* and the instructions of one batch */
 	struct tm_diag diag;
 	/* read buffer: buf[0] is trace offset buf_off; the decoder is at buf[pos] */
 	uint8_t *buf;
@@ -112,7 +113,8 @@ static int setup(struct builder *b)
 				b->measured[c * nv + b->n_measured[c]++] = v->column;
 		}
 	}
-	if (fmt->instruction && tm_spix_builder_new(&b->spix) < 0)
+	if (fmt->instruction && (tm_spix_builder_new(&b->spix) < 0 ||
+				 !(b->insns = malloc(BATCH_RECORDS * sizeof(*b->insns)))))
 		return -ENOMEM;
 	if (fmt->state_init)
 		fmt->state_init(state_of(b));
@@ -210,10 +212,11 @@ static int account(struct builder *b, const struct tm_chunk *c)
 	b->cur[TM_ROW_RAW_OFF] += c->raw_len;
 	if (b->fmt->stats_update)
 		b->fmt->stats_update(b->stats, c);
-	for (size_t i = 0; b->spix && i < c->n_records; i++) {
-		struct tm_insn insn;
-		if (b->fmt->instruction(c, i, &insn))
-			tm_spix_builder_add(b->spix, &insn);
+	if (b->spix) {
+		size_t n = 0;
+		for (size_t i = 0; i < c->n_records; i++)
+			n += b->fmt->instruction(c, i, &b->insns[n]);
+		tm_spix_builder_add(b->spix, b->insns, n);
 	}
 	return 0;
 }
@@ -426,6 +429,7 @@ out:
 		fmt->stats_free(b.stats);
 	free(b.stats);
 	tm_spix_builder_free(b.spix);
+	free(b.insns);
 	tm_index_free(b.ix);
 	tm_diag_free(&b.diag);
 	free(b.buf);

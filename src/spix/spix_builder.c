@@ -18,11 +18,11 @@
 #include "tracemount/spix.h"
 
 struct run {
-	uint64_t start, last; /* first and last instruction's address; with n, the key */
+	uint64_t start, last;  /* first and last instruction's address; with n, the key */
 	uint64_t count, taken; /* not taken: count minus taken */
-	size_t sizes; /* offset of its n instruction sizes in the builder's pool */
-	uint32_t n;   /* 0: an empty slot */
-	bool cond;    /* ends in a conditional branch */
+	size_t sizes;	       /* offset of its n instruction sizes in the builder's pool */
+	uint32_t n;	       /* 0: an empty slot */
+	bool cond;	       /* ends in a conditional branch */
 };
 
 /* The run in progress on one processor. */
@@ -139,7 +139,7 @@ static void end_run(struct tm_spix_builder *b, struct current *c, uint8_t flow)
 	}
 }
 
-void tm_spix_builder_add(struct tm_spix_builder *b, const struct tm_insn *insn)
+static inline void add_one(struct tm_spix_builder *b, const struct tm_insn *insn)
 {
 	unsigned k = insn->stream < TM_MAX_GROUPS ? insn->stream : TM_MAX_GROUPS - 1;
 	struct current *c = b->cur[k];
@@ -165,6 +165,12 @@ void tm_spix_builder_add(struct tm_spix_builder *b, const struct tm_insn *insn)
 	c->next_pc = insn->pc + size;
 	if (insn->flow != TM_FLOW_NONE)
 		end_run(b, c, insn->flow);
+}
+
+void tm_spix_builder_add(struct tm_spix_builder *b, const struct tm_insn *insn, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		add_one(b, &insn[i]);
 }
 
 /* One executed instruction address, from every run holding it. */

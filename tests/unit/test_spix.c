@@ -160,7 +160,7 @@ static void build(const struct step *s, size_t n, unsigned times, struct tm_spix
 					       .flow = s[i].flow,
 					       .stream = s[i].stream,
 					       .more = s[i].more};
-			tm_spix_builder_add(b, &insn);
+			tm_spix_builder_add(b, &insn, 1);
 		}
 	ck_assert_int_eq(tm_spix_builder_finish(b, t, facts), 0);
 	tm_spix_builder_free(b);
