@@ -79,6 +79,8 @@ enum tm_flow {
 	TM_FLOW_JUMP,	   /* always leaves the straight line: b, call, return, indirect */
 	TM_FLOW_TAKEN,	   /* a conditional branch, taken */
 	TM_FLOW_NOT_TAKEN, /* a conditional branch, not taken */
+	TM_FLOW_COND,	   /* a conditional branch, taken when the next instruction of its
+			      processor is not at pc + size */
 };
 
 struct tm_insn {

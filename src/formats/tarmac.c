@@ -1,5 +1,6 @@
 /* QEMU4V and ARM Tarmac text traces: the line parser, the decoder and detection. One line is
  * one record; the rules, dialect by dialect, are in doc/formats.md. */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
@@ -682,16 +683,83 @@ static int qemu4v_probe(const char *name, const uint8_t *head, size_t head_len)
 	return e.records && !e.unknown && e.numeric_cpu ? 92 : 0;
 }
 
-/* Executed and condition-failed instructions, on their processor; the trace does not say
- * which are branches, so a block ends where the next PC does not follow. */
+enum branch { NOT_BRANCH, BRANCH, COND_BRANCH };
+
+/* Whether the word at s (len bytes, lower case) is an ARM condition code. */
+static bool is_cond_code(const char *s, size_t len)
+{
+	static const char codes[] = "eq ne cs hs cc lo mi pl vs vc hi ls ge lt gt le ";
+	for (const char *p = codes; len == 2 && *p; p += 3)
+		if (p[0] == s[0] && p[1] == s[1])
+			return true;
+	return false;
+}
+
+/* Whether the operands from p (up to a ';' comment) name the register pc. */
+static bool names_pc(const uint8_t *p, const uint8_t *end)
+{
+	for (; p + 1 < end && *p != ';'; p++)
+		if ((p[0] | 0x20) == 'p' && (p[1] | 0x20) == 'c' && !isalnum(p[-1]) &&
+		    (p + 2 == end || !isalnum(p[2])))
+			return true;
+	return false;
+}
+
+/* An ARM branch, by the mnemonic the disassembly starts with (doc/formats.md): B, BL, BX, BLX,
+ * BR, BLR, RET, ERET (and their pointer-authenticating forms), POP and LDM of pc; conditional:
+ * B.cond, CBZ, CBNZ, TBZ, TBNZ, and B, BL, BX, BLX with a condition code. */
+static enum branch arm_branch(const uint8_t *line, struct tarmac_span m, const uint8_t *end)
+{
+	static const char *const cond[] = {"cbz", "cbnz", "tbz", "tbnz"};
+	static const char *const always[] = {"b",     "bl",    "bx",	 "blx",	  "br",	   "blr",
+					     "ret",   "eret",  "braa",	 "brab",  "blraa", "blrab",
+					     "retaa", "retab", "eretaa", "eretab"};
+	static const char *const bases[] = {"blx", "bx", "bl", "b"};
+	char s[16];
+	size_t n = m.len;
+	if (!n || n >= sizeof(s))
+		return NOT_BRANCH;
+	for (size_t k = 0; k < n; k++)
+		s[k] = (char)tolower(line[m.off + k]);
+	s[n] = '\0';
+	if (n > 2 && s[n - 2] == '.' && (s[n - 1] == 'w' || s[n - 1] == 'n'))
+		s[n -= 2] = '\0'; /* Thumb's width */
+	if (s[0] == 'b' && s[1] == '.')
+		return COND_BRANCH; /* A64 B.cond */
+	for (size_t k = 0; k < sizeof(cond) / sizeof(cond[0]); k++)
+		if (strcmp(s, cond[k]) == 0)
+			return COND_BRANCH;
+	for (size_t k = 0; k < sizeof(always) / sizeof(always[0]); k++)
+		if (strcmp(s, always[k]) == 0)
+			return BRANCH;
+	for (size_t k = 0; k < sizeof(bases) / sizeof(bases[0]); k++) {
+		size_t len = strlen(bases[k]);
+		if (strncmp(s, bases[k], len) == 0 && is_cond_code(s + len, n - len))
+			return COND_BRANCH;
+	}
+	if ((strcmp(s, "pop") == 0 || strncmp(s, "ldm", 3) == 0) &&
+	    names_pc(line + m.off + m.len, end))
+		return BRANCH;
+	return NOT_BRANCH;
+}
+
+/* Executed (IT) and condition-failed (IS) instructions, on their processor. A branch that
+ * failed its condition is not taken; a conditional one that ran is taken where the next PC of
+ * its processor does not follow; the others always leave the straight line. */
 static bool tarmac_instruction(const struct tm_chunk *c, size_t i, struct tm_insn *out)
 {
 	const struct tarmac_record *r = tarmac_rec(c, i);
 	if (r->head.cls != TC_INSTRUCTION && r->head.cls != TC_SKIPPED)
 		return false;
+	const uint8_t *line = c->raw + r->head.raw_rel;
+	enum branch kind = arm_branch(line, r->span[S_MNEMONIC], line + r->head.raw_len);
 	*out = (struct tm_insn){.pc = r->addr,
 				.size = r->size ? r->size : 4,
 				.stream = r->cpu < TM_MAX_GROUPS ? (uint8_t)r->cpu : 0};
+	if (kind != NOT_BRANCH)
+		out->flow = r->head.cls == TC_SKIPPED ? TM_FLOW_NOT_TAKEN
+			    : kind == BRANCH	      ? TM_FLOW_JUMP
+						      : TM_FLOW_COND;
 	return true;
 }
 

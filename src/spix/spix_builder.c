@@ -28,6 +28,7 @@ struct run {
 /* The run in progress on one processor. */
 struct current {
 	bool in_run;
+	bool cond; /* it ends in a TM_FLOW_COND branch, whose outcome the next PC tells */
 	uint64_t start, last, next_pc;
 	uint32_t n;
 	uint8_t sizes[TM_SPIX_MAX_RUN];
@@ -152,7 +153,9 @@ static inline void add_one(struct tm_spix_builder *b, const struct tm_insn *insn
 			end_run(b, c, insn->flow);
 		return;
 	}
-	if (c->in_run && (insn->pc != c->next_pc || c->n == TM_SPIX_MAX_RUN))
+	if (c->in_run && c->cond)
+		end_run(b, c, insn->pc != c->next_pc ? TM_FLOW_TAKEN : TM_FLOW_NOT_TAKEN);
+	else if (c->in_run && (insn->pc != c->next_pc || c->n == TM_SPIX_MAX_RUN))
 		end_run(b, c, TM_FLOW_NONE);
 	if (!c->in_run) {
 		c->in_run = true;
@@ -163,7 +166,8 @@ static inline void add_one(struct tm_spix_builder *b, const struct tm_insn *insn
 	c->sizes[c->n++] = (uint8_t)(size < 255 ? size : 255);
 	c->last = insn->pc;
 	c->next_pc = insn->pc + size;
-	if (insn->flow != TM_FLOW_NONE)
+	c->cond = insn->flow == TM_FLOW_COND; /* the run ends at the next instruction */
+	if (insn->flow != TM_FLOW_NONE && !c->cond)
 		end_run(b, c, insn->flow);
 }
 
@@ -276,9 +280,9 @@ int tm_spix_builder_finish(struct tm_spix_builder *b, struct tm_spix_table *t,
 {
 	memset(t, 0, sizeof(*t));
 	memset(facts, 0, sizeof(*facts));
-	for (unsigned k = 0; k < TM_MAX_GROUPS; k++)
+	for (unsigned k = 0; k < TM_MAX_GROUPS; k++) /* a last branch's outcome is unknown */
 		if (b->cur[k] && b->cur[k]->in_run)
-			end_run(b, b->cur[k], TM_FLOW_NONE);
+			end_run(b, b->cur[k], b->cur[k]->cond ? TM_FLOW_NOT_TAKEN : TM_FLOW_NONE);
 	if (b->err)
 		return b->err;
 	size_t n = 0;

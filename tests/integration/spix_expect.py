@@ -23,6 +23,7 @@ after a gap, and after 255 instructions; a gap of G bytes is ceil(G/4) non-execu
 in blocks of at most 255, or one word past 256 KiB.
 """
 
+import re
 import struct
 import sys
 
@@ -131,6 +132,26 @@ def cis501_stream(path):
         yield 0, pc, size if 0 < size < 16 else 1, flow, uop != 1
 
 
+ARM_COND = "(eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le)"
+ARM_ALWAYS = {"b", "bl", "bx", "blx", "br", "blr", "ret", "eret", "braa", "brab", "blraa",
+              "blrab", "retaa", "retab", "eretaa", "eretab"}
+
+
+def arm_branch(words):
+    """None, "jump" or "cond" for an ARM instruction's disassembly words, by doc/formats.md."""
+    if not words:
+        return None
+    m = re.sub(r"\.[wn]$", "", words[0].decode("latin-1").lower())
+    operands = " ".join(w.decode("latin-1") for w in words[1:]).split(";")[0].lower()
+    if (m.startswith("b.") or m in ("cbz", "cbnz", "tbz", "tbnz")
+            or re.fullmatch("(b|bl|bx|blx)" + ARM_COND, m)):
+        return "cond"
+    if m in ARM_ALWAYS or ((m == "pop" or m.startswith("ldm"))
+                           and re.search(r"(^|[^a-z0-9])pc([^a-z0-9]|$)", operands)):
+        return "jump"
+    return None
+
+
 def tarmac_stream(path):
     sys.path.insert(0, __import__("os").path.dirname(__file__))
     import tarmac_expect
@@ -145,8 +166,11 @@ def tarmac_stream(path):
             continue
         cpu = own if own is not None else last_cpu
         last_cpu = cpu
-        opcode = fields.split(b" ")[2]
-        yield cpu if cpu < 64 else 0, facts["pc"], len(opcode) // 2 or 4, None, False
+        words = fields.split(b" ")  # KIND ADDR OPCODE ISET MODE DISASSEMBLY...
+        disasm = [] if words[5:] == [b"-"] else words[5:]
+        branch = arm_branch(disasm)
+        flow = branch and ("not_taken" if cls == "skipped" else branch)
+        yield cpu if cpu < 64 else 0, facts["pc"], len(words[2]) // 2 or 4, flow, False
 
 
 def tt6_stream(path, fmt):
@@ -169,10 +193,18 @@ def tt6_stream(path, fmt):
 def synthesize(stream):
     """(blocks, addresses, instructions) by the rules, instruction by instruction."""
     count, size, starts, ends, taken, not_taken = {}, {}, set(), set(), {}, {}
-    last = {}  # processor -> [pc, size, ended, run length]
+    last = {}  # processor -> [pc, size, ended, run length, "cond" or None]
     total = 0
+
+    def outcome(p, flow):
+        d = taken if flow == "taken" else not_taken
+        d[p[0]] = d.get(p[0], 0) + 1
+
     for cpu, pc, sz, flow, more in stream:
         p = last.get(cpu)
+        if p and p[4] == "cond" and not more:  # a conditional branch taken where PCs jump
+            outcome(p, "taken" if pc != p[0] + p[1] else "not_taken")
+            p[4] = None
         if more:
             if p and not p[2] and p[0] == pc and flow:
                 p[2] = True
@@ -195,10 +227,12 @@ def synthesize(stream):
             if flow in ("taken", "not_taken"):
                 d = taken if flow == "taken" else not_taken
                 d[pc] = d.get(pc, 0) + 1
-        last[cpu] = [pc, sz, ended, run]
+        last[cpu] = [pc, sz, ended, run, flow]
     for p in last.values():
         if not p[2]:
             ends.add(p[0])
+        if p[4] == "cond":  # the last branch's outcome is unknown: not taken
+            outcome(p, "not_taken")
 
     blocks, addrs = [], []
     cur = None  # [start, length, count, last pc]

@@ -254,6 +254,15 @@ done <<<"$TRACES"
 mkdir -p "$EXP/model.full"
 total=$($SX synth tt6 "$EXP/model/convert/tt6" "$EXP/model.full")
 spix_checks traces/model.full "$M/traces/model.full" "$EXP/model.full" model "$total" full
+if [ -d "$R" ]; then
+	# Fast Models write a branch not taken as IS, gem5 as IT with the next PC following
+	check "the same program's Fast Models and gem5 traces give the same counts" cmp \
+		"$M/traces/calculator-aarch64-fastmodel.tarmac/spix/calculator-aarch64-fastmodel.spixcounts" \
+		"$M/traces/calculator-aarch64-gem5.tarmac/spix/calculator-aarch64-gem5.spixcounts"
+	check_eq "calculator-aarch64: blocks ending in a branch not taken have a second counter" 32 \
+		"$(json_get "$M/back/traces_calculator-aarch64-gem5.tarmac.bb/stats.json" \
+			'd["spixcounts"]["blocks_with_second_counter"]')"
+fi
 check_eq "tarmac on three cpus: blocks of each cpu's own PCs" 3 \
 	"$(json_get "$M/traces/three.tarmac/stats.json" 'len(d["tarmac"]["cpus"])')"
 

@@ -341,6 +341,37 @@ START_TEST(test_format)
 }
 END_TEST
 
+START_TEST(test_outcome_from_next_pc)
+{
+	/* a conditional branch whose outcome is the next PC of its processor: taken twice (to
+	 * 0x100), then not taken; another processor's instruction between them changes nothing */
+	const struct step s[] = {
+	    {.pc = 0x100},
+	    {.pc = 0x104, .flow = TM_FLOW_COND},
+	    {.pc = 0x900, .stream = 1},
+	    {.pc = 0x100},
+	    {.pc = 0x104, .flow = TM_FLOW_COND},
+	    {.pc = 0x100},
+	    {.pc = 0x104, .flow = TM_FLOW_COND},
+	    {.pc = 0x108},
+	    {.pc = 0x10c, .flow = TM_FLOW_COND}, /* the last: its outcome unknown, not taken */
+	};
+	struct tm_spix_table t;
+	struct tm_spix_facts facts;
+	build(s, sizeof(s) / sizeof(s[0]), 1, &t, &facts);
+	ck_assert_uint_eq(facts.instructions, 9);
+	ck_assert_uint_eq(t.addr[0], 0x100);
+	ck_assert_uint_eq(t.len[0], 2);
+	ck_assert_uint_eq(t.count[0][0], 2); /* taken */
+	ck_assert_uint_eq(t.count[0][1], 1); /* not taken */
+	ck_assert_uint_eq(t.addr[1], 0x108);
+	ck_assert_uint_eq(t.len[1], 2);
+	ck_assert_uint_eq(t.count[1][0], 0);
+	ck_assert_uint_eq(t.count[1][1], 1);
+	tm_spix_table_free(&t);
+}
+END_TEST
+
 static Suite *spix_suite(void)
 {
 	Suite *s = suite_create("spix");
@@ -353,6 +384,7 @@ static Suite *spix_suite(void)
 	tcase_add_test(tc, test_target_after_discontinuity);
 	tcase_add_test(tc, test_gaps_and_splits);
 	tcase_add_test(tc, test_streams_and_micro_ops);
+	tcase_add_test(tc, test_outcome_from_next_pc);
 	tcase_add_test(tc, test_format);
 	suite_add_tcase(s, tc);
 	return s;
