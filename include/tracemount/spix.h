@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "tracemount/format.h"
+#include "tracemount/util.h"
 
 #define TM_SPIX_MAGIC	     0x62620011u
 #define TM_SPIX_BADCNT	     0xffffffffu
@@ -22,7 +23,6 @@
 #define TM_SPIX_MAX_BLOCK    255u	  /* instructions: a length is one byte */
 #define TM_SPIX_MAX_GAP	     (256u << 10) /* bytes of a gap kept as they are (see builder) */
 #define TM_SPIX_MAX_RUN	     4096u	  /* instructions of a straight run (see builder) */
-#define TM_SPIX_LEN_OFF(nbb) TM_SPIX_HEADER
 #define TM_SPIX_CNT_OFF(nbb) (TM_SPIX_HEADER + (((uint64_t)(nbb) + 3) & ~(uint64_t)3))
 
 struct tm_spix_table {
@@ -38,13 +38,27 @@ struct tm_spix_table {
 int tm_spix_table_reserve(struct tm_spix_table *t, uint64_t n);
 void tm_spix_table_free(struct tm_spix_table *t);
 
+/* Whether block b cannot execute: both counters SPIX_SC_BADCNT. */
+static inline bool tm_spix_non_executable(const struct tm_spix_table *t, uint32_t b)
+{
+	return t->count[b][0] == TM_SPIX_BADCNT && t->count[b][1] == TM_SPIX_BADCNT;
+}
+
 /* Instructions block b executed: its length times its counters' sum; 0 for BADCNT. */
 static inline uint64_t tm_spix_block_instructions(const struct tm_spix_table *t, uint32_t b)
 {
-	if (t->count[b][0] == TM_SPIX_BADCNT && t->count[b][1] == TM_SPIX_BADCNT)
+	if (tm_spix_non_executable(t, b))
 		return 0;
 	return (uint64_t)t->len[b] * ((uint64_t)t->count[b][0] + t->count[b][1]);
 }
+
+/* The table's totals, as summary.txt and stats.json give them. */
+struct tm_spix_totals {
+	uint64_t instructions;		   /* executed, over every block */
+	uint32_t executed, non_executable; /* blocks */
+};
+
+void tm_spix_totals(const struct tm_spix_table *t, struct tm_spix_totals *out);
 
 /* Bytes of the file form of a table of nbb blocks. */
 static inline uint64_t tm_spix_file_size(uint64_t nbb)
@@ -55,9 +69,7 @@ static inline uint64_t tm_spix_file_size(uint64_t nbb)
 /* Reads a 32-bit word of a file of the given byte order. */
 static inline uint32_t tm_spix_word(const uint8_t *p, bool big_endian)
 {
-	return big_endian
-		   ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
-		   : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+	return big_endian ? tm_be32(p) : __builtin_bswap32(tm_be32(p));
 }
 
 /* The table's file form, in its byte order, into out (malloc'ed). Returns 0 or -ENOMEM. */
@@ -96,11 +108,10 @@ struct tm_spix_facts {
 	uint64_t gaps_shortened; /* gaps over TM_SPIX_MAX_GAP kept as one non-executable word */
 	uint64_t overlaps;	 /* instructions that began inside another executed one */
 	uint64_t saturated;	 /* counters above 0xfffffffe, kept at that value */
-	bool text_too_large;	 /* the text exceeds 4 GiB: text_size says 0xffffffff */
 };
 
-/* The table (big-endian, checksum 0), with each block's address. Returns 0 or -ENOMEM (also
- * for an allocation that failed while adding). */
+/* The table (big-endian, checksum 0, text size at most 0xffffffff), with each block's address.
+ * Returns 0 or -ENOMEM (also for an allocation that failed while adding). */
 int tm_spix_builder_finish(struct tm_spix_builder *b, struct tm_spix_table *t,
 			   struct tm_spix_facts *facts);
 void tm_spix_builder_free(struct tm_spix_builder *b);

@@ -295,9 +295,8 @@ static int spix_tables(struct builder *b, struct tm_blob *out, json_object *root
 	err = tm_spix_write(&t, &out[TM_SPIX_TABLE_COUNTS]);
 	if (!err)
 		err = tm_spix_summary(&t, &out[TM_SPIX_TABLE_SUMMARY]);
-	uint32_t executed = 0;
-	for (uint32_t k = 0; k < t.nbb; k++)
-		executed += tm_spix_block_instructions(&t, k) > 0;
+	struct tm_spix_totals tot;
+	tm_spix_totals(&t, &tot);
 	json_object *o = json_object_new_object();
 	if (!o)
 		err = -ENOMEM;
@@ -307,7 +306,7 @@ static int spix_tables(struct builder *b, struct tm_blob *out, json_object *root
 			uint64_t value;
 		} keys[] = {
 		    {"blocks", t.nbb},
-		    {"executed_blocks", executed},
+		    {"executed_blocks", tot.executed},
 		    {"instructions", facts.instructions},
 		    {"text_size", t.tsize},
 		    {"gaps_shortened", facts.gaps_shortened},
@@ -336,9 +335,6 @@ static int tables(struct builder *b, json_object *root)
 	int err = own && b->fmt->tables_finish ? b->fmt->tables_finish(b->stats, ix->tables) : 0;
 	if (!err && b->spix)
 		err = spix_tables(b, ix->tables + own, root);
-	for (uint32_t k = 0; k < ix->n_tables && !err; k++)
-		if (!ix->tables[k].data && !(ix->tables[k].data = malloc(1)))
-			err = -ENOMEM; /* every table has bytes to free, even empty */
 	return err;
 }
 

@@ -246,15 +246,11 @@ static int spix_stats_finish(void *stats, json_object *obj, struct tm_diag *diag
 	if (err == -ENOMEM)
 		return err; /* the rest the decoder has reported */
 	check_blocks(&s->t, err == 0, diag);
-	uint64_t total = 0, executed = 0, badcnt = 0, branches = 0, longest = 0;
+	struct tm_spix_totals tot;
+	uint64_t branches = 0, longest = 0;
+	tm_spix_totals(&s->t, &tot);
 	for (uint32_t b = 0; b < s->t.nbb; b++) {
-		uint64_t n = tm_spix_block_instructions(&s->t, b);
-		total += n;
-		executed += n > 0;
-		if (s->t.count[b][0] == TM_SPIX_BADCNT)
-			badcnt++;
-		else if (s->t.count[b][1])
-			branches++;
+		branches += !tm_spix_non_executable(&s->t, b) && s->t.count[b][1];
 		longest = s->t.len[b] > longest ? s->t.len[b] : longest;
 	}
 	char sum[16];
@@ -271,9 +267,12 @@ static int spix_stats_finish(void *stats, json_object *obj, struct tm_diag *diag
 		const char *key;
 		uint64_t value;
 	} keys[] = {
-	    {"blocks", s->t.nbb},	   {"non_executable_blocks", badcnt},
-	    {"executed_blocks", executed}, {"blocks_with_second_counter", branches},
-	    {"longest_block", longest},	   {"instructions", total},
+	    {"blocks", s->t.nbb},
+	    {"non_executable_blocks", tot.non_executable},
+	    {"executed_blocks", tot.executed},
+	    {"blocks_with_second_counter", branches},
+	    {"longest_block", longest},
+	    {"instructions", tot.instructions},
 	};
 	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 		json_object_object_add(obj, keys[k].key,

@@ -330,7 +330,6 @@ int tm_spix_builder_finish(struct tm_spix_builder *b, struct tm_spix_table *t,
 		tm_spix_table_free(t);
 		return s.err;
 	}
-	facts->text_too_large = s.text > UINT32_MAX;
-	t->tsize = facts->text_too_large ? UINT32_MAX : (uint32_t)s.text;
+	t->tsize = s.text > UINT32_MAX ? UINT32_MAX : (uint32_t)s.text;
 	return 0;
 }

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,51 +114,28 @@ int tm_spix_parse(const uint8_t *buf, size_t len, struct tm_spix_table *t, char 
 	return 0;
 }
 
-/* A growing text. */
-struct text {
-	char *p;
-	size_t len, cap;
-	int err;
-};
-
-static void text_printf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void text_printf(struct text *t, const char *fmt, ...)
+/* Closes a text written with open_memstream(&text, &len) into out. */
+static int text_done(FILE *f, char **text, size_t *len, struct tm_blob *out)
 {
-	va_list ap;
-	for (int pass = 0; pass < 2 && !t->err; pass++) {
-		va_start(ap, fmt);
-		int n = vsnprintf(t->p ? t->p + t->len : NULL, t->cap - t->len, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			t->err = -EINVAL;
-		} else if ((size_t)n < t->cap - t->len) {
-			t->len += (size_t)n;
-			return;
-		} else {
-			size_t cap = t->cap ? t->cap : 4096;
-			while (cap - t->len <= (size_t)n)
-				cap *= 2;
-			char *p = realloc(t->p, cap);
-			if (!p)
-				t->err = -ENOMEM;
-			else {
-				t->p = p;
-				t->cap = cap;
-			}
-		}
+	bool failed = ferror(f);
+	if (fclose(f) != 0 || failed) {
+		free(*text);
+		return -ENOMEM;
 	}
+	out->data = (uint8_t *)*text;
+	out->len = *len;
+	return 0;
 }
 
-static int text_done(struct text *t, struct tm_blob *out)
+void tm_spix_totals(const struct tm_spix_table *t, struct tm_spix_totals *out)
 {
-	if (t->err) {
-		free(t->p);
-		return t->err;
+	memset(out, 0, sizeof(*out));
+	for (uint32_t b = 0; b < t->nbb; b++) {
+		uint64_t n = tm_spix_block_instructions(t, b);
+		out->instructions += n;
+		out->executed += n > 0;
+		out->non_executable += tm_spix_non_executable(t, b);
 	}
-	out->data = (uint8_t *)t->p;
-	out->len = t->len;
-	return 0;
 }
 
 /* Text offset of every block: the lengths before it, in bytes. */
@@ -172,30 +150,30 @@ static uint64_t *block_offsets(const struct tm_spix_table *t)
 	return off;
 }
 
-static void put_counter(struct text *x, uint32_t v)
+static void put_counter(FILE *f, uint32_t v)
 {
 	if (v == TM_SPIX_BADCNT)
-		text_printf(x, " -");
+		fputs(" -", f);
 	else
-		text_printf(x, " %" PRIu32, v);
+		fprintf(f, " %" PRIu32, v);
 }
 
 int tm_spix_blocks(const struct tm_spix_table *t, struct tm_blob *out)
 {
-	struct text x = {0};
+	char *text;
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return -ENOMEM;
 	uint64_t off = 0;
-	for (uint32_t b = 0; b < t->nbb && !x.err; b++) {
-		text_printf(&x, "%" PRIu32 " 0x%08" PRIx64 " %u", b, off, t->len[b]);
-		put_counter(&x, t->count[b][0]);
-		put_counter(&x, t->count[b][1]);
-		text_printf(&x, "\n");
+	for (uint32_t b = 0; b < t->nbb; b++) {
+		fprintf(f, "%" PRIu32 " 0x%08" PRIx64 " %u", b, off, t->len[b]);
+		put_counter(f, t->count[b][0]);
+		put_counter(f, t->count[b][1]);
+		fputc('\n', f);
 		off += 4u * t->len[b];
 	}
-	if (!x.p && !x.err)
-		x.p = malloc(1); /* an empty view still has data */
-	if (!x.p && !x.err)
-		x.err = -ENOMEM;
-	return text_done(&x, out);
+	return text_done(f, &text, &len, out);
 }
 
 struct ranked {
@@ -213,53 +191,55 @@ static int by_instructions(const void *a, const void *b)
 
 int tm_spix_summary(const struct tm_spix_table *t, struct tm_blob *out)
 {
-	struct text x = {0};
-	uint64_t total = 0, *off = block_offsets(t);
-	uint32_t executed = 0, badcnt = 0;
+	struct tm_spix_totals tot;
+	uint64_t *off = block_offsets(t);
 	struct ranked *rank = malloc(((size_t)t->nbb + 1) * sizeof(*rank));
-	if (!off || !rank) {
+	char *text;
+	size_t len;
+	FILE *f = off && rank ? open_memstream(&text, &len) : NULL;
+	if (!f) {
 		free(off);
 		free(rank);
 		return -ENOMEM;
 	}
+	tm_spix_totals(t, &tot);
+	uint32_t executed = 0;
 	for (uint32_t b = 0; b < t->nbb; b++) {
 		uint64_t n = tm_spix_block_instructions(t, b);
-		if (t->count[b][0] == TM_SPIX_BADCNT && t->count[b][1] == TM_SPIX_BADCNT)
-			badcnt++;
 		if (n)
 			rank[executed++] = (struct ranked){n, b};
-		total += n;
 	}
 	qsort(rank, executed, sizeof(*rank), by_instructions);
-	text_printf(&x,
-		    "magic 0x%08x %s-endian\n"
-		    "text_size %" PRIu32 "\n"
-		    "text_checksum 0x%08" PRIx32 "\n"
-		    "blocks %" PRIu32 "\n"
-		    "non_executable_blocks %" PRIu32 "\n"
-		    "executed_blocks %" PRIu32 "\n"
-		    "instructions %" PRIu64 "\n\n",
-		    TM_SPIX_MAGIC, t->big_endian ? "big" : "little", t->tsize, t->tsum, t->nbb,
-		    badcnt, executed, total);
-	text_printf(&x, "rank block offset length executions instructions percent cumulative%s\n",
-		    t->addr ? " address" : "");
+	fprintf(f,
+		"magic 0x%08x %s-endian\n"
+		"text_size %" PRIu32 "\n"
+		"text_checksum 0x%08" PRIx32 "\n"
+		"blocks %" PRIu32 "\n"
+		"non_executable_blocks %" PRIu32 "\n"
+		"executed_blocks %" PRIu32 "\n"
+		"instructions %" PRIu64 "\n\n",
+		TM_SPIX_MAGIC, t->big_endian ? "big" : "little", t->tsize, t->tsum, t->nbb,
+		tot.non_executable, tot.executed, tot.instructions);
+	fprintf(f, "rank block offset length executions instructions percent cumulative%s\n",
+		t->addr ? " address" : "");
 	uint64_t sum = 0;
-	for (uint32_t k = 0; k < executed && !x.err; k++) {
+	for (uint32_t k = 0; k < executed; k++) {
 		uint32_t b = rank[k].block;
 		sum += rank[k].instructions;
-		text_printf(
-		    &x,
-		    "%" PRIu32 " %" PRIu32 " 0x%08" PRIx64 " %u %" PRIu64 " %" PRIu64 " %.2f %.2f",
-		    k + 1, b, off[b], t->len[b], rank[k].instructions / t->len[b],
-		    rank[k].instructions, 100.0 * (double)rank[k].instructions / (double)total,
-		    100.0 * (double)sum / (double)total);
+		fprintf(f,
+			"%" PRIu32 " %" PRIu32 " 0x%08" PRIx64 " %u %" PRIu64 " %" PRIu64
+			" %.2f %.2f",
+			k + 1, b, off[b], t->len[b], rank[k].instructions / t->len[b],
+			rank[k].instructions,
+			100.0 * (double)rank[k].instructions / (double)tot.instructions,
+			100.0 * (double)sum / (double)tot.instructions);
 		if (t->addr)
-			text_printf(&x, " 0x%" PRIx64, t->addr[b]);
-		text_printf(&x, "\n");
+			fprintf(f, " 0x%" PRIx64, t->addr[b]);
+		fputc('\n', f);
 	}
 	free(off);
 	free(rank);
-	return text_done(&x, out);
+	return text_done(f, &text, &len, out);
 }
 
 uint64_t tm_spix_add(struct tm_spix_table *sum, const struct tm_spix_table *b, char *why,
