@@ -17,6 +17,7 @@
 
 struct tm_context;
 struct tm_format;
+struct tm_sum;
 struct tm_trace;
 
 /* The name of the hidden folder at the mount root. */
@@ -64,7 +65,8 @@ struct tm_node {
 	struct tm_trace *trace;	     /* VIEW_DIR, VIEW: a reference, dropped by tm_node_put */
 	int view;		     /* VIEW: index in the trace's view table */
 	enum tm_meta_file meta;	     /* META */
-	bool sum;		     /* TRACE, VIEW_DIR, VIEW: a virtual sum (sum.h) */
+	struct tm_sum *sum;	     /* TRACE, VIEW_DIR, VIEW of a virtual sum (sum.h): its
+					members, freed by tm_node_put */
 };
 
 /* Opens SOURCE (a folder or one trace file). Returns 0, or -errno with a message in err. */

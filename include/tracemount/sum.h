@@ -4,7 +4,7 @@
  * text checksum and number of blocks), each such group becomes one more trace of format
  * spixcounts, named SUM.spixcounts, or SUM.TSIZE.TSUM.spixcounts (TSUM in 8 hex digits) when
  * the folder holds several groups; a file of that name hides it. Its bytes, built in memory
- * when it is opened, are the members' sum in the first member's byte order; sadd's
+ * when first read, are the members' sum in the first member's byte order; sadd's
  * diagnostics (a counter overflow, a block non-executable in one file only) go to its
  * errors.txt, and the sum goes on where sadd would stop. */
 #ifndef TRACEMOUNT_SUM_H
@@ -35,12 +35,13 @@ bool tm_sum_name(const char *name);
 int tm_sums_of(struct tm_context *ctx, int dirfd, const char *dir, struct tm_sum **out);
 void tm_sums_free(struct tm_sum *sums, int n);
 
-/* The sum named name in folder dir, into *out (free with tm_sums_free(out, 1)). Returns 0,
- * -ENOENT or -errno. */
-int tm_sum_find(struct tm_context *ctx, int dirfd, const char *dir, const char *name,
-		struct tm_sum **out);
+/* The sum at path ("dir/SUM.spixcounts", relative to dirfd), into *out (free with
+ * tm_sums_free(out, 1)). Returns 0, -ENOENT or -errno. */
+int tm_sum_find(struct tm_context *ctx, int dirfd, const char *path, struct tm_sum **out);
 
-/* The sum's bytes, as a source without a file. Returns 0 or -errno. */
+/* The sum's bytes, as a source without a file, which reads and adds the members at its first
+ * read (the index of a sum already indexed needs none). dirfd must stay open while the source
+ * is. Returns 0 or -errno. */
 int tm_sum_source_open(int dirfd, const struct tm_sum *s, struct tm_source *out);
 
 #endif

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,13 +50,8 @@ static int parse_args(int argc, char **argv, int n_operands, const char **format
 /* A path that names no file may name a sum of spixcounts files (sum.h). */
 static int open_sum(struct cli_trace *ct, const char *path)
 {
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
 	struct tm_sum *s;
-	if (snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
-		     slash ? path : ".") >= (int)sizeof(dir))
-		return -ENAMETOOLONG;
-	int err = tm_sum_find(ct->ctx, AT_FDCWD, *dir ? dir : "/", slash ? slash + 1 : path, &s);
+	int err = tm_sum_find(ct->ctx, AT_FDCWD, path, &s);
 	if (err)
 		return err;
 	err = tm_sum_source_open(AT_FDCWD, s, &ct->src);

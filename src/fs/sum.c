@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,22 +31,26 @@ struct member {
 	struct stat st;
 };
 
-/* The header of the spixcounts file at path, if it is whole. */
-static bool read_member(int dirfd, const char *path, struct member *m)
+/* Whether the file at path is a whole spixcounts file, detected as detection does it, from
+ * the same read of its head: then its header and attributes are in m. */
+static bool read_member(struct tm_context *ctx, int dirfd, const char *path, struct member *m)
 {
 	struct tm_source src;
-	uint8_t h[TM_SPIX_HEADER];
+	uint8_t head[TM_PROBE_HEAD_LEN];
 	if (tm_source_open(dirfd, path, &src) < 0)
 		return false;
-	bool ok = tm_source_read(&src, h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
-		  fstat(src.fd, &m->st) == 0;
+	ssize_t n = tm_source_read(&src, head, sizeof(head), 0);
+	bool ok = n >= (ssize_t)TM_SPIX_HEADER && fstat(src.fd, &m->st) == 0;
 	tm_source_close(&src);
-	bool be = h[0] == 0x62;
-	if (!ok || tm_spix_word(h, be) != TM_SPIX_MAGIC)
+	if (!ok)
 		return false;
-	m->tsize = tm_spix_word(h + 4, be);
-	m->tsum = tm_spix_word(h + 8, be);
-	m->nbb = tm_spix_word(h + 12, be);
+	bool be = head[0] == 0x62;
+	if (tm_context_detect_head(ctx, path, head, (size_t)n) != tm_format_find("spixcounts") ||
+	    tm_spix_word(head, be) != TM_SPIX_MAGIC) /* a gzip one is not summed */
+		return false;
+	m->tsize = tm_spix_word(head + 4, be);
+	m->tsum = tm_spix_word(head + 8, be);
+	m->nbb = tm_spix_word(head + 12, be);
 	return (uint64_t)m->st.st_size == tm_spix_file_size(m->nbb);
 }
 
@@ -70,7 +75,6 @@ static bool same_program(const struct member *a, const struct member *b)
 static int list_members(struct tm_context *ctx, int dirfd, const char *dir, struct member **out,
 			size_t *n_out)
 {
-	const struct tm_format *spix = tm_format_find("spixcounts");
 	bool here = strcmp(dir, ".") == 0;
 	/* a descriptor of its own: a dup would share (and move) the folder's offset */
 	int fd = here ? openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -92,8 +96,6 @@ static int list_members(struct tm_context *ctx, int dirfd, const char *dir, stru
 		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path))
 			continue;
 		const char *rel = here ? e->d_name : path;
-		if (tm_context_detect(ctx, dirfd, rel) != spix)
-			continue;
 		if (n == cap) {
 			struct member *bigger = realloc(m, (cap = cap ? 2 * cap : 8) * sizeof(*m));
 			if (!bigger) {
@@ -102,8 +104,8 @@ static int list_members(struct tm_context *ctx, int dirfd, const char *dir, stru
 			}
 			m = bigger;
 		}
-		if (!read_member(dirfd, rel, &m[n]))
-			continue; /* cut, compressed or not one after all: not summed */
+		if (!read_member(ctx, dirfd, rel, &m[n]))
+			continue;
 		if (!(m[n].path = strdup(rel)))
 			err = -ENOMEM;
 		else
@@ -213,13 +215,18 @@ int tm_sums_of(struct tm_context *ctx, int dirfd, const char *dir, struct tm_sum
 	return n_sums;
 }
 
-int tm_sum_find(struct tm_context *ctx, int dirfd, const char *dir, const char *name,
-		struct tm_sum **out)
+int tm_sum_find(struct tm_context *ctx, int dirfd, const char *path, struct tm_sum **out)
 {
 	struct tm_sum *sums;
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
 	if (!tm_sum_name(name))
 		return -ENOENT;
-	int n = tm_sums_of(ctx, dirfd, dir, &sums);
+	if (!slash)
+		strcpy(dir, ".");
+	else if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	int n = tm_sums_of(ctx, dirfd, *dir ? dir : "/", &sums);
 	if (n < 0)
 		return n;
 	for (int k = 0; k < n; k++) {
@@ -238,16 +245,68 @@ int tm_sum_find(struct tm_context *ctx, int dirfd, const char *dir, const char *
 	return -ENOENT;
 }
 
-/* The source: the sum's bytes and what went wrong making them. */
+/* The source: its members, and once first read, the sum's bytes and what went wrong making
+ * them. Reads of one open file may run in parallel: the first builds the sum under the lock. */
 struct sum_bytes {
+	pthread_mutex_t lock;
+	int dirfd;
+	char **members;
+	unsigned n_members;
+	bool built;
+	int err;
 	struct tm_blob bytes;
 	char problem[160];
 	uint64_t n_problems;
 };
 
+/* Reads and parses one member. */
+static int load_member(int dirfd, const char *path, struct tm_spix_table *t)
+{
+	struct tm_source src;
+	char why[128];
+	int err = tm_source_open(dirfd, path, &src);
+	if (err)
+		return err;
+	uint8_t *buf = malloc(src.size + 1);
+	ssize_t got = buf ? tm_source_read(&src, buf, src.size, 0) : -ENOMEM;
+	tm_source_close(&src);
+	err = got < 0 ? (int)got : tm_spix_parse(buf, (size_t)got, t, why, sizeof(why));
+	free(buf);
+	return err == -EBADMSG ? -EIO : err; /* changed since it was listed */
+}
+
+/* The members' sum, as sadd makes it, in the first member's byte order. */
+static int build(struct sum_bytes *b)
+{
+	struct tm_spix_table sum = {0}, one = {0};
+	int err = load_member(b->dirfd, b->members[0], &sum);
+	for (unsigned k = 1; !err && k < b->n_members; k++) {
+		if ((err = load_member(b->dirfd, b->members[k], &one)) < 0)
+			break;
+		if (one.nbb != sum.nbb)
+			err = -EIO;
+		else
+			b->n_problems += tm_spix_add(&sum, &one, b->n_problems ? NULL : b->problem,
+						     b->n_problems ? 0 : sizeof(b->problem));
+		tm_spix_table_free(&one);
+	}
+	if (!err)
+		err = tm_spix_write(&sum, &b->bytes);
+	tm_spix_table_free(&sum);
+	return err;
+}
+
 static ssize_t sum_read(struct tm_source *s, void *buf, size_t len, uint64_t off)
 {
-	const struct sum_bytes *b = s->priv;
+	struct sum_bytes *b = s->priv;
+	pthread_mutex_lock(&b->lock);
+	if (!b->built) {
+		b->err = build(b);
+		b->built = true;
+	}
+	pthread_mutex_unlock(&b->lock);
+	if (b->err)
+		return b->err;
 	if (off >= b->bytes.len)
 		return 0;
 	if (len > b->bytes.len - off)
@@ -259,8 +318,13 @@ static ssize_t sum_read(struct tm_source *s, void *buf, size_t len, uint64_t off
 static void sum_close(struct tm_source *s)
 {
 	struct sum_bytes *b = s->priv;
-	if (b)
-		free(b->bytes.data);
+	if (!b)
+		return;
+	for (unsigned k = 0; k < b->n_members; k++)
+		free(b->members[k]);
+	free(b->members);
+	free(b->bytes.data);
+	pthread_mutex_destroy(&b->lock);
 	free(b);
 	s->priv = NULL;
 }
@@ -281,48 +345,24 @@ static const struct tm_source_ops sum_ops = {
     .report = sum_report,
 };
 
-/* Reads and parses one member. */
-static int load_member(int dirfd, const char *path, struct tm_spix_table *t)
-{
-	struct tm_source src;
-	char why[128];
-	int err = tm_source_open(dirfd, path, &src);
-	if (err)
-		return err;
-	uint8_t *buf = malloc(src.size + 1);
-	ssize_t got = buf ? tm_source_read(&src, buf, src.size, 0) : -ENOMEM;
-	tm_source_close(&src);
-	err = got < 0 ? (int)got : tm_spix_parse(buf, (size_t)got, t, why, sizeof(why));
-	free(buf);
-	return err == -EBADMSG ? -EIO : err; /* changed since it was listed */
-}
-
 int tm_sum_source_open(int dirfd, const struct tm_sum *s, struct tm_source *out)
 {
 	struct sum_bytes *b = calloc(1, sizeof(*b));
-	struct tm_spix_table sum = {0}, one = {0};
-	int err = b ? load_member(dirfd, s->members[0], &sum) : -ENOMEM;
-	for (unsigned k = 1; !err && k < s->n_members; k++) {
-		if ((err = load_member(dirfd, s->members[k], &one)) < 0)
-			break;
-		if (one.nbb != sum.nbb)
-			err = -EIO;
-		else
-			b->n_problems += tm_spix_add(&sum, &one, b->n_problems ? NULL : b->problem,
-						     b->n_problems ? 0 : sizeof(b->problem));
-		tm_spix_table_free(&one);
-	}
-	if (!err)
-		err = tm_spix_write(&sum, &b->bytes);
-	tm_spix_table_free(&sum);
-	if (err) {
+	if (!b || !(b->members = calloc(s->n_members, sizeof(char *)))) {
 		free(b);
-		return err;
+		return -ENOMEM;
 	}
 	memset(out, 0, sizeof(*out));
 	out->ops = &sum_ops;
 	out->fd = -1;
-	out->size = b->bytes.len;
+	out->size = tm_spix_file_size(s->nbb);
 	out->priv = b;
+	pthread_mutex_init(&b->lock, NULL);
+	b->dirfd = dirfd;
+	for (; b->n_members < s->n_members; b->n_members++)
+		if (!(b->members[b->n_members] = strdup(s->members[b->n_members]))) {
+			sum_close(out);
+			return -ENOMEM;
+		}
 	return 0;
 }

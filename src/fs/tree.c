@@ -151,26 +151,11 @@ static int resolve_meta(const char *rest, struct tm_node *n)
 	return -ENOENT;
 }
 
-/* The sum of spixcounts files path names in its folder (sum.h). */
-static int find_sum(struct tm_fs *fs, const char *path, struct tm_sum **out)
-{
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-	return tm_sum_find(fs->ctx, fs->root_fd, dir, slash ? slash + 1 : path, out);
-}
-
 int tm_fs_node_source(struct tm_fs *fs, const struct tm_node *n, struct tm_source *src)
 {
 	if (!n->sum)
 		return tm_source_open(fs->root_fd, n->src, src);
-	struct tm_sum *s;
-	int err = find_sum(fs, n->src, &s);
-	if (err)
-		return err == -ENOENT ? -ESTALE : err; /* its members changed since the lookup */
-	err = tm_sum_source_open(fs->root_fd, s, src);
-	tm_sums_free(s, 1);
-	return err;
+	return tm_sum_source_open(fs->root_fd, n->sum, src);
 }
 
 /* Whether view v of n's trace exists (a group view needs records, so the index). */
@@ -226,15 +211,14 @@ static int resolve_view(struct tm_fs *fs, const char *rest, struct tm_node *n)
 /* n->src names no file: it may be a sum of its folder's spixcounts files. */
 static int resolve_sum(struct tm_fs *fs, const char *rest, struct tm_node *n)
 {
-	struct tm_sum *s;
-	int err = find_sum(fs, n->src, &s);
+	int err = tm_sum_find(fs->ctx, fs->root_fd, n->src, &n->sum);
 	if (err)
 		return err;
-	n->st = s->st;
-	tm_sums_free(s, 1);
-	n->sum = true;
+	n->st = n->sum->st;
 	n->fmt = tm_format_find("spixcounts");
-	return resolve_view(fs, rest, n);
+	if ((err = resolve_view(fs, rest, n)) < 0)
+		tm_node_put(fs, n); /* a failed lookup holds nothing */
+	return err;
 }
 
 int tm_fs_resolve(struct tm_fs *fs, const char *path, struct tm_node *n)
@@ -293,6 +277,9 @@ void tm_node_put(struct tm_fs *fs, struct tm_node *n)
 	if (n->trace)
 		tm_context_trace_put(fs->ctx, n->trace);
 	n->trace = NULL;
+	if (n->sum)
+		tm_sums_free(n->sum, 1);
+	n->sum = NULL;
 }
 
 /* A trace shown as a folder: readable where the file is, traversable where readable. */
@@ -511,7 +498,7 @@ int tm_fs_readdir(struct tm_fs *fs, const char *path,
 	if (n.kind == TM_NODE_TRACE)
 		err = tm_context_trace_of(fs->ctx, n.src, n.fmt, &n.st, &n.trace);
 	if (err)
-		return err;
+		goto out;
 	if (fill(arg, ".", S_IFDIR) || fill(arg, "..", S_IFDIR))
 		goto out;
 	if (is_root && fill(arg, TM_META_DIR, S_IFDIR))
