@@ -42,8 +42,10 @@ struct tm_view_table {
 	char *stem;	   /* the trace's name less its extensions, for "%s" in view paths */
 };
 
-/* The table views of spix/ that every instruction trace has, after the format's own. */
+/* The table views of spix/ that every instruction trace has, after the format's own, and
+ * their paths ("%s": the stem). */
 enum { TM_SPIX_TABLE_COUNTS, TM_SPIX_TABLE_SUMMARY, TM_SPIX_N_TABLES };
+extern const char *const tm_spix_views[TM_SPIX_N_TABLES];
 
 /* Builds the views of a trace of format fmt named name (its base name). Returns 0 or -ENOMEM. */
 int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, const char *name);

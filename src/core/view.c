@@ -18,6 +18,11 @@ static size_t raw_copy_render(const struct tm_chunk *c, size_t i, char *out)
 	return r->raw_len;
 }
 
+const char *const tm_spix_views[TM_SPIX_N_TABLES] = {
+    [TM_SPIX_TABLE_COUNTS] = "spix/%s.spixcounts",
+    [TM_SPIX_TABLE_SUMMARY] = "spix/summary.txt",
+};
+
 const struct tm_render_ops tm_raw_copy_ops = {
     .measure = raw_copy_measure,
     .render = raw_copy_render,
@@ -123,11 +128,9 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 	for (unsigned k = 0; k < fmt->n_table_views && !err; k++)
 		err = add_view(t, path_printf(fmt->table_views[k], t->stem, ""), TM_VIEW_TABLE,
 			       NULL, 0, 0);
-	if (fmt->instruction && !err)
-		err = add_view(t, path_printf("spix/%s.spixcounts", t->stem, ""), TM_VIEW_TABLE,
-			       NULL, 0, 0);
-	if (fmt->instruction && !err)
-		err = add_view(t, strdup("spix/summary.txt"), TM_VIEW_TABLE, NULL, 0, 0);
+	for (unsigned k = 0; k < TM_SPIX_N_TABLES && fmt->instruction && !err; k++)
+		err = add_view(t, path_printf(tm_spix_views[k], t->stem, ""), TM_VIEW_TABLE, NULL,
+			       0, 0);
 	if (!err)
 		return 0;
 out_nomem:

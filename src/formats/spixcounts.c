@@ -27,8 +27,7 @@ enum phase { P_HEADER, P_LENGTHS, P_COUNTERS, P_REST };
 struct spix_state {
 	uint64_t phase;
 	uint64_t nbb;
-	uint64_t done; /* bytes of the lengths, or counter pairs, read */
-	uint64_t big_endian;
+	uint64_t done;	/* bytes of the lengths, or counter pairs, read */
 	uint64_t ended; /* the end was reported */
 };
 
@@ -116,7 +115,6 @@ static int spix_decode(void *state, const struct tm_decode_in *in, void *recs, s
 				ret = short_of(s, in, &pos, diag);
 				break;
 			}
-			s->big_endian = be;
 			s->nbb = tm_spix_word(in->buf + pos + 12, be);
 			s->phase = P_LENGTHS;
 			pos += TM_SPIX_HEADER;

@@ -8,6 +8,14 @@
 #include "tracemount/fs.h"
 #include "tracemount/registry.h"
 #include "tracemount/util.h"
+#include "tracemount/view.h"
+
+/* A view's path pattern, its "%s" (the trace's stem) shown as NAME. */
+static void put_view(FILE *f, const char *pattern)
+{
+	fputc(' ', f);
+	fprintf(f, pattern, "NAME");
+}
 
 /* One stanza per format: what it is, how it is recognised, its classes and views. */
 static int formats_text(char **text, size_t *len)
@@ -28,16 +36,12 @@ static int formats_text(char **text, size_t *len)
 			fmt->dump ? " class/CLASS.txt" : "");
 		if (fmt->dump && fmt->class_ext)
 			fprintf(f, " class/CLASS.%s", fmt->class_ext);
-		for (unsigned i = 0; i < fmt->n_extra_views; i++) {
-			fputc(' ', f);
-			fprintf(f, fmt->extra_views[i].path, "NAME");
-		}
-		for (unsigned i = 0; i < fmt->n_table_views; i++) {
-			fputc(' ', f);
-			fprintf(f, fmt->table_views[i], "NAME");
-		}
-		if (fmt->instruction)
-			fprintf(f, " spix/NAME.spixcounts spix/summary.txt");
+		for (unsigned i = 0; i < fmt->n_extra_views; i++)
+			put_view(f, fmt->extra_views[i].path);
+		for (unsigned i = 0; i < fmt->n_table_views; i++)
+			put_view(f, fmt->table_views[i]);
+		for (unsigned k = 0; k < TM_SPIX_N_TABLES && fmt->instruction; k++)
+			put_view(f, tm_spix_views[k]);
 		const char *n = fmt->group_view ? strstr(fmt->group_view, "%u") : NULL;
 		if (n) /* "cpu/%u.txt" as "cpu/N.txt" */
 			fprintf(f, " %.*sN%s", (int)(n - fmt->group_view), fmt->group_view, n + 2);
