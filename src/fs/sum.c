@@ -152,6 +152,15 @@ static void sum_attrs(int dirfd, const char *dir, const struct member *m, size_t
 	st->st_nlink = 1;
 }
 
+/* Whether a file in the folder has the sum's name, and so hides it. */
+static bool hidden(int dirfd, const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 void tm_sums_free(struct tm_sum *sums, int n)
 {
 	for (int k = 0; sums && k < n; k++) {
@@ -162,47 +171,52 @@ void tm_sums_free(struct tm_sum *sums, int n)
 	free(sums);
 }
 
+/* The end of the group of members of one program that starts at m[i]. */
+static size_t group_end(const struct member *m, size_t n, size_t i)
+{
+	size_t j = i;
+	while (j < n && same_program(&m[i], &m[j]))
+		j++;
+	return j;
+}
+
 int tm_sums_of(struct tm_context *ctx, int dirfd, const char *dir, struct tm_sum **out)
 {
 	struct member *m = NULL;
-	size_t n = 0;
-	int err = list_members(ctx, dirfd, dir, &m, &n), n_sums = 0, groups = 0;
+	size_t n = 0, groups = 0;
+	int err = list_members(ctx, dirfd, dir, &m, &n), n_sums = 0;
 	struct tm_sum *sums = NULL;
-	for (size_t i = 0; !err && i < n;) {
-		size_t j = i;
-		while (j < n && same_program(&m[i], &m[j]))
-			j++;
+	for (size_t i = 0, j; !err && i < n; i = j) {
+		j = group_end(m, n, i);
 		groups += j - i >= 2;
-		i = j;
 	}
-	if (!err && groups && !(sums = calloc((size_t)groups, sizeof(*sums))))
+	if (!err && groups && !(sums = calloc(groups, sizeof(*sums))))
 		err = -ENOMEM;
-	for (size_t i = 0; !err && i < n;) {
-		size_t j = i;
-		while (j < n && same_program(&m[i], &m[j]))
-			j++;
-		if (j - i >= 2) {
-			struct tm_sum *s = &sums[n_sums++];
-			if (groups == 1)
-				snprintf(s->name, sizeof(s->name), "SUM" SUM_EXT);
-			else
-				snprintf(s->name, sizeof(s->name),
-					 "SUM.%" PRIu32 ".%08" PRIx32 SUM_EXT, m[i].tsize,
-					 m[i].tsum);
-			s->tsize = m[i].tsize;
-			s->tsum = m[i].tsum;
-			s->nbb = m[i].nbb;
-			sum_attrs(dirfd, dir, m + i, j - i, &s->st);
-			if (!(s->members = calloc(j - i, sizeof(char *)))) {
-				err = -ENOMEM;
-				break;
-			}
-			for (size_t k = i; k < j; k++) { /* the paths move to the sum */
-				s->members[s->n_members++] = m[k].path;
-				m[k].path = NULL;
-			}
+	for (size_t i = 0, j; !err && i < n; i = j) {
+		j = group_end(m, n, i);
+		if (j - i < 2)
+			continue;
+		struct tm_sum *s = &sums[n_sums];
+		if (groups == 1)
+			snprintf(s->name, sizeof(s->name), "SUM" SUM_EXT);
+		else
+			snprintf(s->name, sizeof(s->name), "SUM.%" PRIu32 ".%08" PRIx32 SUM_EXT,
+				 m[i].tsize, m[i].tsum);
+		if (hidden(dirfd, dir, s->name))
+			continue;
+		s->tsize = m[i].tsize;
+		s->tsum = m[i].tsum;
+		s->nbb = m[i].nbb;
+		sum_attrs(dirfd, dir, m + i, j - i, &s->st);
+		if (!(s->members = calloc(j - i, sizeof(char *)))) {
+			err = -ENOMEM;
+			break;
 		}
-		i = j;
+		n_sums++;
+		for (size_t k = i; k < j; k++) { /* the paths move to the sum */
+			s->members[s->n_members++] = m[k].path;
+			m[k].path = NULL;
+		}
 	}
 	for (size_t i = 0; i < n; i++)
 		free(m[i].path);

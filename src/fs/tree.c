@@ -410,20 +410,14 @@ static int list_view(void *p, const char *name, int is_dir, unsigned view)
 	return a->fill(a->arg, name, is_dir ? S_IFDIR : S_IFREG);
 }
 
-/* The folder's sums of spixcounts files, unless files have their names. */
+/* The folder's sums of spixcounts files. */
 static int list_sums(struct tm_fs *fs, const char *dir,
 		     int (*fill)(void *arg, const char *name, mode_t type), void *arg)
 {
 	struct tm_sum *sums;
-	struct stat st;
-	char path[PATH_MAX];
 	int n = tm_sums_of(fs->ctx, fs->root_fd, dir, &sums), err = 0;
-	for (int k = 0; k < n && !err; k++) {
-		if (snprintf(path, sizeof(path), "%s/%s", dir, sums[k].name) >= (int)sizeof(path))
-			continue;
-		if (fstatat(fs->root_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
-			err = fill(arg, sums[k].name, S_IFDIR);
-	}
+	for (int k = 0; k < n && !err; k++)
+		err = fill(arg, sums[k].name, S_IFDIR);
 	if (n > 0)
 		tm_sums_free(sums, n);
 	return n < 0 ? n : err > 0 ? 0 : err;
