@@ -196,22 +196,21 @@ def synthesize(stream):
     last = {}  # processor -> [pc, size, ended, run length, "cond" or None]
     total = 0
 
-    def outcome(p, flow):
-        d = taken if flow == "taken" else not_taken
-        d[p[0]] = d.get(p[0], 0) + 1
+    def outcome(pc, flow):  # a conditional branch's
+        if flow in ("taken", "not_taken"):
+            d = taken if flow == "taken" else not_taken
+            d[pc] = d.get(pc, 0) + 1
 
     for cpu, pc, sz, flow, more in stream:
         p = last.get(cpu)
         if p and p[4] == "cond" and not more:  # a conditional branch taken where PCs jump
-            outcome(p, "taken" if pc != p[0] + p[1] else "not_taken")
+            outcome(p[0], "taken" if pc != p[0] + p[1] else "not_taken")
             p[4] = None
         if more:
             if p and not p[2] and p[0] == pc and flow:
                 p[2] = True
                 ends.add(pc)
-                if flow in ("taken", "not_taken"):
-                    d = taken if flow == "taken" else not_taken
-                    d[pc] = d.get(pc, 0) + 1
+                outcome(pc, flow)
             continue
         run = p[3] + 1 if p and not p[2] and pc == p[0] + p[1] and p[3] < MAX_RUN else 1
         if run == 1:
@@ -224,15 +223,13 @@ def synthesize(stream):
         ended = flow is not None
         if ended:
             ends.add(pc)
-            if flow in ("taken", "not_taken"):
-                d = taken if flow == "taken" else not_taken
-                d[pc] = d.get(pc, 0) + 1
+            outcome(pc, flow)
         last[cpu] = [pc, sz, ended, run, flow]
     for p in last.values():
         if not p[2]:
             ends.add(p[0])
         if p[4] == "cond":  # the last branch's outcome is unknown: not taken
-            outcome(p, "not_taken")
+            outcome(p[0], "not_taken")
 
     blocks, addrs = [], []
     cur = None  # [start, length, count, last pc]
