@@ -33,8 +33,9 @@ struct tm_context {
 	struct tm_trace **table;
 	size_t table_size, n_traces;
 	uint64_t next_uid;
-	/* indexes: built by decoding, read from index files, files refused, builds failed */
-	uint64_t n_built, n_loaded, n_refused, n_failed;
+	/* indexes: built by decoding, read from index files, files refused, files out of date
+	 * (written by another build), builds failed */
+	uint64_t n_built, n_loaded, n_refused, n_stale, n_failed;
 	/* The cache folder of index files, or NULL: indexes live in memory only. Set before
 	 * the context is shared. */
 	struct tm_index_store *store;

@@ -109,13 +109,28 @@ struct tm_fs_file {
 	 * changes, and the views of a trace that replaced a changed file, whose path's pages
 	 * the readers of the old version may still fill. */
 	bool uncached;
+	char *path;			/* in the mount, as opened */
+	struct stat st;			/* the source object's attributes at open (lstat) */
+	enum tm_meta_file meta;		/* META: which */
 	struct tm_fs_file *prev, *next; /* in tm_fs.files */
 };
 
 /* Opens path for reading (flags are open(2)'s). Returns 0 or -errno (-EROFS for writing). */
 int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file **out);
 ssize_t tm_fs_read(struct tm_fs *fs, struct tm_fs_file *f, char *buf, size_t size, off_t off);
+/* The attributes of an open file, as they were at open: a view keeps its size and reads to its
+ * end whatever becomes of its path (a trace deleted, made unreadable or replaced), as an open
+ * file on any Unix filesystem does. Returns 0 or -errno. */
+int tm_fs_fgetattr(struct tm_fs *fs, struct tm_fs_file *f, struct stat *st);
+/* The attributes of a file open at path: what a stat of a path that no longer resolves (its
+ * trace deleted or made unreadable) gives while the path is open. Returns 0 or -ENOENT. */
+int tm_fs_open_file_attrs(struct tm_fs *fs, const char *path, struct stat *st);
 void tm_fs_release(struct tm_fs *fs, struct tm_fs_file *f);
+
+/* The attributes of a view of size bytes of a trace whose file has attributes trace. */
+void tm_fs_view_stat(const struct stat *trace, uint64_t size, struct stat *st);
+/* The attributes of .tracemount file which, len bytes long. */
+void tm_fs_meta_stat(struct tm_fs *fs, enum tm_meta_file which, size_t len, struct stat *st);
 
 /* The content of a .tracemount file. Returns 0 or -ENOMEM; the caller frees *text. */
 int tm_fs_meta_text(struct tm_fs *fs, enum tm_meta_file which, char **text, size_t *len);

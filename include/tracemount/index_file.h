@@ -3,8 +3,9 @@
  *
  * One file per trace and format, named after the trace's content key (size, modification
  * time, a hash of its first and last 64 KiB) and the format, so that the same trace under
- * another path or mount shares it. A file holds a header (magic, version, format, the key,
- * a fingerprint of the format's record and view layout, sizes, checksums) and the index as
+ * another path or mount shares it. A file holds a header (magic, version, format, the build
+ * key of the code that wrote it (build_id.h), the content key, a fingerprint of the format's
+ * record and view layout, sizes, checksums) and the index as
  * it is in memory: rows, stats.json, errors.txt, the gzip access points, the table views'
  * bytes (deflated). Files are written
  * to a temporary name and renamed; one that does not check out in every field is rebuilt,
@@ -20,7 +21,7 @@ struct tm_index;
 struct tm_source;
 struct tm_view_table;
 
-#define TM_INDEX_FILE_VERSION 2
+#define TM_INDEX_FILE_VERSION 3
 #define TM_KEY_BLOCK	      (64u << 10) /* bytes hashed at each end of the trace */
 
 /* What identifies a trace's content. */
@@ -49,8 +50,9 @@ void tm_index_store_close(struct tm_index_store *s);
 int tm_index_store_default(char *buf, size_t len);
 
 /* Reads the index of the trace with key and views of format fmt. Returns 0, -ENOENT when
- * there is no file, or another -errno with the reason the file was refused in why (then the
- * caller rebuilds, and a store replaces the file). */
+ * there is no file, -ESTALE when the file was written by another build (out of date), or
+ * another -errno; with the reason the file was refused in why (then the caller rebuilds, and
+ * a store replaces the file). */
 int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *fmt,
 		       const struct tm_view_table *views, const struct tm_trace_key *key,
 		       struct tm_index **out, char *why, size_t why_len);

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -18,6 +19,31 @@ struct tm_index;
 struct tm_source;
 struct tm_cached_chunk;
 
+/* What tells one version of a trace file from another: the attributes lstat gives. */
+struct tm_file_identity {
+	dev_t dev;
+	ino_t ino;
+	uint64_t size;
+	struct timespec mtime, ctime;
+	mode_t mode;
+	uid_t uid;
+	gid_t gid;
+	nlink_t nlink;
+};
+
+void tm_file_identity_of(const struct stat *st, struct tm_file_identity *id);
+
+/* Whether a path's attributes st are still those of the file id was taken from: the same
+ * inode, size, modification and inode change times. Any change, a rename over it, a rewrite
+ * with its modification time put back (touch -r, cp -p) or a chmod alike, makes it another
+ * version, indexed anew. */
+bool tm_file_identity_same(const struct tm_file_identity *id, const struct stat *st);
+
+/* Whether an open descriptor's attributes st still read the bytes id was taken from: the same
+ * inode, size and modification time, and an inode change time that moved only with the
+ * links, owner or mode (a delete, a chmod, which leave the bytes as they were). */
+bool tm_file_identity_same_bytes(const struct tm_file_identity *id, const struct stat *st);
+
 enum tm_trace_state { TM_TRACE_NEW, TM_TRACE_INDEXING, TM_TRACE_INDEXED, TM_TRACE_FAILED };
 
 struct tm_trace {
@@ -26,12 +52,11 @@ struct tm_trace {
 	const struct tm_format *fmt;
 	struct tm_view_table views;
 	struct tm_context *ctx; /* the context holding it */
-	/* The file's size and modification time when the trace was first seen (has_identity:
-	 * through tm_context_trace_of): an index is built only from those bytes, and a chunk
-	 * read after the file changed fails with EIO rather than mix old and new. */
+	/* The file as it was when the trace was first seen (has_identity: through
+	 * tm_context_trace_of): an index is built only from those bytes, and a chunk read after
+	 * the file changed fails with EIO rather than mix old and new. */
 	bool has_identity;
-	uint64_t size;
-	struct timespec mtime;
+	struct tm_file_identity id;
 	/* It replaced the trace of a file that changed, whose readers may still hold pages of
 	 * the same path: the mount serves it around the kernel's page cache. */
 	bool replaced;
@@ -54,6 +79,10 @@ struct tm_trace {
 /* The trace's index, building it from src if needed. Returns 0 or -errno. The index stays
  * valid while the caller holds its reference to the trace. */
 int tm_trace_index(struct tm_trace *t, struct tm_source *src, const struct tm_index **out);
+
+/* Whether src still reads the file as it was when t was first seen (a sum, which has no file,
+ * never changes). */
+bool tm_trace_unchanged(const struct tm_trace *t, struct tm_source *src);
 
 /* Whether the trace's bytes in src are gzip-compressed (gzip.h's tm_gz_detect). */
 bool tm_trace_is_gzip(const struct tm_trace *t, struct tm_source *src);

@@ -5,8 +5,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TM_VERSION "0.1.0"
-
 extern const char tm_hex_digits[16];
 extern const char tm_hex_pairs[256][2]; /* "00" .. "ff" */
 

@@ -247,8 +247,8 @@ int tm_cmd_index(int argc, char **argv)
 	pthread_mutex_lock(&r.ctx->lock);
 	fprintf(stderr,
 		"tracemount index: %zu traces, %s in %.1f s: %" PRIu64 " indexed, %" PRIu64
-		" up to date, %u failed%s; index files in %s\n",
-		r.n_jobs, size, secs, r.ctx->n_built, r.ctx->n_loaded, failed,
+		" up to date, %" PRIu64 " out of date, %u failed%s; index files in %s\n",
+		r.n_jobs, size, secs, r.ctx->n_built, r.ctx->n_loaded, r.ctx->n_stale, failed,
 		r.walk_errors ? ", some paths unreadable" : "", cache);
 	pthread_mutex_unlock(&r.ctx->lock);
 	status = failed || r.walk_errors ? 1 : 0;

@@ -211,12 +211,6 @@ static struct tm_trace *trace_new(struct tm_context *ctx, const char *path,
 	return t;
 }
 
-static bool same_identity(const struct tm_trace *t, const struct stat *st)
-{
-	return t->size == (uint64_t)st->st_size && t->mtime.tv_sec == st->st_mtim.tv_sec &&
-	       t->mtime.tv_nsec == st->st_mtim.tv_nsec;
-}
-
 /* Takes t out of the table; it is freed at its last put. Under the lock. */
 static void retire(struct tm_context *ctx, struct tm_trace *t)
 {
@@ -241,7 +235,7 @@ int tm_context_trace_of(struct tm_context *ctx, const char *path, const struct t
 	while (t && strcmp(t->path, path) != 0)
 		t = t->hash_next;
 	bool replaced = false;
-	if (t && st && (t->fmt != fmt || !t->has_identity || !same_identity(t, st))) {
+	if (t && st && (t->fmt != fmt || !t->has_identity || !tm_file_identity_same(&t->id, st))) {
 		tm_context_log(ctx, LOG_INFO, "%s changed: indexed anew", path);
 		retire(ctx, t);
 		t = NULL;
@@ -263,8 +257,7 @@ int tm_context_trace_of(struct tm_context *ctx, const char *path, const struct t
 		t->replaced = replaced;
 		if (st) {
 			t->has_identity = true;
-			t->size = (uint64_t)st->st_size;
-			t->mtime = st->st_mtim;
+			tm_file_identity_of(st, &t->id);
 		}
 		t->uid = ctx->next_uid++;
 		h = hash_path(path, ctx->table_size);
@@ -349,13 +342,14 @@ int tm_context_status(struct tm_context *ctx, char **text, size_t *len)
 		used += (size_t)l;
 	}
 	char summary[512];
-	int l = snprintf(summary, sizeof(summary),
-			 "# %zu traces; indexes: %" PRIu64 " built, %" PRIu64
-			 " read from index files, %" PRIu64 " index files refused, %" PRIu64
-			 " builds failed; %" PRIu64 " problems in the errors.txt of %" PRIu64
-			 " traces; cache %s\n",
-			 n, ctx->n_built, ctx->n_loaded, ctx->n_refused, ctx->n_failed, problems,
-			 with_problems, ctx->store ? ctx->store->dir : "none");
+	int l =
+	    snprintf(summary, sizeof(summary),
+		     "# %zu traces; indexes: %" PRIu64 " built, %" PRIu64
+		     " read from index files, %" PRIu64 " index files refused, %" PRIu64
+		     " index files out of date, %" PRIu64 " builds failed; %" PRIu64
+		     " problems in the errors.txt of %" PRIu64 " traces; cache %s\n",
+		     n, ctx->n_built, ctx->n_loaded, ctx->n_refused, ctx->n_stale, ctx->n_failed,
+		     problems, with_problems, ctx->store ? ctx->store->dir : "none");
 	char *nb = realloc(buf, used + (size_t)l + 1);
 	if (!nb)
 		goto out;

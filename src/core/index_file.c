@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include <zlib.h>
 
+#include "tracemount/build_id.h"
 #include "tracemount/format.h"
 #include "tracemount/gzip.h"
 #include "tracemount/index.h"
@@ -27,6 +29,7 @@ struct file_header {
 	uint32_t version, header_size;
 	uint64_t byte_order; /* 0x0102030405060708 */
 	char format[32];
+	char build[128]; /* tm_build_key() of the build that wrote it */
 	struct tm_trace_key key;
 	uint64_t layout; /* fingerprint of the format's records and views */
 	uint32_t n_views, n_classes, state_words, row_words;
@@ -251,6 +254,7 @@ static void fill_header(struct file_header *h, const struct tm_format *fmt,
 	h->header_size = sizeof(*h);
 	h->byte_order = 0x0102030405060708ull;
 	snprintf(h->format, sizeof(h->format), "%s", fmt->name);
+	snprintf(h->build, sizeof(h->build), "%s", tm_build_key());
 	h->key = *key;
 	h->layout = layout_of(fmt, views);
 	h->n_views = ix->n_views;
@@ -359,23 +363,33 @@ static int read_all(int fd, void *p, size_t n, uint64_t off)
 	return 0;
 }
 
-/* The header's fields against what this trace and format expect; NULL when all agree. */
+/* The header's fields against what this trace and format expect; NULL when all agree. *stale
+ * is set when the file is sound but was written by another build. */
 static const char *check_header(const struct file_header *h, const struct tm_format *fmt,
 				const struct tm_view_table *views, const struct tm_trace_key *key,
-				uint64_t file_size)
+				uint64_t file_size, bool *stale)
 {
 	struct file_header copy = *h;
 	copy.header_crc = 0;
+	*stale = false;
 	if (memcmp(h->magic, MAGIC, 8) != 0)
 		return "not an index file";
 	if (h->byte_order != 0x0102030405060708ull)
 		return "written on a machine of another byte order";
-	if (h->version != TM_INDEX_FILE_VERSION || h->header_size != sizeof(*h))
-		return "index file format version differs";
+	if (h->version != TM_INDEX_FILE_VERSION || h->header_size != sizeof(*h)) {
+		*stale = true;
+		return "written by another build (index file format version differs)";
+	}
 	if (crc(&copy, sizeof(copy)) != h->header_crc)
 		return "header checksum mismatch";
 	if (strncmp(h->format, fmt->name, sizeof(h->format)) != 0)
 		return "written for another format";
+	if (memchr(h->build, '\0', sizeof(h->build)) == NULL)
+		return "malformed build key";
+	if (strcmp(h->build, tm_build_key()) != 0) {
+		*stale = true;
+		return "written by another build";
+	}
 	if (memcmp(&h->key, key, sizeof(*key)) != 0)
 		return "written for other content";
 	if (h->layout != layout_of(fmt, views))
@@ -486,6 +500,7 @@ int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *f
 	uint8_t *body = NULL;
 	struct tm_index *ix = NULL;
 	const char *bad = NULL;
+	bool stale = false;
 	if (err)
 		goto out;
 	if (!S_ISREG(st.st_mode))
@@ -500,7 +515,7 @@ int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *f
 		goto out;
 	if ((err = read_all(fd, &h, sizeof(h), 0)) < 0)
 		goto out;
-	if ((bad = check_header(&h, fmt, views, key, (uint64_t)st.st_size)))
+	if ((bad = check_header(&h, fmt, views, key, (uint64_t)st.st_size, &stale)))
 		goto out;
 	err = -ENOMEM;
 	if (!(body = malloc(h.body_len + 1)) || !(ix = calloc(1, sizeof(*ix))))
@@ -525,8 +540,11 @@ out:
 	close(fd);
 	free(body);
 	tm_index_free(ix);
+	if (stale && h.version == TM_INDEX_FILE_VERSION)
+		return say(why, why_len, -ESTALE, "%s (%.*s; this is %s)", bad,
+			   (int)sizeof(h.build), h.build, tm_build_key());
 	if (bad)
-		return say(why, why_len, -EBADMSG, "%s", bad);
+		return say(why, why_len, stale ? -ESTALE : -EBADMSG, "%s", bad);
 	if (err)
 		say(why, why_len, err, "%s", strerror(-err));
 	return err;

@@ -210,7 +210,7 @@ static ssize_t read_chunks(struct tm_reader *r, char *out, size_t size, uint64_t
 			break; /* end of the view */
 		int err = load_chunk(r, chunk, &cc);
 		if (err)
-			return done ? (ssize_t)done : err;
+			return err; /* a short count would read as the view's end */
 		size_t in = (size_t)(off + done - chunk_start(r, chunk)), n = cc->len - in;
 		if (n > size - done)
 			n = size - done;
@@ -223,6 +223,19 @@ static ssize_t read_chunks(struct tm_reader *r, char *out, size_t size, uint64_t
 	return (ssize_t)done;
 }
 
+/* Reads a plain trace's own bytes, as they were when the view was opened. */
+static ssize_t read_plain(struct tm_reader *r, void *out, size_t size, uint64_t off)
+{
+	if (off >= r->src->size)
+		return 0;
+	if (size > r->src->size - off)
+		size = (size_t)(r->src->size - off);
+	ssize_t n = tm_source_read(r->src, out, size, off);
+	if (n >= 0 && ((size_t)n != size || !tm_trace_unchanged(r->trace, r->src)))
+		return -EIO; /* cut or rewritten since it was opened: not its bytes */
+	return n;
+}
+
 ssize_t tm_reader_read(struct tm_reader *r, void *out, size_t size, uint64_t off)
 {
 	const struct tm_view *v = view_of(r);
@@ -230,11 +243,7 @@ ssize_t tm_reader_read(struct tm_reader *r, void *out, size_t size, uint64_t off
 	case TM_VIEW_RAW:
 		if (r->index && r->index->gz)
 			return read_chunks(r, out, size, off);
-		if (off >= r->src->size)
-			return 0;
-		if (size > r->src->size - off)
-			size = (size_t)(r->src->size - off);
-		return tm_source_read(r->src, out, size, off);
+		return read_plain(r, out, size, off);
 	case TM_VIEW_STATS:
 		return read_memory(r->index->stats_json, r->index->stats_len, out, size, off);
 	case TM_VIEW_ERRORS:

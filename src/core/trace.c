@@ -62,14 +62,51 @@ static int build_index(struct tm_trace *t, struct tm_source *src, struct tm_inde
 	return err;
 }
 
-/* Whether src still reads the file as it was when t was first seen. */
-static bool unchanged(const struct tm_trace *t, struct tm_source *src)
+void tm_file_identity_of(const struct stat *st, struct tm_file_identity *id)
+{
+	*id = (struct tm_file_identity){
+	    .dev = st->st_dev,
+	    .ino = st->st_ino,
+	    .size = (uint64_t)st->st_size,
+	    .mtime = st->st_mtim,
+	    .ctime = st->st_ctim,
+	    .mode = st->st_mode,
+	    .uid = st->st_uid,
+	    .gid = st->st_gid,
+	    .nlink = st->st_nlink,
+	};
+}
+
+static bool same_time(struct timespec a, struct timespec b)
+{
+	return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+bool tm_file_identity_same(const struct tm_file_identity *id, const struct stat *st)
+{
+	return id->dev == st->st_dev && id->ino == st->st_ino &&
+	       id->size == (uint64_t)st->st_size && same_time(id->mtime, st->st_mtim) &&
+	       same_time(id->ctime, st->st_ctim);
+}
+
+bool tm_file_identity_same_bytes(const struct tm_file_identity *id, const struct stat *st)
+{
+	if (id->dev != st->st_dev || id->ino != st->st_ino || id->size != (uint64_t)st->st_size ||
+	    !same_time(id->mtime, st->st_mtim))
+		return false;
+	if (same_time(id->ctime, st->st_ctim))
+		return true;
+	/* the inode changed: only its links, owner or mode may explain it */
+	return id->nlink != st->st_nlink || id->mode != st->st_mode || id->uid != st->st_uid ||
+	       id->gid != st->st_gid;
+}
+
+bool tm_trace_unchanged(const struct tm_trace *t, struct tm_source *src)
 {
 	struct stat st;
 	if (!t->has_identity || src->fd < 0)
 		return true; /* a source without a file (a sum) does not change */
-	return fstat(src->fd, &st) == 0 && (uint64_t)st.st_size == t->size &&
-	       st.st_mtim.tv_sec == t->mtime.tv_sec && st.st_mtim.tv_nsec == t->mtime.tv_nsec;
+	return fstat(src->fd, &st) == 0 && tm_file_identity_same_bytes(&t->id, &st);
 }
 
 static void count(struct tm_context *ctx, uint64_t *counter)
@@ -86,10 +123,13 @@ static int obtain_index(struct tm_trace *t, struct tm_source *src, struct tm_ind
 	const struct tm_index_store *store = ctx ? ctx->store : NULL;
 	struct tm_trace_key key;
 	char why[256];
-	if (!unchanged(t, src))
+	if (!tm_trace_unchanged(t, src))
 		return -ESTALE; /* replaced since it was seen: the next lookup sees the new one */
 	bool keyed = store && tm_trace_key_of(src, &key) == 0;
-	if (keyed) {
+	/* A file that changed while mounted is read again, whatever its index file says: the
+	 * content key does not see a rewrite of its middle with its modification time put back,
+	 * which the mount noticed by the inode change time. */
+	if (keyed && !t->replaced) {
 		int err = tm_index_file_load(store, t->fmt, &t->views, &key, out, why, sizeof(why));
 		if (!err && (err = tm_index_set_source(*out, t->path)) < 0) {
 			tm_index_free(*out);
@@ -101,7 +141,12 @@ static int obtain_index(struct tm_trace *t, struct tm_source *src, struct tm_ind
 			count(ctx, &ctx->n_loaded);
 			return 0;
 		}
-		if (err != -ENOENT) {
+		if (err == -ESTALE) {
+			count(ctx, &ctx->n_stale);
+			tm_context_log(ctx, LOG_NOTICE,
+				       "%s: index file out of date, %s: indexing again", t->path,
+				       why);
+		} else if (err != -ENOENT) {
 			count(ctx, &ctx->n_refused);
 			tm_context_log(ctx, LOG_WARNING,
 				       "%s: index file refused (%s): indexing again", t->path, why);
@@ -235,7 +280,7 @@ static int load_chunk(void *arg, struct tm_cached_chunk *c)
 				    c->chunk.raw_len, raw_off);
 	if (got < 0)
 		return (int)got;
-	if ((size_t)got != c->chunk.raw_len || !unchanged(a->t, a->src))
+	if ((size_t)got != c->chunk.raw_len || !tm_trace_unchanged(a->t, a->src))
 		return -EIO; /* the trace changed since it was indexed: old bytes or none */
 	memcpy(state, tm_index_state(ix, a->chunk), ix->state_words * sizeof(uint64_t));
 

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 
 #include "tracemount/context.h"
@@ -25,6 +26,13 @@ int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file 
 		goto out_node;
 	}
 	f->kind = n.kind;
+	f->st = n.st;
+	if (!(f->path = strdup(path))) {
+		err = -ENOMEM;
+		free(f);
+		goto out_node;
+	}
+	f->meta = n.meta;
 	switch (n.kind) {
 	case TM_NODE_FILE: err = tm_source_open(fs->root_fd, n.src, &f->src); break;
 	case TM_NODE_VIEW:
@@ -48,6 +56,7 @@ int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file 
 	default: err = -EISDIR;
 	}
 	if (err) {
+		free(f->path);
 		free(f);
 		goto out_node;
 	}
@@ -60,6 +69,31 @@ int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file 
 	*out = f;
 out_node:
 	tm_node_put(fs, &n);
+	return err;
+}
+
+int tm_fs_fgetattr(struct tm_fs *fs, struct tm_fs_file *f, struct stat *st)
+{
+	switch (f->kind) {
+	case TM_NODE_VIEW: tm_fs_view_stat(&f->st, tm_reader_size(&f->reader), st); return 0;
+	case TM_NODE_FILE:
+		if (fstat(f->src.fd, st) < 0)
+			return -errno;
+		st->st_mode &= ~(mode_t)0222;
+		return 0;
+	case TM_NODE_META: tm_fs_meta_stat(fs, f->meta, f->text_len, st); return 0;
+	default: return -EISDIR;
+	}
+}
+
+int tm_fs_open_file_attrs(struct tm_fs *fs, const char *path, struct stat *st)
+{
+	int err = -ENOENT;
+	pthread_mutex_lock(&fs->files_lock);
+	for (struct tm_fs_file *f = fs->files; f; f = f->next)
+		if (strcmp(f->path, path) == 0 && (err = tm_fs_fgetattr(fs, f, st)) == 0)
+			break;
+	pthread_mutex_unlock(&fs->files_lock);
 	return err;
 }
 
@@ -106,5 +140,6 @@ void tm_fs_release(struct tm_fs *fs, struct tm_fs_file *f)
 	if (f->trace)
 		tm_context_trace_put(fs->ctx, f->trace);
 	free(f->text);
+	free(f->path);
 	free(f);
 }

@@ -315,12 +315,24 @@ static int view_attrs(struct tm_fs *fs, struct tm_node *n, struct stat *st)
 		tm_fs_log(fs, LOG_ERR, "%s: indexing failed: %s", n->src, strerror(-err));
 		return err;
 	}
-	*st = n->st;
-	st->st_mode = S_IFREG | (n->st.st_mode & 0444);
+	tm_fs_view_stat(&n->st, size, st);
+	return 0;
+}
+
+void tm_fs_view_stat(const struct stat *trace, uint64_t size, struct stat *st)
+{
+	*st = *trace;
+	st->st_mode = S_IFREG | (trace->st_mode & 0444);
 	st->st_nlink = 1;
 	st->st_size = (off_t)size;
 	st->st_blocks = (blkcnt_t)((size + 511) / 512);
-	return 0;
+}
+
+void tm_fs_meta_stat(struct tm_fs *fs, enum tm_meta_file which, size_t len, struct stat *st)
+{
+	/* status names every trace seen, including those in folders others may not read */
+	meta_attrs(fs, st, S_IFREG | (which == TM_META_STATUS ? 0400 : 0444));
+	st->st_size = (off_t)len;
 }
 
 int tm_fs_getattr(struct tm_fs *fs, const char *path, struct stat *st)
@@ -329,8 +341,8 @@ int tm_fs_getattr(struct tm_fs *fs, const char *path, struct stat *st)
 	char *text;
 	size_t len;
 	int err = tm_fs_resolve(fs, path, &n);
-	if (err)
-		return err;
+	if (err) /* gone or unreadable now, but open (fstat): the open file's attributes */
+		return tm_fs_open_file_attrs(fs, path, st) == 0 ? 0 : err;
 	switch (n.kind) {
 	case TM_NODE_DIR:
 	case TM_NODE_FILE:
@@ -346,10 +358,8 @@ int tm_fs_getattr(struct tm_fs *fs, const char *path, struct stat *st)
 	case TM_NODE_VIEW: err = view_attrs(fs, &n, st); break;
 	case TM_NODE_META_DIR: meta_attrs(fs, st, S_IFDIR | 0555); break;
 	case TM_NODE_META:
-		/* status names every trace seen, including those in folders others may not read */
-		meta_attrs(fs, st, S_IFREG | (n.meta == TM_META_STATUS ? 0400 : 0444));
 		if ((err = tm_fs_meta_text(fs, n.meta, &text, &len)) == 0) {
-			st->st_size = (off_t)len;
+			tm_fs_meta_stat(fs, n.meta, len, st);
 			free(text);
 		}
 		break;

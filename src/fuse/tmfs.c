@@ -30,7 +30,8 @@ static void *tmfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 
 static int tmfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
-	(void)fi;
+	if (fi && fi->fh) /* the kernel checking an open file's size before a read */
+		return tm_fs_fgetattr(fs_of(), file_of(fi), st);
 	return tm_fs_getattr(fs_of(), path, st);
 }
 

@@ -3,8 +3,10 @@
 # - a first mount builds and writes one index file per trace read (folder 0700, files 0600);
 #   a second mount reads them and decodes nothing (the status summary counts), serving the
 #   same bytes, with stats.json's source set for the path it is mounted under;
-# - corrupt, truncated, foreign-version, other-owner and world-writable index files are
-#   refused with the reason logged, rebuilt and rewritten;
+# - corrupt, truncated, other-owner and world-writable index files are refused, and files
+#   of another build or version are out of date, with the reason logged, rebuilt and
+#   rewritten (tracemount index counts them out of date); scripts/build-id's key changes with
+#   any source byte;
 # - two daemons sharing one cache folder, a single-trace mount, -o cache=none, -o prefetch;
 # - tracemount index -j 2 over a tree with a corrupt trace and an unreadable path: exit 1
 #   naming the path, index files for the rest, which a mount then reads;
@@ -47,7 +49,7 @@ problems=$(cat "$TM_TMP"/first/*/errors.txt "$TM_TMP"/first/sub/*/errors.txt | w
 with=$(find "$TM_TMP/first" -name errors.txt -size +0 | wc -l)
 PROBLEMS="$problems problems in the errors.txt of $with traces"
 check_eq "first mount: every trace built" \
-	"# 3 traces; indexes: 3 built, 0 read from index files, 0 index files refused, 0 builds failed; $PROBLEMS; cache $CACHE" \
+	"# 3 traces; indexes: 3 built, 0 read from index files, 0 index files refused, 0 index files out of date, 0 builds failed; $PROBLEMS; cache $CACHE" \
 	"$(summary "$TM_MNT")"
 unmount_tm
 check_eq "the cache folder is 0700" 700 "$(stat -c %a "$CACHE")"
@@ -63,7 +65,7 @@ check "index files take under 2% of the traces and 8 KiB per instruction trace (
 mount_tm "$SRC" -o cache="$CACHE"
 read_all "$TM_MNT" "$TM_TMP/second"
 check_eq "second mount: every index read from its file, nothing decoded in full" \
-	"# 3 traces; indexes: 0 built, 3 read from index files, 0 index files refused, 0 builds failed; $PROBLEMS; cache $CACHE" \
+	"# 3 traces; indexes: 0 built, 3 read from index files, 0 index files refused, 0 index files out of date, 0 builds failed; $PROBLEMS; cache $CACHE" \
 	"$(summary "$TM_MNT")"
 check "second mount: the same bytes in every view" same_views "$TM_TMP/first" "$TM_TMP/second"
 unmount_tm
@@ -92,22 +94,44 @@ damage() {
 	body) printf '\xff' | dd of="$biggest" bs=1 seek=$(($(stat -c %s "$biggest") - 5)) conv=notrunc 2>/dev/null ;;
 	truncated) truncate -s -1 "$biggest" ;;
 	version) printf '\x07' | dd of="$biggest" bs=1 seek=8 conv=notrunc 2>/dev/null ;;
+	build) another_build "$biggest" ;;
 	owner) chown 65534:65534 "$biggest" ;;
 	writable) chmod 0666 "$biggest" ;;
 	esac
 }
-for kind in body:"body checksum mismatch" truncated:"truncated or overlong" \
-	version:"index file format version differs" owner:"owned by another user" \
-	writable:"writable by others"; do
+# another_build FILE: the index file as another build wrote it: its build key (after magic,
+# version, header size, byte order and the format's 32-byte name) names other sources, and
+# its header checksum (the header's last 4 bytes, over the header with them zeroed) agrees.
+another_build() {
+	"$PY" - "$1" <<'PYEOF'
+import struct, sys, zlib
+path = sys.argv[1]
+d = bytearray(open(path, "rb").read())
+size = struct.unpack_from("<I", d, 12)[0]
+key = d[56:56 + 128].split(b"\0")[0]
+assert b"+src." in key, key
+i = key.index(b"+src.") + 5
+d[56 + i] = ord("1") if d[56 + i] == ord("0") else ord("0")
+struct.pack_into("<I", d, size - 4, 0)
+struct.pack_into("<I", d, size - 4, zlib.crc32(bytes(d[:size])))
+open(path, "wb").write(d)
+PYEOF
+}
+for kind in body:"refused (body checksum mismatch)" truncated:"refused (truncated or overlong)" \
+	version:"out of date, written by another build (index file format version differs)" \
+	build:"out of date, written by another build (0.1.0+src." \
+	owner:"refused (owned by another user)" writable:"refused (writable by others)"; do
 	damage "${kind%%:*}"
 	mount_tm "$SRC" -o cache="$CACHE"
 	check "${kind%%:*}: a.byu's dump is right" cmp -s "$TM_MNT/a.byu/dump.txt" \
 		"$TM_TMP/first/a.byu/dump.txt"
+	refused=1 stale=0
+	case ${kind%%:*} in version | build) refused=0 stale=1 ;; esac
 	check_eq "${kind%%:*}: the file is refused and a.byu built again" \
-		"# 1 traces; indexes: 1 built, 0 read from index files, 1 index files refused, 0 builds failed; 0 problems in the errors.txt of 0 traces; cache $CACHE" \
+		"# 1 traces; indexes: 1 built, 0 read from index files, $refused index files refused, $stale index files out of date, 0 builds failed; 0 problems in the errors.txt of 0 traces; cache $CACHE" \
 		"$(summary "$TM_MNT")"
 	check "${kind%%:*}: the reason is logged" \
-		grep -q "a.byu: index file refused (${kind#*:}): indexing again" "$TM_TMP/daemon.log"
+		grep -qF "a.byu: index file ${kind#*:}" "$TM_TMP/daemon.log"
 	unmount_tm
 	check "${kind%%:*}: the file is written anew, 0600 and ours" \
 		test "$(stat -c '%a %u' "$biggest")" = "600 $(id -u)"
@@ -185,12 +209,20 @@ mkdir -p "$long" 2>/dev/null || true
 status=$?
 check_eq "index: exit status 1 when a path failed" 1 "$status"
 check "index: the failed path is named" grep -q "File name too long" "$TM_TMP/index.err"
-check "index: the summary line" grep -qE '^tracemount index: 4 traces, .*: 4 indexed, 0 up to date, 0 failed, some paths unreadable' "$TM_TMP/index.err"
+check "index: the summary line" grep -qE '^tracemount index: 4 traces, .*: 4 indexed, 0 up to date, 0 out of date, 0 failed, some paths unreadable' "$TM_TMP/index.err"
 check_eq "index: one file per trace" 4 "$(find "$CACHE" -name '*.tmi' | wc -l)"
 rm -rf "$TREE/d"*
 "$TRACEMOUNT" index -j 2 --cache "$CACHE" "$TREE/sub" "$TREE/a.byu" 2>"$TM_TMP/index2.err"
 check_eq "index again: exit status 0" 0 "$?"
-check "index again: everything up to date" grep -q ': 0 indexed, 3 up to date, 0 failed;' "$TM_TMP/index2.err"
+check "index again: everything up to date" grep -q ': 0 indexed, 3 up to date, 0 out of date, 0 failed;' "$TM_TMP/index2.err"
+# An index file another build wrote is out of date: index says so and writes it anew.
+another_build "$(ls -S "$CACHE"/*.tmi | head -n 1)"
+"$TRACEMOUNT" index --cache "$CACHE" "$TREE/sub" "$TREE/a.byu" 2>"$TM_TMP/index3.err"
+check "index over another build's file: out of date, indexed again" \
+	grep -q ': 1 indexed, 2 up to date, 1 out of date, 0 failed;' "$TM_TMP/index3.err"
+"$TRACEMOUNT" index --cache "$CACHE" "$TREE/sub" "$TREE/a.byu" 2>"$TM_TMP/index4.err"
+check "index after that: everything up to date" \
+	grep -q ': 0 indexed, 3 up to date, 0 out of date, 0 failed;' "$TM_TMP/index4.err"
 mount_tm "$TREE" -o cache="$CACHE"
 check "after index: the corrupt trace's errors.txt says where it ends" \
 	grep -q 'offset 99996: trailing partial record' "$TM_MNT/cut.byu/errors.txt"
@@ -198,6 +230,27 @@ read_all "$TM_MNT" "$TM_TMP/fromindex"
 check "after index: a mount decodes nothing" grep -q '0 built, 4 read from index files' <(summary "$TM_MNT")
 check "after index: the same bytes" same_views "$TM_TMP/first" "$TM_TMP/fromindex"
 unmount_tm
+
+# The build key changes with every source file and with nothing else: scripts/build-id over a
+# copy of the sources, before and after one byte of a renderer changes.
+IDS=$TM_TMP/ids
+mkdir -p "$IDS/tree"
+cp -r "$SOURCE_ROOT/src" "$SOURCE_ROOT/include" "$SOURCE_ROOT/meson.build" \
+	"$SOURCE_ROOT/meson_options.txt" "$IDS/tree/"
+build_id() {
+	"$PY" "$SOURCE_ROOT/scripts/build-id" "$IDS/$1.c" 0.1.0 "$IDS/tree" && tail -n 1 "$IDS/$1.c"
+}
+first_id=$(build_id one)
+check_eq "build-id: the same sources, the same key" "$first_id" "$(build_id two)"
+cp -p "$IDS/one.c" "$IDS/kept.c"
+build_id kept >/dev/null
+check "build-id: an unchanged key leaves its file as it was (nothing relinks)" \
+	test "$(stat -c %Y.%y "$IDS/kept.c")" = "$(stat -c %Y.%y "$IDS/one.c")"
+sed -i '0,/"/s/"/"x/' "$IDS/tree/src/formats/byu.c"
+check "build-id: one changed byte of a format's source, another key" \
+	test "$first_id" != "$(build_id three)"
+check "build-id: the key is the version and a source hash" \
+	grep -qE '^const char tm_build_id\[\] = "0\.1\.0\+src\.[0-9a-f]{16}";$' <<<"$first_id"
 
 # /etc/fstab's line "SRC MNT fuse.tracemount ro,allow_other,cache=DIR 0 0" runs mount.fuse3
 # SRC MNT -t tracemount -o ...; mount(8) gives helpers a fixed PATH, so call it directly with

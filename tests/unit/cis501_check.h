@@ -66,7 +66,7 @@ enum {
 
 const struct tm_format *fmt(void);
 
-/* A real CIS501 trace (realtraces/cis501/name). */
+/* A real CIS501 trace (realtraces/cis501/name); NULL where absent (see read_realtrace). */
 char *realtrace(const char *name, size_t *len);
 
 /* Decoding through the format table. */

@@ -620,18 +620,51 @@ START_TEST(test_truncation)
 }
 END_TEST
 
-START_TEST(test_probe)
+/* The probe on the course's real gcc-1K.trace: its head under several names and cuts. */
+START_TEST(test_probe_real)
 {
 	const struct tm_format *f = fmt();
 	size_t len;
 	char *real = realtrace("gcc-1K.trace", &len);
+	if (!real)
+		return;
 	size_t head = len < 4096 ? len : 4096;
 	/* two lines, the second without its newline */
 	size_t two_lines = (size_t)((char *)memchr(strchr(real, '\n') + 1, '\n', len) - real);
+	const struct {
+		const char *name;
+		size_t len;
+		int score;
+	} rows[] = {
+	    {"gcc-1K.trace", head, 95},
+	    {"gcc-1K.trace.gz", head, 95},
+	    {"gcc.dat", head, 95},
+	    {"gcc.dat", two_lines, 95},	     /* the whole file: its last line counts */
+	    {"gcc.dat", two_lines + 30, 60}, /* its third line, cut, does not parse */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		int score = f->probe(rows[i].name, (const uint8_t *)real, rows[i].len);
+		ck_assert_msg(score == rows[i].score, "row %zu (%s): %d, expected %d", i,
+			      rows[i].name, score, rows[i].score);
+	}
+	ck_assert_ptr_eq(tm_format_detect("gcc-1K.trace", (const uint8_t *)real, head), f);
+	ck_assert_ptr_eq(tm_format_detect("gcc.log", (const uint8_t *)real, head), f);
+	free(real);
+}
+END_TEST
+
+START_TEST(test_probe)
+{
+	const struct tm_format *f = fmt();
 	static const char garbage[] = "hello world\nthis is not a trace\n";
 	static const char half[] = "1 10 -1 -1 13 - - - 0 0 14 0 SET ADD\n"
 				   "1 10 -1 -1 13 - - - 0 0 14 0 SET ADD\n"
 				   "# a comment\n";
+	/* gcc-1K.trace's first two lines, the second without its newline */
+	static const char two[] = "1 48d1de -1 -1 13 - - -         0            0       48d1e2"
+				  "            0 SET      ADD\n"
+				  "2 48d1de -1 -1 13 R - -         1            0       48d1e2"
+				  "            0 SET      ADD_IMM";
 	char *long_line = line_of_len(4096, "");
 	const struct {
 		const char *name;
@@ -639,11 +672,6 @@ START_TEST(test_probe)
 		size_t len;
 		int score;
 	} rows[] = {
-	    {"gcc-1K.trace", real, head, 95},
-	    {"gcc-1K.trace.gz", real, head, 95},
-	    {"gcc.dat", real, head, 95},
-	    {"gcc.dat", real, two_lines, 95},	   /* the whole file: its last line counts */
-	    {"gcc.dat", real, two_lines + 30, 60}, /* its third line, cut, does not parse */
 	    {"x.trace", garbage, sizeof(garbage) - 1, 15},
 	    {"x.txt", garbage, sizeof(garbage) - 1, 0},
 	    {"x.trace", NULL, 0, 50},
@@ -652,7 +680,8 @@ START_TEST(test_probe)
 	    {"x.dat", NULL, 0, 0},
 	    {"x.trace", half, sizeof(half) - 1, 80},
 	    {"x.dat", half, sizeof(half) - 1, 60},
-	    {"x.trace", long_line, 4096, 15}, /* no complete line */
+	    {"x.dat", two, sizeof(two) - 1, 95}, /* the whole file: its last line counts */
+	    {"x.trace", long_line, 4096, 15},	 /* no complete line */
 	    {"trace", garbage, sizeof(garbage) - 1, 0},
 	    {"x.traces", NULL, 0, 0},
 	};
@@ -661,13 +690,11 @@ START_TEST(test_probe)
 		ck_assert_msg(score == rows[i].score, "row %zu (%s): %d, expected %d", i,
 			      rows[i].name, score, rows[i].score);
 	}
-	ck_assert_ptr_eq(tm_format_detect("gcc-1K.trace", (const uint8_t *)real, head), f);
-	ck_assert_ptr_eq(tm_format_detect("gcc.log", (const uint8_t *)real, head), f);
 	ck_assert_ptr_eq(tm_format_detect("x.trace", NULL, 0), f);
+	ck_assert_ptr_eq(tm_format_detect("x.log", (const uint8_t *)two, sizeof(two) - 1), f);
 	ck_assert_ptr_null(
 	    tm_format_detect("x.log", (const uint8_t *)garbage, sizeof(garbage) - 1));
 	free(long_line);
-	free(real);
 }
 END_TEST
 
@@ -685,6 +712,7 @@ static Suite *cis501_suite(void)
 	tcase_add_test(tc, test_long_lines);
 	tcase_add_test(tc, test_checkpoints);
 	tcase_add_test(tc, test_probe);
+	tcase_add_test(tc, test_probe_real);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("truncation");

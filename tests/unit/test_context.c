@@ -161,9 +161,10 @@ START_TEST(test_status)
 	char *text;
 	size_t len;
 
-	static const char empty[] = "# 0 traces; indexes: 0 built, 0 read from index files, 0 "
-				    "index files refused, 0 builds failed; 0 problems in the "
-				    "errors.txt of 0 traces; cache none\n";
+	static const char empty[] =
+	    "# 0 traces; indexes: 0 built, 0 read from index files, 0 "
+	    "index files refused, 0 index files out of date, 0 builds failed; 0 problems in the "
+	    "errors.txt of 0 traces; cache none\n";
 	ck_assert_int_eq(tm_context_status(ctx, &text, &len), 0);
 	ck_assert_msg(len == strlen(empty) && memcmp(text, empty, len) == 0, "%.*s", (int)len,
 		      text);
@@ -191,7 +192,8 @@ START_TEST(test_status)
 		 "m/inner.byu\tbyu\tnot indexed\t-\t-\n"
 		 "zeta.byu\tbyu\tindexed\t%zu\t%zu\n"
 		 "# 4 traces; indexes: 1 built, 0 read from index files, 0 index files refused, "
-		 "1 builds failed; 0 problems in the errors.txt of 0 traces; cache none\n",
+		 "0 index files out of date, 1 builds failed; 0 problems in the errors.txt of 0 "
+		 "traces; cache none\n",
 		 strerror(EIO), n, tm_index_mem(t[0]->index));
 	ck_assert_msg(len == strlen(want) && memcmp(text, want, len) == 0,
 		      "status:\n%.*s\nexpected:\n%s", (int)len, text, want);

@@ -13,6 +13,7 @@
 
 #include "byu_ref.h"
 #include "reseal.h"
+#include "tracemount/build_id.h"
 #include "tracemount/gzip.h"
 #include "tracemount/index.h"
 #include "tracemount/index_file.h"
@@ -141,8 +142,9 @@ START_TEST(test_round_trip)
 }
 END_TEST
 
-/* Rewrites the stored file with change() applied, then expects a refusal naming why. */
-static void expect_refused(struct fixture *f, void (*change)(const char *path), const char *why)
+/* Rewrites the stored file with change() applied, then expects a refusal naming why. Returns
+ * the load's error. */
+static int expect_refused(struct fixture *f, void (*change)(const char *path), const char *why)
 {
 	char path[512], got[256];
 	struct tm_index *back = NULL;
@@ -154,6 +156,7 @@ static void expect_refused(struct fixture *f, void (*change)(const char *path), 
 	ck_assert_int_lt(err, 0);
 	ck_assert_ptr_null(back);
 	ck_assert_msg(strstr(got, why) != NULL, "refused for \"%s\", want \"%s\"", got, why);
+	return err;
 }
 
 static void patch(const char *path, long off, uint8_t xor_mask)
@@ -177,6 +180,23 @@ static void flip_body(const char *path)
 static void flip_version(const char *path)
 {
 	patch(path, 8, 1); /* after the 8-byte magic */
+}
+
+/* The build key (after magic, version, header size, byte order and the 32-byte format name)
+ * of another build: a different source hash, behind valid checksums. */
+static void another_build(const char *path)
+{
+	int fd = open(path, O_RDWR);
+	char key[128];
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, key, sizeof(key), 56), (ssize_t)sizeof(key));
+	ck_assert_str_eq(key, tm_build_key());
+	char *src = strstr(key, "+src.");
+	ck_assert_ptr_nonnull(src);
+	src[5] = src[5] == '0' ? '1' : '0';
+	ck_assert_int_eq(pwrite(fd, key, sizeof(key), 56), (ssize_t)sizeof(key));
+	close(fd);
+	ck_assert_int_eq(index_file_reseal_path(path), 0);
 }
 
 static void flip_magic(const char *path)
@@ -277,8 +297,10 @@ START_TEST(test_refusals)
 {
 	struct fixture f;
 	setup(&f, 50000, 0);
-	expect_refused(&f, flip_body, "body checksum mismatch");
-	expect_refused(&f, flip_version, "index file format version differs");
+	ck_assert_int_eq(expect_refused(&f, flip_body, "body checksum mismatch"), -EBADMSG);
+	ck_assert_int_eq(expect_refused(&f, flip_version, "index file format version differs"),
+			 -ESTALE);
+	ck_assert_int_eq(expect_refused(&f, another_build, "written by another build"), -ESTALE);
 	expect_refused(&f, flip_magic, "not an index file");
 	expect_refused(&f, flip_header, "header checksum mismatch");
 	expect_refused(&f, cut, "truncated or overlong");

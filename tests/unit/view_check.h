@@ -14,7 +14,8 @@
 char *read_file(const char *path, size_t *len);
 
 /* A trace of ../shared/realtraces (TM_REALTRACES), "cis501/gcc-1K.trace"; a .gz is
- * decompressed. */
+ * decompressed. NULL, with a SKIP line on stdout, where the file is absent: the caller skips
+ * what needs it. */
 char *read_realtrace(const char *relpath, size_t *len);
 
 struct mounted {

@@ -1,0 +1,25 @@
+/* The build key of index files: see build_id.h. */
+#include <pthread.h>
+#include <stdio.h>
+
+#include <capstone/capstone.h>
+#include <json-c/json_c_version.h>
+
+#include "tracemount/build_id.h"
+
+static char key[128];
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+static void make_key(void)
+{
+	int major = 0, minor = 0;
+	cs_version(&major, &minor);
+	snprintf(key, sizeof(key), "%s capstone-%d.%d json-c-%s", tm_build_id, major, minor,
+		 json_c_version());
+}
+
+const char *tm_build_key(void)
+{
+	pthread_once(&key_once, make_key);
+	return key;
+}
