@@ -636,9 +636,7 @@ START_TEST(test_probe_real)
 		size_t len;
 		int score;
 	} rows[] = {
-	    {"gcc-1K.trace", head, 95},
-	    {"gcc-1K.trace.gz", head, 95},
-	    {"gcc.dat", head, 95},
+	    {"gcc-1K.trace", head, 95},	     {"gcc-1K.trace.gz", head, 95}, {"gcc.dat", head, 95},
 	    {"gcc.dat", two_lines, 95},	     /* the whole file: its last line counts */
 	    {"gcc.dat", two_lines + 30, 60}, /* its third line, cut, does not parse */
 	};
