@@ -5,7 +5,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
 #include <sys/types.h>
+
+struct stat;
 
 struct tm_source;
 struct tm_diag;
@@ -39,6 +42,11 @@ int tm_open_beneath(int dirfd, const char *path, int flags);
  * opens one component at a time with O_NOFOLLOW. Returns a descriptor or -errno (a symbolic
  * link on the way: -ELOOP at the end, -ENOTDIR before). Public for its test. */
 int tm_open_walk(int dirfd, const char *path, int flags);
+
+/* lstat(2) of path below the folder dirfd, with no symbolic link followed on the way (see
+ * tm_open_beneath); the last component, a link or not, is what is described. Returns 0 or
+ * -errno. */
+int tm_lstat_beneath(int dirfd, const char *path, struct stat *st);
 
 /* Opens the regular file at path below dirfd (see tm_open_beneath); anything else is -EINVAL.
  * Returns 0 or -errno; on success the caller must tm_source_close(). */

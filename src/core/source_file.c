@@ -89,6 +89,25 @@ int tm_open_beneath(int dirfd, const char *path, int flags)
 	return fd == -EXDEV || fd == -ELOOP ? -ENOENT : (int)fd;
 }
 
+int tm_lstat_beneath(int dirfd, const char *path, struct stat *st)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return fstatat(dirfd, path, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	char parent[PATH_MAX];
+	size_t len = (size_t)(slash - path);
+	if (len >= sizeof(parent))
+		return -ENAMETOOLONG;
+	memcpy(parent, path, len);
+	parent[len] = '\0';
+	int fd = tm_open_beneath(dirfd, parent, O_PATH | O_DIRECTORY);
+	if (fd < 0)
+		return fd;
+	int err = fstatat(fd, slash + 1, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	close(fd);
+	return err;
+}
+
 int tm_source_open(int dirfd, const char *path, struct tm_source *s)
 {
 	struct stat st;

@@ -142,7 +142,7 @@ static void sum_attrs(int dirfd, const char *dir, const struct member *m, size_t
 	if (!one_gid)
 		perm = (perm & ~(mode_t)070) | (perm & others << 3);
 	/* members added or removed change the folder, hence the sum's identity */
-	if (fstatat(dirfd, dir, &folder, 0) == 0 &&
+	if (tm_lstat_beneath(dirfd, dir, &folder) == 0 &&
 	    (folder.st_mtim.tv_sec > st->st_mtim.tv_sec ||
 	     (folder.st_mtim.tv_sec == st->st_mtim.tv_sec &&
 	      folder.st_mtim.tv_nsec > st->st_mtim.tv_nsec)))
@@ -158,7 +158,7 @@ static bool hidden(int dirfd, const char *dir, const char *name)
 	char path[PATH_MAX];
 	struct stat st;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	return tm_lstat_beneath(dirfd, path, &st) == 0;
 }
 
 void tm_sums_free(struct tm_sum *sums, int n)

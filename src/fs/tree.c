@@ -221,7 +221,22 @@ static int resolve_sum(struct tm_fs *fs, const char *rest, struct tm_node *n)
 	return err;
 }
 
+/* Walks path below SOURCE one folder descriptor at a time (walk_path does the work). */
+static int walk_path(struct tm_fs *fs, const char *path, struct tm_node *n, int *dirfd);
+
 int tm_fs_resolve(struct tm_fs *fs, const char *path, struct tm_node *n)
+{
+	int dirfd = fs->root_fd;
+	int err = walk_path(fs, path, n, &dirfd);
+	if (dirfd != fs->root_fd)
+		close(dirfd);
+	return err;
+}
+
+/* Each component is looked up with fstatat(AT_SYMLINK_NOFOLLOW) in the folder before it, held
+ * open (O_PATH | O_NOFOLLOW): a folder swapped for a symbolic link while the walk goes on is
+ * never followed, so no attribute from outside SOURCE is ever seen. */
+static int walk_path(struct tm_fs *fs, const char *path, struct tm_node *n, int *dirfd)
 {
 	char comp[NAME_MAX + 1];
 	size_t src_len = 0;
@@ -250,11 +265,20 @@ int tm_fs_resolve(struct tm_fs *fs, const char *path, struct tm_node *n)
 			n->src[src_len++] = '/';
 		memcpy(n->src + src_len, comp, cl + 1);
 		src_len += cl;
-		if (fstatat(fs->root_fd, n->src, &n->st, AT_SYMLINK_NOFOLLOW) < 0)
+		if (fstatat(*dirfd, comp, &n->st, AT_SYMLINK_NOFOLLOW) < 0)
 			return errno == ENOENT ? resolve_sum(fs, path, n) : -errno;
 
 		if (S_ISDIR(n->st.st_mode)) {
 			n->kind = TM_NODE_DIR;
+			if (!*path)
+				break;
+			int next =
+			    openat(*dirfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (next < 0)
+				return errno == ENOTDIR || errno == ELOOP ? -ENOENT : -errno;
+			if (*dirfd != fs->root_fd)
+				close(*dirfd);
+			*dirfd = next;
 			continue;
 		}
 		if (S_ISLNK(n->st.st_mode)) {
@@ -463,7 +487,7 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
 		unsigned char type = e->d_type;
 		if (type == DT_UNKNOWN) {
 			struct stat st;
-			if (fstatat(fs->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 				continue;
 			type = S_ISDIR(st.st_mode)   ? DT_DIR
 			       : S_ISLNK(st.st_mode) ? DT_LNK

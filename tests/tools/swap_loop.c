@@ -1,7 +1,8 @@
 /* Exchanges two paths atomically (renameat2 RENAME_EXCHANGE), over and over, for the given
- * number of seconds: the race a path lookup must survive without leaving its tree.
+ * number of seconds, pausing PAUSE microseconds between exchanges (default 0): the race a path
+ * lookup must survive without leaving its tree.
  *
- *   swap_loop A B SECONDS */
+ *   swap_loop A B SECONDS [PAUSE] */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,10 +16,11 @@
 
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: swap_loop A B SECONDS\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: swap_loop A B SECONDS [PAUSE]\n");
 		return 2;
 	}
+	useconds_t pause = argc == 5 ? (useconds_t)atoi(argv[4]) : 0;
 	time_t end = time(NULL) + atoi(argv[3]);
 	unsigned long n = 0;
 	while (time(NULL) < end) {
@@ -28,6 +30,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		n++;
+		if (pause)
+			usleep(pause);
 	}
 	/* an even count leaves the tree as it was */
 	if (n % 2)

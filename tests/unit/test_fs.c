@@ -5,11 +5,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
 
 #include "byu_ref.h"
 #include "tracemount/context.h"
@@ -574,6 +582,113 @@ START_TEST(test_open_beneath)
 }
 END_TEST
 
+struct swapper {
+	char a[PATH_MAX], b[PATH_MAX];
+	atomic_bool stop;
+	unsigned long swaps;
+};
+
+static void *swap_loop(void *arg)
+{
+	struct swapper *w = arg;
+	while (!atomic_load(&w->stop)) {
+		if (syscall(SYS_renameat2, AT_FDCWD, w->a, AT_FDCWD, w->b, RENAME_EXCHANGE) == 0)
+			w->swaps++;
+	}
+	if (w->swaps % 2) /* leave the tree as it was */
+		syscall(SYS_renameat2, AT_FDCWD, w->a, AT_FDCWD, w->b, RENAME_EXCHANGE);
+	return NULL;
+}
+
+/* Whether fd (closed here), if open, is the file outside. */
+static int is_outside(int fd, ino_t outside, unsigned *opened)
+{
+	struct stat st;
+	if (fd < 0)
+		return 0;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	close(fd);
+	++*opened;
+	return st.st_ino == outside;
+}
+
+/* A folder on the path swapped, over and over, for a symbolic link to a folder outside: no
+ * lookup of the tree, nor an open by openat2 or by its fallback, ever reaches the file
+ * outside, neither its bytes nor its attributes. */
+START_TEST(test_swap_race)
+{
+	char base[256], path[PATH_MAX], err[256] = "";
+	snprintf(base, sizeof(base), "%.200s/swap-XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(base));
+	const char *dirs[] = {"in", "in/a", "out", "out/s"};
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/%s", base, dirs[i]);
+		ck_assert_int_eq(mkdir(path, 0700), 0);
+	}
+	struct stat outside;
+	snprintf(path, sizeof(path), "%s/in/a/secret", base);
+	int fd = open(path, O_WRONLY | O_CREAT, 0600);
+	ck_assert_int_eq(write(fd, "INSIDE\n", 7), 7);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/out/s/secret", base);
+	fd = open(path, O_WRONLY | O_CREAT, 0600);
+	ck_assert_int_eq(write(fd, "OUTSIDE-SECRET\n", 15), 15);
+	ck_assert_int_eq(fstat(fd, &outside), 0);
+	close(fd);
+	struct swapper w = {.swaps = 0};
+	snprintf(w.a, sizeof(w.a), "%s/in/a", base);
+	snprintf(w.b, sizeof(w.b), "%s/in/b", base);
+	ck_assert_int_eq(symlink("../out/s", w.b), 0);
+
+	struct tm_context *c;
+	struct tm_fs f;
+	snprintf(path, sizeof(path), "%s/in", base);
+	ck_assert_int_eq(tm_context_new(TM_DEFAULT_MEMORY, &c), 0);
+	ck_assert_msg(tm_fs_init(&f, c, path, err, sizeof(err)) == 0, "init: %s", err);
+	atomic_init(&w.stop, false);
+	pthread_t thread;
+	ck_assert_int_eq(pthread_create(&thread, NULL, swap_loop, &w), 0);
+	unsigned leaks[4] = {0}, opened[4] = {0}, tries = 0;
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		leaks[0] += is_outside(tm_open_walk(f.root_fd, "a/secret", O_RDONLY),
+				       outside.st_ino, &opened[0]);
+		leaks[1] += is_outside(tm_open_beneath(f.root_fd, "a/secret", O_RDONLY),
+				       outside.st_ino, &opened[1]);
+		struct stat st;
+		if (tm_lstat_beneath(f.root_fd, "a/secret", &st) == 0) {
+			opened[2]++;
+			leaks[2] += st.st_ino == outside.st_ino;
+		}
+		struct tm_node n;
+		if (tm_fs_resolve(&f, "/a/secret", &n) == 0) {
+			opened[3]++;
+			leaks[3] += n.st.st_ino == outside.st_ino || n.st.st_size == 15;
+			tm_node_put(&f, &n);
+		}
+		tries++;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (now.tv_sec - start.tv_sec < 2);
+	atomic_store(&w.stop, true);
+	pthread_join(thread, NULL);
+	static const char *const what[] = {"tm_open_walk", "tm_open_beneath", "tm_lstat_beneath",
+					   "tm_fs_resolve"};
+	for (int i = 0; i < 4; i++) {
+		ck_assert_msg(leaks[i] == 0, "%s reached the file outside %u times in %u tries",
+			      what[i], leaks[i], tries);
+		/* the race ran: some lookups found the folder, some the link */
+		ck_assert_msg(opened[i] > 0 && opened[i] < tries, "%s: %u of %u found the file",
+			      what[i], opened[i], tries);
+	}
+	ck_assert_uint_gt(w.swaps, 1000);
+	tm_fs_destroy(&f);
+	tm_context_free(c);
+	ck_assert_int_eq(nftw(base, remove_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+END_TEST
+
 static Suite *fs_suite(void)
 {
 	Suite *s = suite_create("fs");
@@ -590,6 +705,7 @@ static Suite *fs_suite(void)
 	tcase_add_test(tc, test_init_single_file);
 	tcase_add_test(tc, test_init_errors);
 	tcase_add_test(tc, test_open_beneath);
+	tcase_add_test(tc, test_swap_race);
 	suite_add_tcase(s, tc);
 	return s;
 }
