@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct json_object;
 struct tm_diag;
@@ -160,12 +161,14 @@ struct tm_format {
 	const struct tm_view_desc *extra_views;
 	unsigned n_extra_views;
 
-	/* Views rendered whole when the index pass is over and kept in the index (spixcounts'
-	 * summary.txt): paths as in extra_views. tables_finish renders table_views[k] into
-	 * out[k] from the statistics, after stats_finish. Optional. */
+	/* Views rendered whole when the index pass is over and kept in the index, deflated in
+	 * pieces (table.h; spixcounts' summary.txt): paths as in extra_views. tables_finish
+	 * writes table_views[k] to the stream out[k] from the statistics, after stats_finish;
+	 * a table it cannot render (what stats_finish reported) is left empty. Returns 0 or
+	 * -errno. Optional. */
 	const char *const *table_views;
 	unsigned n_table_views;
-	int (*tables_finish)(void *stats, struct tm_blob *out);
+	int (*tables_finish)(void *stats, FILE *const *out);
 
 	/* Instruction traces: whether record i of c is an executed instruction, and which, for
 	 * the spix/ views (spix.h), fed in trace order by the index pass. NULL: no spix/. */

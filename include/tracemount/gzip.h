@@ -10,6 +10,12 @@
  * window (tm_gz_inflate_span), so a read anywhere inflates at most one span, and spans
  * inflate independently on several cores.
  *
+ * Points fall on deflate block boundaries, so a span is as long as the blocks in it: a file
+ * written as one huge block is one huge span. Readers therefore take a span in pieces of at
+ * most TM_GZ_PIECE bytes (one piece for the usual span), each inflated from the span's point
+ * with what comes before it discarded: memory stays bounded, and a read deep into a huge
+ * block costs the inflating of the block up to there.
+ *
  * The point table holds no pointers, only integers and one blob of windows, so it can be
  * written to a cache file as it is. */
 #ifndef TRACEMOUNT_GZIP_H
@@ -21,7 +27,8 @@
 
 #include "tracemount/source.h"
 
-#define TM_GZ_SPAN (1u << 20) /* output bytes between access points, at least */
+#define TM_GZ_SPAN  (1u << 20) /* output bytes between access points, at least */
+#define TM_GZ_PIECE (4u << 20) /* output bytes a reader inflates and holds at once, at most */
 
 enum {
 	TM_GZ_MEMBER = 1, /* the point starts a gzip member: its header is at `in` */
@@ -44,6 +51,8 @@ struct tm_gz_index {
 	size_t windows_len;
 	uint64_t in_size;  /* compressed bytes read */
 	uint64_t out_size; /* decompressed bytes that decompressed cleanly */
+	/* n_points + 1 (tm_gz_index_pieces): the pieces before each span, then their total */
+	uint64_t *first_piece;
 };
 
 /* Whether a file with base name `name` whose first bytes are head[0..head_len) is gzip: it
@@ -77,6 +86,20 @@ size_t tm_gz_index_mem(const struct tm_gz_index *ix);
 
 /* The span holding decompressed offset off (< out_size). */
 uint64_t tm_gz_span_of(const struct tm_gz_index *ix, uint64_t off);
+
+/* Numbers the pieces of the spans of a built or loaded, checked point table. Returns 0 or
+ * -ENOMEM. */
+int tm_gz_index_pieces(struct tm_gz_index *ix);
+
+/* The pieces, the piece holding decompressed offset off (< out_size), and piece k's first
+ * decompressed offset (k up to the number of pieces: then out_size). */
+uint64_t tm_gz_n_pieces(const struct tm_gz_index *ix);
+uint64_t tm_gz_piece_of(const struct tm_gz_index *ix, uint64_t off);
+uint64_t tm_gz_piece_start(const struct tm_gz_index *ix, uint64_t k);
+
+/* Decompresses piece k into out, which has room for its bytes (see tm_gz_inflate_span). */
+int tm_gz_inflate_piece(struct tm_source *file, const struct tm_gz_index *ix, uint64_t k,
+			uint8_t *out);
 
 /* Decompresses span k of the gzip file `file` into out, which has room for the span's
  * points[k + 1].out - points[k].out bytes. Returns 0, or -EIO when the file no longer

@@ -21,6 +21,7 @@
 #include "tracemount/format.h"
 
 struct tm_gz_index;
+struct tm_table;
 struct tm_source;
 struct tm_view_table;
 
@@ -35,7 +36,7 @@ struct tm_index {
 	size_t stats_len;
 	char *errors_txt; /* errors.txt */
 	size_t errors_len;
-	struct tm_blob *tables; /* the table views' bytes, by table number */
+	struct tm_table *tables; /* the table views' bytes, by table number (table.h) */
 	uint32_t n_tables;
 	/* A gzip trace's access points (then trace offsets are decompressed offsets), or NULL */
 	struct tm_gz_index *gz;

@@ -13,16 +13,22 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tracemount/format.h"
 #include "tracemount/util.h"
 
-#define TM_SPIX_MAGIC	     0x62620011u
-#define TM_SPIX_BADCNT	     0xffffffffu
-#define TM_SPIX_HEADER	     16u
-#define TM_SPIX_MAX_BLOCK    255u	  /* instructions: a length is one byte */
-#define TM_SPIX_MAX_GAP	     (256u << 10) /* bytes of a gap kept as they are (see builder) */
-#define TM_SPIX_MAX_RUN	     4096u	  /* instructions of a straight run (see builder) */
+#define TM_SPIX_MAGIC	  0x62620011u
+#define TM_SPIX_BADCNT	  0xffffffffu
+#define TM_SPIX_HEADER	  16u
+#define TM_SPIX_MAX_BLOCK 255u	       /* instructions: a length is one byte */
+#define TM_SPIX_MAX_GAP	  (256u << 10) /* bytes of a gap kept as they are (see builder) */
+#define TM_SPIX_MAX_RUN	  4096u	       /* instructions of a straight run (see builder) */
+/* Blocks one table holds, and distinct runs the builder keeps: what bounds the working memory
+ * of a spixcounts file's or an instruction trace's index pass (about 30 bytes a block, 120 a
+ * run: 120 MiB at most each). Past them: -EFBIG, reported in errors.txt. */
+#define TM_SPIX_MAX_BLOCKS   (1u << 22)
+#define TM_SPIX_MAX_RUNS     (1u << 20)
 #define TM_SPIX_CNT_OFF(nbb) (TM_SPIX_HEADER + (((uint64_t)(nbb) + 3) & ~(uint64_t)3))
 
 struct tm_spix_table {
@@ -34,7 +40,7 @@ struct tm_spix_table {
 	uint32_t cap;
 };
 
-/* Room for n blocks. Returns 0 or -ENOMEM. */
+/* Room for n blocks. Returns 0, -EFBIG past TM_SPIX_MAX_BLOCKS, or -ENOMEM. */
 int tm_spix_table_reserve(struct tm_spix_table *t, uint64_t n);
 void tm_spix_table_free(struct tm_spix_table *t);
 
@@ -72,8 +78,9 @@ static inline uint32_t tm_spix_word(const uint8_t *p, bool big_endian)
 	return big_endian ? tm_be32(p) : __builtin_bswap32(tm_be32(p));
 }
 
-/* The table's file form, in its byte order, into out (malloc'ed). Returns 0 or -ENOMEM. */
-int tm_spix_write(const struct tm_spix_table *t, struct tm_blob *out);
+/* The table's file form, in its byte order, written to f. Returns 0, or -EIO when a write
+ * failed. */
+int tm_spix_write(const struct tm_spix_table *t, FILE *f);
 
 /* Parses a whole file. Returns 0, or -EBADMSG with what is wrong in why (bad magic, unexpected
  * EOF; then t holds the blocks read whole). */
@@ -82,12 +89,13 @@ int tm_spix_parse(const uint8_t *buf, size_t len, struct tm_spix_table *t, char 
 
 /* summary.txt: the header's fields and totals, then the executed blocks by decreasing
  * instructions executed (as sdas -sb orders them) with percent and cumulative percent, and
- * each block's address when the table has them. Returns 0 or -ENOMEM. */
-int tm_spix_summary(const struct tm_spix_table *t, struct tm_blob *out);
+ * each block's address when the table has them, written to f. Returns 0, -ENOMEM, or -EIO
+ * when a write failed. */
+int tm_spix_summary(const struct tm_spix_table *t, FILE *f);
 
 /* blocks.txt: one line per block: index, offset in the text, length, counters ("-" for
- * BADCNT). Returns 0 or -ENOMEM. */
-int tm_spix_blocks(const struct tm_spix_table *t, struct tm_blob *out);
+ * BADCNT), written to f. Returns 0, or -EIO when a write failed. */
+int tm_spix_blocks(const struct tm_spix_table *t, FILE *f);
 
 /* Adds b's counters to sum's, as sadd does; the tables have the same blocks. Where sadd
  * stops, this goes on: a counter that overflows stays at 0xfffffffe, and a block that is
@@ -111,7 +119,8 @@ struct tm_spix_facts {
 };
 
 /* The table (big-endian, checksum 0, text size at most 0xffffffff), with each block's address.
- * Returns 0 or -ENOMEM (also for an allocation that failed while adding). */
+ * Returns 0, -EFBIG when the code executed passes TM_SPIX_MAX_RUNS distinct runs or
+ * TM_SPIX_MAX_BLOCKS blocks, or -ENOMEM (also for an allocation that failed while adding). */
 int tm_spix_builder_finish(struct tm_spix_builder *b, struct tm_spix_table *t,
 			   struct tm_spix_facts *facts);
 void tm_spix_builder_free(struct tm_spix_builder *b);

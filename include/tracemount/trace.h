@@ -93,10 +93,10 @@ bool tm_trace_is_gzip(const struct tm_trace *t, struct tm_source *src);
 ssize_t tm_trace_read(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
 		      struct tm_source *src, void *buf, size_t len, uint64_t off);
 
-/* Span `span` of a gzip trace, decompressed, through the context's cache (as bytes). Returns
- * 0 or -errno; release with tm_trace_chunk_release(). */
-int tm_trace_span(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
-		  struct tm_source *src, uint64_t span, struct tm_cached_chunk **out);
+/* Piece `piece` of a gzip trace (gzip.h), decompressed, through the context's cache (as
+ * bytes). Returns 0 or -errno; release with tm_trace_chunk_release(). */
+int tm_trace_piece(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
+		   struct tm_source *src, uint64_t piece, struct tm_cached_chunk **out);
 
 /* Decodes chunk `chunk` of the trace (through the context's cache). Returns 0 or -errno;
  * -EIO when the data no longer matches the index. Release with tm_trace_chunk_release(). */

@@ -34,11 +34,13 @@ struct tm_view {
 /* views[TM_RAW_VIEW] of every trace is raw. */
 #define TM_RAW_VIEW 0
 
+#define TM_MAX_TABLES 8 /* table views of a trace */
+
 struct tm_view_table {
 	struct tm_view *views;
 	unsigned n_views;
 	unsigned n_record_views;
-	unsigned n_tables; /* table views: the format's, then spix/'s */
+	unsigned n_tables; /* table views: the format's, then spix/'s; TM_MAX_TABLES at most */
 	char *stem;	   /* the trace's name less its extensions, for "%s" in view paths */
 };
 

@@ -8,6 +8,7 @@
 
 #include "tracemount/gzip.h"
 #include "tracemount/index.h"
+#include "tracemount/table.h"
 
 int tm_index_set_source(struct tm_index *ix, const char *source)
 {
@@ -104,7 +105,7 @@ size_t tm_index_mem(const struct tm_index *ix)
 {
 	size_t tables = ix->n_tables * sizeof(*ix->tables);
 	for (uint32_t k = 0; k < ix->n_tables; k++)
-		tables += ix->tables[k].len;
+		tables += tm_table_mem(&ix->tables[k]);
 	return sizeof(*ix) + ix->n_rows * ix->row_words * sizeof(uint64_t) + ix->stats_len +
 	       ix->errors_len + tables + (ix->gz ? tm_gz_index_mem(ix->gz) : 0);
 }
@@ -117,7 +118,7 @@ void tm_index_free(struct tm_index *ix)
 	free(ix->stats_json);
 	free(ix->errors_txt);
 	for (uint32_t k = 0; k < ix->n_tables && ix->tables; k++)
-		free(ix->tables[k].data);
+		tm_table_free(&ix->tables[k]);
 	free(ix->tables);
 	tm_gz_index_free(ix->gz);
 	free(ix);

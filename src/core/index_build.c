@@ -1,6 +1,7 @@
 /* The index pass: one streaming read of the trace that decodes every record once, records a
  * checkpoint every chunk_records records, sizes every record view and gathers statistics. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "tracemount/index.h"
 #include "tracemount/source.h"
 #include "tracemount/spix.h"
+#include "tracemount/table.h"
 #include "tracemount/view.h"
 
 #define READ_BLOCK	 (256u << 10)  /* bytes read at a time: stays in the L2 cache */
@@ -284,57 +286,75 @@ static int decode_all(struct builder *b, tm_progress_fn progress, void *progress
 	return err;
 }
 
-/* spix/'s tables, and their figures for stats.json. */
-static int spix_tables(struct builder *b, struct tm_blob *out, json_object *root)
+/* spix/'s tables, and their figures for stats.json in *spix. More code than spix/ holds
+ * leaves its tables empty, reported. */
+static int spix_tables(struct builder *b, FILE *const *out, json_object **spix)
 {
 	struct tm_spix_table t;
 	struct tm_spix_facts facts;
 	int err = tm_spix_builder_finish(b->spix, &t, &facts);
+	if (!(*spix = json_object_new_object()))
+		err = -ENOMEM;
+	if (err == -EFBIG) {
+		tm_diag_note(&b->diag,
+			     "spix/ is empty: the trace runs more code than it holds (%u distinct "
+			     "runs of instructions, %u blocks)",
+			     TM_SPIX_MAX_RUNS, TM_SPIX_MAX_BLOCKS);
+		json_object_object_add(*spix, "omitted", json_object_new_boolean(true));
+		return 0;
+	}
 	if (err)
 		return err;
-	err = tm_spix_write(&t, &out[TM_SPIX_TABLE_COUNTS]);
+	err = tm_spix_write(&t, out[TM_SPIX_TABLE_COUNTS]);
 	if (!err)
-		err = tm_spix_summary(&t, &out[TM_SPIX_TABLE_SUMMARY]);
+		err = tm_spix_summary(&t, out[TM_SPIX_TABLE_SUMMARY]);
 	struct tm_spix_totals tot;
 	tm_spix_totals(&t, &tot);
-	json_object *o = json_object_new_object();
-	if (!o)
-		err = -ENOMEM;
-	if (!err) {
-		const struct {
-			const char *key;
-			uint64_t value;
-		} keys[] = {
-		    {"blocks", t.nbb},
-		    {"executed_blocks", tot.executed},
-		    {"instructions", facts.instructions},
-		    {"text_size", t.tsize},
-		    {"gaps_shortened", facts.gaps_shortened},
-		    {"overlapping_instructions", facts.overlaps},
-		    {"saturated_counters", facts.saturated},
-		};
-		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-			json_object_object_add(o, keys[k].key,
-					       json_object_new_int64((int64_t)keys[k].value));
-		json_object_object_add(root, "spix", o);
-	}
+	const struct {
+		const char *key;
+		uint64_t value;
+	} keys[] = {
+	    {"blocks", t.nbb},
+	    {"executed_blocks", tot.executed},
+	    {"instructions", facts.instructions},
+	    {"text_size", t.tsize},
+	    {"gaps_shortened", facts.gaps_shortened},
+	    {"overlapping_instructions", facts.overlaps},
+	    {"saturated_counters", facts.saturated},
+	};
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		json_object_object_add(*spix, keys[k].key,
+				       json_object_new_int64((int64_t)keys[k].value));
 	tm_spix_table_free(&t);
 	return err;
 }
 
-/* The table views' bytes: the format's, then spix/'s. */
-static int tables(struct builder *b, json_object *root)
+/* The table views' bytes, the format's then spix/'s, each written through a stream that
+ * deflates it in pieces (table.h); spix/'s figures in *spix. */
+static int tables(struct builder *b, json_object **spix)
 {
 	struct tm_index *ix = b->ix;
-	unsigned own = b->fmt->n_table_views;
-	if (!b->views->n_tables)
+	unsigned own = b->fmt->n_table_views, n = b->views->n_tables;
+	FILE *out[TM_MAX_TABLES] = {NULL};
+	if (!n)
 		return 0;
-	if (!(ix->tables = calloc(b->views->n_tables, sizeof(*ix->tables))))
+	if (n > TM_MAX_TABLES)
+		return -EINVAL;
+	if (!(ix->tables = calloc(n, sizeof(*ix->tables))))
 		return -ENOMEM;
-	ix->n_tables = b->views->n_tables;
-	int err = own && b->fmt->tables_finish ? b->fmt->tables_finish(b->stats, ix->tables) : 0;
+	ix->n_tables = n;
+	int err = 0;
+	for (unsigned k = 0; k < n && !err; k++)
+		if (!(out[k] = tm_table_writer(&ix->tables[k])))
+			err = -ENOMEM;
+	if (!err && own && b->fmt->tables_finish)
+		err = b->fmt->tables_finish(b->stats, out);
 	if (!err && b->spix)
-		err = spix_tables(b, ix->tables + own, root);
+		err = spix_tables(b, out + own, spix);
+	for (unsigned k = 0; k < n && out[k]; k++) {
+		int closed = tm_table_finish(&ix->tables[k], out[k]);
+		err = err ? err : closed;
+	}
 	return err;
 }
 
@@ -343,7 +363,7 @@ static int finish(struct builder *b, const char *source_name)
 	const struct tm_format *fmt = b->fmt;
 	struct tm_index *ix = b->ix;
 	json_object *root = json_object_new_object(), *classes = json_object_new_object();
-	json_object *own = json_object_new_object();
+	json_object *own = json_object_new_object(), *spix = NULL;
 	int err = -ENOMEM;
 
 	if (!root || !classes || !own)
@@ -366,6 +386,8 @@ static int finish(struct builder *b, const char *source_name)
 	classes = NULL;
 	if (fmt->stats_finish && (err = fmt->stats_finish(b->stats, own, &b->diag)) < 0)
 		goto out;
+	if ((err = tables(b, &spix)) < 0)
+		goto out;
 	if (b->src->ops->report)
 		b->src->ops->report(b->src, &b->diag);
 	if ((err = tm_diag_finish(&b->diag)) < 0)
@@ -376,8 +398,9 @@ static int finish(struct builder *b, const char *source_name)
 	json_object_object_add(root, "truncated", json_object_new_boolean(ix->truncated));
 	json_object_object_add(root, fmt->name, own);
 	own = NULL;
-	if ((err = tables(b, root)) < 0)
-		goto out;
+	if (spix)
+		json_object_object_add(root, "spix", spix);
+	spix = NULL;
 
 	size_t len;
 	const char *s = json_object_to_json_string_length(root, TM_STATS_JSON_FLAGS, &len);
@@ -393,6 +416,7 @@ static int finish(struct builder *b, const char *source_name)
 	err = push_row(b, b->cur);
 out:
 	json_object_put(own);
+	json_object_put(spix);
 	json_object_put(classes);
 	json_object_put(root);
 	return err;
@@ -436,5 +460,6 @@ out:
 	free(b.n_measured);
 	free(b.cur);
 	free(b.boundary);
+	malloc_trim(0); /* the pass's working memory goes back to the system, not to the heap */
 	return err;
 }

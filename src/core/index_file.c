@@ -18,6 +18,7 @@
 #include "tracemount/index.h"
 #include "tracemount/index_file.h"
 #include "tracemount/source.h"
+#include "tracemount/table.h"
 #include "tracemount/view.h"
 
 #define MAGIC "TMINDEX\n"
@@ -220,25 +221,30 @@ static size_t points_bytes(const struct file_header *h)
 	return h->has_gz ? (size_t)(h->gz_points + 1) * sizeof(struct tm_gz_point) : 0;
 }
 
-/* The table views' part of a file: for each, its length, its compressed length and its bytes
- * deflated (summaries are text, and counts mostly runs of a few values). */
+/* The table views' part of a file: for each, its length, its number of pieces and their
+ * compressed length, the pieces' ends, then the pieces (table.h). */
 static uint8_t *tables_part(const struct tm_index *ix, uint64_t *len)
 {
-	uint64_t cap = 0, n = 0;
-	for (uint32_t k = 0; k < ix->n_tables; k++)
-		cap += 2 * sizeof(uint64_t) + compressBound((uLong)ix->tables[k].len);
-	uint8_t *p = malloc(cap + 1);
+	uint64_t n = 0;
+	for (uint32_t k = 0; k < ix->n_tables; k++) {
+		const struct tm_table *t = &ix->tables[k];
+		n +=
+		    3 * sizeof(uint64_t) +
+		    (t->n_pieces ? (t->n_pieces + 1) * sizeof(uint64_t) + t->ends[t->n_pieces] : 0);
+	}
+	uint8_t *p = malloc(n + 1), *at = p;
 	for (uint32_t k = 0; p && k < ix->n_tables; k++) {
-		uLongf z = (uLongf)(cap - n - 2 * sizeof(uint64_t));
-		uint64_t lens[2] = {ix->tables[k].len, 0};
-		if (compress2(p + n + sizeof(lens), &z, ix->tables[k].data, (uLong)lens[0], 6) !=
-		    Z_OK) {
-			free(p);
-			return NULL;
-		}
-		lens[1] = z;
-		memcpy(p + n, lens, sizeof(lens));
-		n += sizeof(lens) + z;
+		const struct tm_table *t = &ix->tables[k];
+		uint64_t z_len = t->n_pieces ? t->ends[t->n_pieces] : 0;
+		uint64_t head[3] = {t->len, t->n_pieces, z_len};
+		memcpy(at, head, sizeof(head));
+		at += sizeof(head);
+		if (!t->n_pieces)
+			continue;
+		memcpy(at, t->ends, (t->n_pieces + 1) * sizeof(uint64_t));
+		at += (t->n_pieces + 1) * sizeof(uint64_t);
+		memcpy(at, t->z, z_len);
+		at += z_len;
 	}
 	*len = n;
 	return p;
@@ -410,41 +416,54 @@ static const char *check_header(const struct file_header *h, const struct tm_for
 	return NULL;
 }
 
-/* The table views' bytes from their part of a body. Returns 0, -EBADMSG when the part does
- * not hold them, or -ENOMEM. */
-static int take_tables(const struct file_header *h, const uint8_t *p, struct tm_index *ix)
+/* The table views from their part of a body. Returns 0, -EBADMSG when the part does not hold
+ * them (what is wrong in *bad), or -ENOMEM. */
+static int take_tables(const struct file_header *h, const uint8_t *p, struct tm_index *ix,
+		       const char **bad)
 {
 	uint64_t n = h->n_tables, left = h->tables_len;
+	*bad = "table views do not fit their part"; /* for -EBADMSG: the other returns clear it */
 	if (!n)
-		return left ? -EBADMSG : 0;
+		return left ? -EBADMSG : (*bad = NULL, 0);
 	if (!(ix->tables = calloc(n, sizeof(*ix->tables))))
-		return -ENOMEM;
+		return *bad = NULL, -ENOMEM;
 	ix->n_tables = (uint32_t)n;
 	for (uint64_t k = 0; k < n; k++) {
-		uint64_t lens[2];
-		if (left < sizeof(lens))
+		struct tm_table *t = &ix->tables[k];
+		uint64_t head[3];
+		if (left < sizeof(head))
 			return -EBADMSG;
-		memcpy(lens, p, sizeof(lens));
-		p += sizeof(lens);
-		left -= sizeof(lens);
-		/* deflate shrinks at most about 1032 to 1: a larger length is damage */
-		if (lens[1] > left || lens[0] > lens[1] * 1032 + 64)
+		memcpy(head, p, sizeof(head));
+		p += sizeof(head);
+		left -= sizeof(head);
+		t->len = head[0];
+		t->n_pieces = head[1];
+		if (!t->n_pieces) {
+			if ((*bad = tm_table_check(t, head[2])))
+				return -EBADMSG;
+			continue;
+		}
+		if (t->n_pieces >= left / sizeof(uint64_t) ||
+		    head[2] > left - (t->n_pieces + 1) * sizeof(uint64_t))
 			return -EBADMSG;
-		if (!(ix->tables[k].data = malloc(lens[0] + 1)))
-			return -ENOMEM;
-		uLongf got = (uLongf)lens[0];
-		if (uncompress(ix->tables[k].data, &got, p, (uLong)lens[1]) != Z_OK ||
-		    got != lens[0])
+		size_t ends = (t->n_pieces + 1) * sizeof(uint64_t);
+		if (!(t->ends = malloc(ends)) || !(t->z = malloc(head[2] + 1)))
+			return *bad = NULL, -ENOMEM;
+		memcpy(t->ends, p, ends);
+		memcpy(t->z, p + ends, head[2]);
+		p += ends + head[2];
+		left -= ends + head[2];
+		if ((*bad = tm_table_check(t, head[2])))
 			return -EBADMSG;
-		ix->tables[k].len = lens[0];
-		p += lens[1];
-		left -= lens[1];
 	}
+	*bad = left ? "table views do not fit their part" : NULL;
 	return left ? -EBADMSG : 0;
 }
 
-/* Splits a checked body into ix's parts. */
-static int take_body(const struct file_header *h, const uint8_t *body, struct tm_index *ix)
+/* Splits a checked body into ix's parts. Returns 0, -EBADMSG with what is wrong in *bad, or
+ * -ENOMEM. */
+static int take_body(const struct file_header *h, const uint8_t *body, struct tm_index *ix,
+		     const char **bad)
 {
 	ix->n_views = h->n_views;
 	ix->n_classes = h->n_classes;
@@ -465,7 +484,7 @@ static int take_body(const struct file_header *h, const uint8_t *body, struct tm
 	memcpy(ix->errors_txt, body + n_rows + h->stats_len, h->errors_len);
 	ix->stats_json[h->stats_len] = '\0'; /* sized texts, terminated for safety */
 	ix->errors_txt[h->errors_len] = '\0';
-	int err = take_tables(h, body + n_rows + h->stats_len + h->errors_len, ix);
+	int err = take_tables(h, body + n_rows + h->stats_len + h->errors_len, ix, bad);
 	if (err || !h->has_gz)
 		return err;
 	const uint8_t *p = body + n_rows + h->stats_len + h->errors_len + h->tables_len;
@@ -526,12 +545,13 @@ int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *f
 		bad = "body checksum mismatch";
 		goto out;
 	}
-	if ((err = take_body(&h, body, ix)) == -EBADMSG) {
-		bad = "table views do not inflate to their lengths";
+	if ((err = take_body(&h, body, ix, &bad)) == -EBADMSG) {
 		err = 0;
 	} else if (!err) {
 		bad = tm_index_check(ix, fmt->chunk_records, key->size);
 	}
+	if (!err && !bad && ix->gz)
+		err = tm_gz_index_pieces(ix->gz);
 	if (!err && !bad) {
 		*out = ix;
 		ix = NULL;

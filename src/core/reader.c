@@ -1,6 +1,7 @@
 /* Reading a view: locate the chunk through the index, render it once, copy from it. */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 #include "tracemount/prefetch.h"
 #include "tracemount/reader.h"
 #include "tracemount/source.h"
+#include "tracemount/table.h"
 #include "tracemount/trace.h"
 
 static const struct tm_view *view_of(const struct tm_reader *r)
@@ -123,40 +125,68 @@ out:
 	return err;
 }
 
-/* A reader's view in chunks: a record view's index chunks, or a gzip trace's spans for raw. */
-static int spans(const struct tm_reader *r)
+/* A reader's view in chunks: a record view's index chunks, a gzip trace's pieces for raw, or
+ * a table view's pieces. */
+static bool is_raw(const struct tm_reader *r)
 {
 	return view_of(r)->kind == TM_VIEW_RAW;
 }
 
+static const struct tm_table *table_of(const struct tm_reader *r)
+{
+	return view_of(r)->kind == TM_VIEW_TABLE ? &r->index->tables[view_of(r)->column] : NULL;
+}
+
 static uint64_t n_chunks(const struct tm_reader *r)
 {
-	return spans(r) ? r->index->gz->n_points : tm_index_chunks(r->index);
+	if (table_of(r))
+		return table_of(r)->n_pieces;
+	return is_raw(r) ? tm_gz_n_pieces(r->index->gz) : tm_index_chunks(r->index);
 }
 
 static uint64_t chunk_start(const struct tm_reader *r, uint64_t k)
 {
-	return spans(r) ? r->index->gz->points[k].out
-			: tm_index_view_off(r->index, k, view_of(r)->column);
+	if (table_of(r))
+		return k * TM_TABLE_PIECE;
+	return is_raw(r) ? tm_gz_piece_start(r->index->gz, k)
+			 : tm_index_view_off(r->index, k, view_of(r)->column);
 }
 
 static int find_chunk(const struct tm_reader *r, uint64_t off, uint64_t *k)
 {
-	if (!spans(r))
+	const struct tm_table *t = table_of(r);
+	if (t) {
+		*k = off / TM_TABLE_PIECE;
+		return off < t->len ? 0 : -ERANGE;
+	}
+	if (!is_raw(r))
 		return tm_index_find(r->index, view_of(r)->column, off, k);
 	if (off >= r->index->gz->out_size)
 		return -ERANGE;
-	*k = tm_gz_span_of(r->index->gz, off);
+	*k = tm_gz_piece_of(r->index->gz, off);
 	return 0;
+}
+
+/* Inflates one piece of the reader's table view into c->bytes. */
+static int load_piece(void *arg, struct tm_cached_chunk *c)
+{
+	const struct render_load *a = arg;
+	const struct tm_table *t = table_of(a->r);
+	size_t len = tm_table_piece_len(t, a->chunk);
+	if (!(c->bytes = malloc(len ? len : 1)))
+		return -ENOMEM;
+	c->mem = sizeof(*c) + len;
+	c->len = len;
+	return tm_table_inflate(t, a->chunk, (uint8_t *)c->bytes);
 }
 
 static int load_chunk(const struct tm_reader *r, uint64_t k, struct tm_cached_chunk **out)
 {
-	if (spans(r))
-		return tm_trace_span(r->ctx, r->trace, r->index, r->src, k, out);
+	if (is_raw(r))
+		return tm_trace_piece(r->ctx, r->trace, r->index, r->src, k, out);
 	struct render_load arg = {r, k};
 	return tm_chunk_cache_load(r->ctx->cache, tm_cache_owner(r->trace->uid, r->view), k,
-				   load_rendered, &arg, out);
+				   table_of(r) ? load_piece : load_rendered, &arg, out);
 }
 
 static ssize_t read_memory(const char *data, size_t data_len, void *out, size_t size, uint64_t off)
@@ -193,7 +223,7 @@ static void prefetch_next(struct tm_reader *r, uint64_t off, uint64_t end, uint6
 		last = last_chunk + 2;
 	if (last >= n_chunks(r))
 		last = n_chunks(r) - 1;
-	uint64_t owner = tm_cache_owner(r->trace->uid, spans(r) ? TM_RAW_VIEW : r->view);
+	uint64_t owner = tm_cache_owner(r->trace->uid, is_raw(r) ? TM_RAW_VIEW : r->view);
 	if (!tm_chunk_cache_contains(r->ctx->cache, owner, last))
 		tm_prefetch_request(r->ctx->prefetch, r, last_chunk + 1, last);
 }
@@ -249,10 +279,7 @@ ssize_t tm_reader_read(struct tm_reader *r, void *out, size_t size, uint64_t off
 	case TM_VIEW_ERRORS:
 		return read_memory(r->index->errors_txt, r->index->errors_len, out, size, off);
 	case TM_VIEW_RECORDS: return read_chunks(r, out, size, off);
-	case TM_VIEW_TABLE: {
-		const struct tm_blob *b = &r->index->tables[v->column];
-		return read_memory((const char *)b->data, b->len, out, size, off);
-	}
+	case TM_VIEW_TABLE: return read_chunks(r, out, size, off);
 	}
 	return -EINVAL;
 }

@@ -207,30 +207,31 @@ int tm_trace_index(struct tm_trace *t, struct tm_source *src, const struct tm_in
 	return err;
 }
 
-struct span_load {
+struct piece_load {
 	struct tm_source *src;
 	const struct tm_gz_index *gz;
-	uint64_t span;
+	uint64_t piece;
 };
 
-/* Decompresses one span of a gzip trace into c->bytes. */
-static int load_span(void *arg, struct tm_cached_chunk *c)
+/* Decompresses one piece of a gzip trace into c->bytes. */
+static int load_piece(void *arg, struct tm_cached_chunk *c)
 {
-	const struct span_load *a = arg;
-	size_t size = (size_t)(a->gz->points[a->span + 1].out - a->gz->points[a->span].out);
+	const struct piece_load *a = arg;
+	size_t size =
+	    (size_t)(tm_gz_piece_start(a->gz, a->piece + 1) - tm_gz_piece_start(a->gz, a->piece));
 	if (!(c->bytes = malloc(size ? size : 1)))
 		return -ENOMEM;
 	c->mem = sizeof(*c) + size;
 	c->len = size;
-	return tm_gz_inflate_span(a->src, a->gz, a->span, (uint8_t *)c->bytes);
+	return tm_gz_inflate_piece(a->src, a->gz, a->piece, (uint8_t *)c->bytes);
 }
 
-int tm_trace_span(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
-		  struct tm_source *src, uint64_t span, struct tm_cached_chunk **out)
+int tm_trace_piece(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
+		   struct tm_source *src, uint64_t piece, struct tm_cached_chunk **out)
 {
-	struct span_load arg = {src, ix->gz, span};
-	return tm_chunk_cache_load(ctx->cache, tm_cache_owner(t->uid, TM_RAW_VIEW), span, load_span,
-				   &arg, out);
+	struct piece_load arg = {src, ix->gz, piece};
+	return tm_chunk_cache_load(ctx->cache, tm_cache_owner(t->uid, TM_RAW_VIEW), piece,
+				   load_piece, &arg, out);
 }
 
 ssize_t tm_trace_read(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
@@ -240,17 +241,18 @@ ssize_t tm_trace_read(struct tm_context *ctx, struct tm_trace *t, const struct t
 		return tm_source_read(src, buf, len, off);
 	size_t done = 0;
 	while (done < len && off + done < ix->gz->out_size) {
-		uint64_t k = tm_gz_span_of(ix->gz, off + done);
-		struct tm_cached_chunk *span;
-		int err = tm_trace_span(ctx, t, ix, src, k, &span);
+		uint64_t k = tm_gz_piece_of(ix->gz, off + done);
+		struct tm_cached_chunk *piece;
+		int err = tm_trace_piece(ctx, t, ix, src, k, &piece);
 		if (err)
 			return err;
-		size_t in = (size_t)(off + done - ix->gz->points[k].out), n = span->len - in;
+		size_t in = (size_t)(off + done - tm_gz_piece_start(ix->gz, k)),
+		       n = piece->len - in;
 		if (n > len - done)
 			n = len - done;
-		memcpy((char *)buf + done, span->bytes + in, n);
+		memcpy((char *)buf + done, piece->bytes + in, n);
 		done += n;
-		tm_chunk_cache_release(ctx->cache, span);
+		tm_chunk_cache_release(ctx->cache, piece);
 	}
 	return (ssize_t)done;
 }

@@ -160,44 +160,73 @@ static int spix_decode(void *state, const struct tm_decode_in *in, void *recs, s
 	return ret;
 }
 
+/* The blocks, parsed as the index pass streams the file by: the header, each block's length,
+ * then each counter pair (the pass's working memory: 9 bytes a block, TM_SPIX_MAX_BLOCKS at
+ * most). */
 struct spix_stats {
-	uint8_t *file; /* the file's bytes, up to the end its header gives */
-	size_t len, want, cap;
-	int err;
-	struct tm_spix_table t;
+	uint8_t header[TM_SPIX_HEADER];
+	uint64_t pos;	 /* file offset of the next byte */
+	uint64_t nbb;	 /* blocks in the header */
+	uint8_t pair[8]; /* a counter pair cut by a chunk's end */
+	bool big_endian;
+	int err;		/* -EFBIG: more blocks than held; -ENOMEM */
+	struct tm_spix_table t; /* t.nbb: blocks whose counters were read */
 };
+
+/* Takes the byte at file offset s->pos. */
+static void take_byte(struct spix_stats *s, uint8_t byte)
+{
+	uint64_t pos = s->pos++;
+	if (pos < TM_SPIX_HEADER) {
+		s->header[pos] = byte;
+		if (pos == 3 && magic_at(s->header, 4, &s->big_endian))
+			s->t.big_endian = s->big_endian;
+		if (pos + 1 < TM_SPIX_HEADER)
+			return;
+		if (!magic_at(s->header, TM_SPIX_HEADER, &s->big_endian)) {
+			s->err = -EBADMSG; /* the decoder reports it */
+			return;
+		}
+		s->t.tsize = tm_spix_word(s->header + 4, s->big_endian);
+		s->t.tsum = tm_spix_word(s->header + 8, s->big_endian);
+		s->nbb = tm_spix_word(s->header + 12, s->big_endian);
+		s->err = tm_spix_table_reserve(&s->t, s->nbb ? s->nbb : 1);
+	} else if (pos < TM_SPIX_HEADER + s->nbb) {
+		s->t.len[pos - TM_SPIX_HEADER] = byte;
+	} else if (pos >= TM_SPIX_CNT_OFF(s->nbb) && s->t.nbb < s->nbb) {
+		uint64_t in_pair = (pos - TM_SPIX_CNT_OFF(s->nbb)) % 8;
+		s->pair[in_pair] = byte;
+		if (in_pair == 7) {
+			s->t.count[s->t.nbb][0] = tm_spix_word(s->pair, s->big_endian);
+			s->t.count[s->t.nbb][1] = tm_spix_word(s->pair + 4, s->big_endian);
+			s->t.nbb++;
+		}
+	}
+}
 
 static void spix_stats_update(void *stats, const struct tm_chunk *c)
 {
 	struct spix_stats *s = stats;
-	for (size_t i = 0; i < c->raw_len && !s->err && s->len < s->want;) {
-		size_t take = c->raw_len - i < s->want - s->len ? c->raw_len - i : s->want - s->len;
-		if (s->len + take > s->cap) {
-			size_t cap = s->cap ? s->cap * 2 : 4096;
-			while (cap < s->len + take)
-				cap *= 2;
-			uint8_t *p = realloc(s->file, cap);
-			if (!p) {
-				s->err = -ENOMEM;
-				return;
-			}
-			s->file = p;
-			s->cap = cap;
+	for (size_t i = 0; i < c->raw_len && !s->err; i++) {
+		/* whole counter pairs at once: the bulk of a file */
+		uint64_t cnt = TM_SPIX_CNT_OFF(s->nbb);
+		if (s->pos >= TM_SPIX_HEADER && s->pos >= cnt && (s->pos - cnt) % 8 == 0 &&
+		    c->raw_len - i >= 8 && s->t.nbb < s->nbb) {
+			s->t.count[s->t.nbb][0] = tm_spix_word(c->raw + i, s->big_endian);
+			s->t.count[s->t.nbb][1] = tm_spix_word(c->raw + i + 4, s->big_endian);
+			s->t.nbb++;
+			s->pos += 8;
+			i += 7;
+			continue;
 		}
-		memcpy(s->file + s->len, c->raw + i, take);
-		s->len += take;
-		i += take;
-		bool be;
-		if (s->len >= TM_SPIX_HEADER && s->want == TM_SPIX_HEADER &&
-		    magic_at(s->file, s->len, &be)) /* now the end is known */
-			s->want = tm_spix_file_size(tm_spix_word(s->file + 12, be));
+		take_byte(s, (uint8_t)c->raw[i]);
 	}
 }
 
 static int spix_stats_init(void *stats)
 {
 	struct spix_stats *s = stats;
-	s->want = TM_SPIX_HEADER;
+	s->t.big_endian = true; /* a file without a magic number: SPARC's order */
 	return 0;
 }
 
@@ -237,12 +266,14 @@ static void check_blocks(const struct tm_spix_table *t, bool whole, struct tm_di
 static int spix_stats_finish(void *stats, json_object *obj, struct tm_diag *diag)
 {
 	struct spix_stats *s = stats;
-	char why[128];
-	if (s->err)
+	if (s->err == -ENOMEM)
 		return s->err;
-	int err = tm_spix_parse(s->file, s->len, &s->t, why, sizeof(why));
-	if (err == -ENOMEM)
-		return err; /* the rest the decoder has reported */
+	if (s->err == -EFBIG)
+		tm_diag_note(diag,
+			     "%" PRIu64 " blocks, more than the %u tracemount holds: summary.txt, "
+			     "blocks.txt and dump.txt are empty",
+			     s->nbb, TM_SPIX_MAX_BLOCKS);
+	int err = s->pos >= TM_SPIX_HEADER && !s->err && s->t.nbb == s->nbb ? 0 : -EBADMSG;
 	check_blocks(&s->t, err == 0, diag);
 	struct tm_spix_totals tot;
 	uint64_t branches = 0, longest = 0;
@@ -260,7 +291,7 @@ static int spix_stats_finish(void *stats, json_object *obj, struct tm_diag *diag
 	json_object_object_add(
 	    obj, "blocks_in_header",
 	    json_object_new_int64(
-		s->len >= TM_SPIX_HEADER ? tm_spix_word(s->file + 12, s->t.big_endian) : 0));
+		s->pos >= TM_SPIX_HEADER ? tm_spix_word(s->header + 12, s->t.big_endian) : 0));
 	const struct {
 		const char *key;
 		uint64_t value;
@@ -281,25 +312,22 @@ static int spix_stats_finish(void *stats, json_object *obj, struct tm_diag *diag
 enum { T_SUMMARY, T_BLOCKS, T_DUMP, N_TABLES };
 static const char *const spix_tables[N_TABLES] = {"summary.txt", "blocks.txt", "dump.txt"};
 
-static int spix_tables_finish(void *stats, struct tm_blob *out)
+static int spix_tables_finish(void *stats, FILE *const *out)
 {
 	struct spix_stats *s = stats;
-	int err = tm_spix_summary(&s->t, &out[T_SUMMARY]);
+	if (s->err == -EFBIG)
+		return 0; /* left empty, as errors.txt says */
+	int err = tm_spix_summary(&s->t, out[T_SUMMARY]);
 	if (!err)
-		err = tm_spix_blocks(&s->t, &out[T_BLOCKS]);
-	if (!err && !(out[T_DUMP].data = malloc(out[T_BLOCKS].len + 1)))
-		err = -ENOMEM;
-	if (!err) {
-		memcpy(out[T_DUMP].data, out[T_BLOCKS].data, out[T_BLOCKS].len);
-		out[T_DUMP].len = out[T_BLOCKS].len;
-	}
+		err = tm_spix_blocks(&s->t, out[T_BLOCKS]);
+	if (!err)
+		err = tm_spix_blocks(&s->t, out[T_DUMP]);
 	return err;
 }
 
 static void spix_stats_free(void *stats)
 {
 	struct spix_stats *s = stats;
-	free(s->file);
 	tm_spix_table_free(&s->t);
 }
 

@@ -289,6 +289,26 @@ static int load_member(int dirfd, const char *path, struct tm_spix_table *t)
 	return err == -EBADMSG ? -EIO : err; /* changed since it was listed */
 }
 
+/* The file form of a sum, in memory. */
+static int write_sum(const struct tm_spix_table *sum, struct tm_blob *out)
+{
+	char *bytes = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&bytes, &len);
+	if (!f)
+		return -ENOMEM;
+	int err = tm_spix_write(sum, f);
+	if (fclose(f) != 0 && !err)
+		err = -ENOMEM;
+	if (err) {
+		free(bytes);
+		return err;
+	}
+	out->data = (uint8_t *)bytes;
+	out->len = len;
+	return 0;
+}
+
 /* The members' sum, as sadd makes it, in the first member's byte order. */
 static int build(struct sum_bytes *b)
 {
@@ -305,7 +325,7 @@ static int build(struct sum_bytes *b)
 		tm_spix_table_free(&one);
 	}
 	if (!err)
-		err = tm_spix_write(&sum, &b->bytes);
+		err = write_sum(&sum, &b->bytes);
 	tm_spix_table_free(&sum);
 	return err;
 }

@@ -43,12 +43,14 @@ void tm_gz_index_free(struct tm_gz_index *ix)
 		return;
 	free(ix->points);
 	free(ix->windows);
+	free(ix->first_piece);
 	free(ix);
 }
 
 size_t tm_gz_index_mem(const struct tm_gz_index *ix)
 {
-	return sizeof(*ix) + (ix->n_points + 1) * sizeof(*ix->points) + ix->windows_len;
+	return sizeof(*ix) + (ix->n_points + 1) * (sizeof(*ix->points) + sizeof(uint64_t)) +
+	       ix->windows_len;
 }
 
 uint64_t tm_gz_span_of(const struct tm_gz_index *ix, uint64_t off)
@@ -102,16 +104,64 @@ static int start_at(z_stream *z, struct tm_source *file, const struct tm_gz_inde
 	return p->window_len ? set_window(z, ix, p) : 0;
 }
 
-int tm_gz_inflate_span(struct tm_source *file, const struct tm_gz_index *ix, uint64_t k,
-		       uint8_t *out)
+int tm_gz_index_pieces(struct tm_gz_index *ix)
+{
+	free(ix->first_piece);
+	if (!(ix->first_piece = malloc((ix->n_points + 1) * sizeof(*ix->first_piece))))
+		return -ENOMEM;
+	ix->first_piece[0] = 0;
+	for (uint64_t k = 0; k < ix->n_points; k++) {
+		uint64_t len = ix->points[k + 1].out - ix->points[k].out;
+		ix->first_piece[k + 1] = ix->first_piece[k] + (len + TM_GZ_PIECE - 1) / TM_GZ_PIECE;
+	}
+	return 0;
+}
+
+uint64_t tm_gz_n_pieces(const struct tm_gz_index *ix)
+{
+	return ix->first_piece[ix->n_points];
+}
+
+uint64_t tm_gz_piece_of(const struct tm_gz_index *ix, uint64_t off)
+{
+	uint64_t k = tm_gz_span_of(ix, off);
+	return ix->first_piece[k] + (off - ix->points[k].out) / TM_GZ_PIECE;
+}
+
+/* The span holding piece p. */
+static uint64_t span_of_piece(const struct tm_gz_index *ix, uint64_t p)
+{
+	uint64_t lo = 0, hi = ix->n_points; /* first_piece[lo] <= p < first_piece[hi] */
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (ix->first_piece[mid] <= p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+uint64_t tm_gz_piece_start(const struct tm_gz_index *ix, uint64_t p)
+{
+	if (p >= tm_gz_n_pieces(ix))
+		return ix->out_size;
+	uint64_t k = span_of_piece(ix, p);
+	return ix->points[k].out + (p - ix->first_piece[k]) * TM_GZ_PIECE;
+}
+
+/* Decompresses the bytes [skip, skip + want) of span k into out: those before are inflated
+ * into a scratch buffer and dropped. */
+static int inflate_range(struct tm_source *file, const struct tm_gz_index *ix, uint64_t k,
+			 uint64_t skip, size_t want, uint8_t *out)
 {
 	const struct tm_gz_point *p = &ix->points[k];
-	size_t want = (size_t)(ix->points[k + 1].out - p->out), done = 0, skip = 0;
+	size_t done = 0, trailer = 0;
 	bool raw = !(p->flags & TM_GZ_MEMBER);
 	uint64_t in_off = p->in;
-	uint8_t *in = malloc(INPUT_BLOCK);
+	uint8_t *in = malloc(INPUT_BLOCK), *scratch = skip ? malloc(INPUT_BLOCK) : NULL;
 	z_stream z = {0};
-	int err = in ? start_at(&z, file, ix, p) : -ENOMEM;
+	int err = in && (scratch || !skip) ? start_at(&z, file, ix, p) : -ENOMEM;
 
 	while (!err && done < want) {
 		if (!z.avail_in) {
@@ -124,29 +174,53 @@ int tm_gz_inflate_span(struct tm_source *file, const struct tm_gz_index *ix, uin
 			z.next_in = in;
 			z.avail_in = (uInt)n;
 		}
-		if (skip) { /* the trailer of a member entered in raw mode */
-			size_t s = skip < z.avail_in ? skip : z.avail_in;
+		if (trailer) { /* the trailer of a member entered in raw mode */
+			size_t s = trailer < z.avail_in ? trailer : z.avail_in;
 			z.next_in += s;
 			z.avail_in -= (uInt)s;
-			skip -= s;
+			trailer -= s;
 			continue;
 		}
-		z.next_out = out + done;
-		z.avail_out = (uInt)(want - done);
+		size_t room =
+		    skip ? (skip < INPUT_BLOCK ? (size_t)skip : INPUT_BLOCK) : want - done;
+		z.next_out = skip ? scratch : out + done;
+		z.avail_out = (uInt)room;
 		int ret = inflate(&z, Z_NO_FLUSH);
-		done = want - z.avail_out;
+		size_t got = room - z.avail_out;
+		if (skip)
+			skip -= got;
+		else
+			done += got;
 		if (ret == Z_STREAM_END) {
 			/* the next member: a raw stream has not read this one's 8-byte trailer */
 			if (raw)
-				skip = 8;
+				trailer = 8;
 			raw = false;
 			if (inflateReset2(&z, 15 + 16) != Z_OK)
 				err = -EIO;
-		} else if (ret != Z_OK && ret != Z_BUF_ERROR && done < want) {
+		} else if (ret != Z_OK && ret != Z_BUF_ERROR && (skip || done < want)) {
 			err = -EIO;
+		} else if (ret == Z_BUF_ERROR && !got && z.avail_in) {
+			err = -EIO; /* no progress with input to spare */
 		}
 	}
 	inflateEnd(&z);
 	free(in);
+	free(scratch);
 	return err;
+}
+
+int tm_gz_inflate_piece(struct tm_source *file, const struct tm_gz_index *ix, uint64_t p,
+			uint8_t *out)
+{
+	uint64_t k = span_of_piece(ix, p), start = tm_gz_piece_start(ix, p);
+	size_t len = (size_t)(tm_gz_piece_start(ix, p + 1) - start);
+	return inflate_range(file, ix, k, start - ix->points[k].out, len, out);
+}
+
+int tm_gz_inflate_span(struct tm_source *file, const struct tm_gz_index *ix, uint64_t k,
+		       uint8_t *out)
+{
+	return inflate_range(file, ix, k, 0, (size_t)(ix->points[k + 1].out - ix->points[k].out),
+			     out);
 }

@@ -378,6 +378,8 @@ int tm_gz_scan_finish(struct tm_source *s, struct tm_gz_index **out)
 	ix->points[ix->n_points] = (struct tm_gz_point){.out = sc->out_pos, .in = sc->in_pos};
 	ix->in_size = sc->in_pos;
 	ix->out_size = sc->out_pos;
+	if (tm_gz_index_pieces(ix) < 0)
+		return -ENOMEM;
 	*out = ix;
 	sc->ix = NULL;
 	return 0;

@@ -125,6 +125,10 @@ static void end_run(struct tm_spix_builder *b, struct current *c, uint8_t flow)
 	if (2 * (b->n_runs + 1) > b->n_slots && (b->err = grow_slots(b)) < 0)
 		return;
 	struct run *r = find_slot(b->slots, b->n_slots, c->start, c->last, c->n);
+	if (!r->n && b->n_runs == TM_SPIX_MAX_RUNS) {
+		b->err = -EFBIG; /* more code than spix/ holds: the pass goes on without it */
+		return;
+	}
 	if (!r->n) {
 		if ((b->err = keep_sizes(b, c, r)) < 0)
 			return;

@@ -13,13 +13,13 @@ int tm_spix_table_reserve(struct tm_spix_table *t, uint64_t n)
 {
 	if (n <= t->cap)
 		return 0;
-	if (n > UINT32_MAX)
-		return -ENOMEM;
+	if (n > TM_SPIX_MAX_BLOCKS)
+		return -EFBIG;
 	uint64_t cap = t->cap ? t->cap : 256;
 	while (cap < n)
 		cap *= 2;
-	if (cap > UINT32_MAX)
-		cap = UINT32_MAX;
+	if (cap > TM_SPIX_MAX_BLOCKS)
+		cap = TM_SPIX_MAX_BLOCKS;
 	uint8_t *len = realloc(t->len, cap);
 	if (len)
 		t->len = len;
@@ -49,25 +49,27 @@ static void put_word(uint8_t *p, uint32_t v, bool big_endian)
 		p[big_endian ? i : 3 - i] = (uint8_t)(v >> (24 - 8 * i));
 }
 
-int tm_spix_write(const struct tm_spix_table *t, struct tm_blob *out)
+/* 0, or -EIO when a write to f failed (a table's writer: -ENOMEM). */
+static int stream_done(FILE *f)
 {
-	uint64_t size = tm_spix_file_size(t->nbb);
-	uint8_t *p = calloc(1, size);
-	if (!p)
-		return -ENOMEM;
-	uint32_t header[4] = {TM_SPIX_MAGIC, t->tsize, t->tsum, t->nbb};
+	return ferror(f) ? -EIO : 0;
+}
+
+int tm_spix_write(const struct tm_spix_table *t, FILE *f)
+{
+	uint8_t header[TM_SPIX_HEADER], pad[4] = {0}, pair[8];
+	uint32_t words[4] = {TM_SPIX_MAGIC, t->tsize, t->tsum, t->nbb};
 	for (int i = 0; i < 4; i++)
-		put_word(p + 4 * i, header[i], t->big_endian);
-	if (t->nbb)
-		memcpy(p + TM_SPIX_HEADER, t->len, t->nbb);
-	uint8_t *c = p + TM_SPIX_CNT_OFF(t->nbb);
-	for (uint32_t b = 0; b < t->nbb; b++, c += 8) {
-		put_word(c, t->count[b][0], t->big_endian);
-		put_word(c + 4, t->count[b][1], t->big_endian);
+		put_word(header + 4 * i, words[i], t->big_endian);
+	fwrite(header, 1, sizeof(header), f);
+	fwrite(t->len, 1, t->nbb, f);
+	fwrite(pad, 1, TM_SPIX_CNT_OFF(t->nbb) - TM_SPIX_HEADER - t->nbb, f);
+	for (uint32_t b = 0; b < t->nbb; b++) {
+		put_word(pair, t->count[b][0], t->big_endian);
+		put_word(pair + 4, t->count[b][1], t->big_endian);
+		fwrite(pair, 1, sizeof(pair), f);
 	}
-	out->data = p;
-	out->len = size;
-	return 0;
+	return stream_done(f);
 }
 
 static int say(char *why, size_t why_len, const char *fmt, ...)
@@ -99,8 +101,14 @@ int tm_spix_parse(const uint8_t *buf, size_t len, struct tm_spix_table *t, char 
 	uint64_t whole = len >= TM_SPIX_CNT_OFF(nbb) ? (len - TM_SPIX_CNT_OFF(nbb)) / 8 : 0;
 	if (whole > nbb)
 		whole = nbb;
-	if (tm_spix_table_reserve(t, whole ? whole : 1) < 0)
-		return -ENOMEM;
+	int err = tm_spix_table_reserve(t, whole ? whole : 1);
+	if (err == -EFBIG) {
+		say(why, why_len, "%" PRIu64 " blocks, more than the %u tracemount holds", whole,
+		    TM_SPIX_MAX_BLOCKS);
+		return err;
+	}
+	if (err)
+		return err;
 	t->nbb = (uint32_t)whole;
 	memcpy(t->len, buf + TM_SPIX_HEADER, whole);
 	const uint8_t *c = buf + TM_SPIX_CNT_OFF(nbb);
@@ -111,19 +119,6 @@ int tm_spix_parse(const uint8_t *buf, size_t len, struct tm_spix_table *t, char 
 	if (whole < nbb)
 		return say(why, why_len, "unexpected EOF: %" PRIu64 " of %" PRIu32 " blocks", whole,
 			   nbb);
-	return 0;
-}
-
-/* Closes a text written with open_memstream(&text, &len) into out. */
-static int text_done(FILE *f, char **text, size_t *len, struct tm_blob *out)
-{
-	bool failed = ferror(f);
-	if (fclose(f) != 0 || failed) {
-		free(*text);
-		return -ENOMEM;
-	}
-	out->data = (uint8_t *)*text;
-	out->len = *len;
 	return 0;
 }
 
@@ -158,13 +153,8 @@ static void put_counter(FILE *f, uint32_t v)
 		fprintf(f, " %" PRIu32, v);
 }
 
-int tm_spix_blocks(const struct tm_spix_table *t, struct tm_blob *out)
+int tm_spix_blocks(const struct tm_spix_table *t, FILE *f)
 {
-	char *text;
-	size_t len;
-	FILE *f = open_memstream(&text, &len);
-	if (!f)
-		return -ENOMEM;
 	uint64_t off = 0;
 	for (uint32_t b = 0; b < t->nbb; b++) {
 		fprintf(f, "%" PRIu32 " 0x%08" PRIx64 " %u", b, off, t->len[b]);
@@ -173,7 +163,7 @@ int tm_spix_blocks(const struct tm_spix_table *t, struct tm_blob *out)
 		fputc('\n', f);
 		off += 4u * t->len[b];
 	}
-	return text_done(f, &text, &len, out);
+	return stream_done(f);
 }
 
 struct ranked {
@@ -189,15 +179,12 @@ static int by_instructions(const void *a, const void *b)
 	return x->block < y->block ? -1 : x->block > y->block;
 }
 
-int tm_spix_summary(const struct tm_spix_table *t, struct tm_blob *out)
+int tm_spix_summary(const struct tm_spix_table *t, FILE *f)
 {
 	struct tm_spix_totals tot;
 	uint64_t *off = block_offsets(t);
 	struct ranked *rank = malloc(((size_t)t->nbb + 1) * sizeof(*rank));
-	char *text;
-	size_t len;
-	FILE *f = off && rank ? open_memstream(&text, &len) : NULL;
-	if (!f) {
+	if (!off || !rank) {
 		free(off);
 		free(rank);
 		return -ENOMEM;
@@ -239,7 +226,7 @@ int tm_spix_summary(const struct tm_spix_table *t, struct tm_blob *out)
 	}
 	free(off);
 	free(rank);
-	return text_done(f, &text, &len, out);
+	return stream_done(f);
 }
 
 uint64_t tm_spix_add(struct tm_spix_table *sum, const struct tm_spix_table *b, char *why,
