@@ -175,6 +175,59 @@ START_TEST(scan_recovers_data_and_places_points)
 }
 END_TEST
 
+/* Zeros deflate in blocks of about 8 MiB (32 Ki matches of 258 with memLevel 9): spans longer
+ * than a piece. Every piece inflates on its own to the scan's bytes, pieces tile the data, and
+ * a piece never holds more than TM_GZ_PIECE bytes. */
+START_TEST(long_spans_read_in_pieces)
+{
+	size_t len = 40u << 20;
+	uint8_t *data = calloc(1, len), *gz = NULL;
+	for (size_t i = len - 1000; i < len; i++)
+		data[i] = (uint8_t)i; /* an end told from the start */
+	z_stream z = {0};
+	ck_assert_int_eq(deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY), Z_OK);
+	size_t bound = deflateBound(&z, len);
+	gz = malloc(bound);
+	z.next_in = data;
+	z.avail_in = (uInt)len;
+	z.next_out = gz;
+	z.avail_out = (uInt)bound;
+	ck_assert_int_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+	size_t gz_len = bound - z.avail_out;
+	deflateEnd(&z);
+	struct mem_source file;
+	mem_source_init(&file, gz, gz_len);
+	struct scanned s = scan(&file, 1 << 20);
+	ck_assert_uint_eq(s.len, len);
+	const struct tm_gz_index *ix = s.ix;
+	uint64_t longest = 0;
+	for (uint64_t k = 0; k < ix->n_points; k++)
+		if (ix->points[k + 1].out - ix->points[k].out > longest)
+			longest = ix->points[k + 1].out - ix->points[k].out;
+	ck_assert_uint_gt(longest, TM_GZ_PIECE); /* the case under test */
+	ck_assert_uint_gt(tm_gz_n_pieces(ix), ix->n_points);
+	uint8_t *buf = malloc(TM_GZ_PIECE);
+	uint64_t at = 0;
+	for (uint64_t p = 0; p < tm_gz_n_pieces(ix); p++) {
+		uint64_t start = tm_gz_piece_start(ix, p), end = tm_gz_piece_start(ix, p + 1);
+		ck_assert_uint_eq(start, at);
+		ck_assert(end > start && end - start <= TM_GZ_PIECE);
+		ck_assert_uint_eq(tm_gz_piece_of(ix, start), p);
+		ck_assert_uint_eq(tm_gz_piece_of(ix, end - 1), p);
+		ck_assert_int_eq(tm_gz_inflate_piece(&file.src, ix, p, buf), 0);
+		ck_assert_int_eq(memcmp(buf, data + start, (size_t)(end - start)), 0);
+		at = end;
+	}
+	ck_assert_uint_eq(at, len);
+	ck_assert_uint_eq(tm_gz_piece_start(ix, tm_gz_n_pieces(ix)), len);
+	free(buf);
+	scanned_free(&s);
+	mem_source_free(&file);
+	free(data);
+	free(gz);
+}
+END_TEST
+
 START_TEST(multi_member_files)
 {
 	size_t sizes[] = {TM_GZ_SPAN + TM_GZ_SPAN / 2, 10, 0, 2 * TM_GZ_SPAN + 99, 3 * TM_GZ_SPAN};
@@ -326,6 +379,7 @@ int main(void)
 	tcase_add_test(tc, detects_gzip_by_header_and_name);
 	tcase_add_test(tc, scan_recovers_data_and_places_points);
 	tcase_add_test(tc, multi_member_files);
+	tcase_add_test(tc, long_spans_read_in_pieces);
 	tcase_add_test(tc, truncated_streams_give_a_prefix);
 	tcase_add_test(tc, corrupt_and_padded_streams_are_reported);
 	tcase_add_test(tc, scan_reads_in_order_and_stops_early);
