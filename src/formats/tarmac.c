@@ -13,6 +13,7 @@
 const char *const tarmac_classes[TARMAC_N_CLASSES] = {
     "instructions",  /* TC_INSTRUCTION */
     "skipped",	     /* TC_SKIPPED */
+    "fetch_failed",  /* TC_FETCH_FAILED */
     "memory_reads",  /* TC_READ */
     "memory_writes", /* TC_WRITE */
     "registers",     /* TC_REGISTER */
@@ -273,7 +274,17 @@ static void parse_instruction(struct cursor *c, struct tarmac_line *l)
 	take_disasm(c, l);
 }
 
-/* ES style: "ES (VA:OPCODE) ISET MODE: [CCFAIL] DISASM". */
+/* An opcode of dashes only, as Cycle Models print one whose fetch failed (an ECC fault). */
+static bool fetch_failed(const struct cursor *c, struct tarmac_span t)
+{
+	for (uint16_t i = 0; i < t.len; i++)
+		if (c->s[t.off + i] != '-')
+			return false;
+	return t.len > 0;
+}
+
+/* ES style: "ES (VA:OPCODE) ISET MODE: [CCFAIL] DISASM"; OPCODE "--------" when the fetch
+ * failed. */
 static void parse_es_instruction(struct cursor *c, struct tarmac_line *l)
 {
 	struct tarmac_span p = next(c);
@@ -308,6 +319,8 @@ static void parse_es_instruction(struct cursor *c, struct tarmac_line *l)
 		l->cls = TC_SKIPPED;
 		skip_past(c, t);
 	}
+	if (fetch_failed(c, l->opcode))
+		l->cls = TC_FETCH_FAILED;
 	take_disasm(c, l);
 }
 
@@ -549,13 +562,15 @@ static void make_record(struct tarmac_state *s, const struct tarmac_line *l,
 	r->head.flags = (uint16_t)l->flags;
 	r->cpu = l->has_cpu ? l->cpu : s->last_cpu;
 	r->head.group = r->cpu < TM_MAX_GROUPS ? (uint8_t)r->cpu : UINT8_MAX;
-	if (l->cls == TC_INSTRUCTION || l->cls == TC_SKIPPED)
+	if (l->cls == TC_INSTRUCTION || l->cls == TC_SKIPPED || l->cls == TC_FETCH_FAILED)
 		s->last_cpu = r->cpu;
 	r->time = l->time;
 	r->addr = l->va;
 	/* memory: bytes accessed; instructions: the opcode's bytes (Thumb's 16-bit ones: 2) */
-	r->size = (uint16_t)(l->cls == TC_INSTRUCTION || l->cls == TC_SKIPPED ? l->opcode.len / 2
-									      : l->size);
+	r->size =
+	    (uint16_t)(l->cls == TC_INSTRUCTION || l->cls == TC_SKIPPED || l->cls == TC_FETCH_FAILED
+			   ? l->opcode.len / 2
+			   : l->size);
 	r->span[S_UNIT] = l->unit;
 	r->span[S_ISET] = l->iset;
 	r->span[S_MODE] = l->mode;

@@ -14,13 +14,14 @@
 #define TARMAC_MAX_LINE 4096 /* bytes before the newline; a longer line is skipped */
 
 enum tarmac_class {
-	TC_INSTRUCTION, /* IT, ES instruction */
-	TC_SKIPPED,	/* IS, ES CCFAIL */
-	TC_READ,	/* MRn, LD */
-	TC_WRITE,	/* MWn, ST */
-	TC_REGISTER,	/* R */
-	TC_EVENT,	/* E, CADI, SIGNAL:, aborted accesses, comments, blank lines... */
-	TC_UNKNOWN,	/* lines that are none of the above: reported */
+	TC_INSTRUCTION,	 /* IT, ES instruction */
+	TC_SKIPPED,	 /* IS, ES CCFAIL */
+	TC_FETCH_FAILED, /* ES (ADDR:--------): the fetch failed, nothing ran */
+	TC_READ,	 /* MRn, LD */
+	TC_WRITE,	 /* MWn, ST */
+	TC_REGISTER,	 /* R */
+	TC_EVENT,	 /* E, CADI, SIGNAL:, aborted accesses, comments, blank lines... */
+	TC_UNKNOWN,	 /* lines that are none of the above: reported */
 	TARMAC_N_CLASSES
 };
 

@@ -68,6 +68,7 @@ static void put_tokens(struct out *o, const struct tarmac_line *l, size_t from, 
 static const char *const kind_names[TARMAC_N_CLASSES] = {
     "IT", /* TC_INSTRUCTION */
     "IS", /* TC_SKIPPED */
+    "IF", /* TC_FETCH_FAILED */
     "MR", /* TC_READ */
     "MW", /* TC_WRITE */
     "R",  /* TC_REGISTER */
@@ -88,6 +89,7 @@ size_t tarmac_dump_line(const struct tarmac_line *l, uint32_t cpu, char *out)
 	switch (l->cls) {
 	case TC_INSTRUCTION:
 	case TC_SKIPPED:
+	case TC_FETCH_FAILED:
 		put_field(&o, l, l->addr);
 		put_field(&o, l, l->opcode);
 		put_field(&o, l, l->iset);

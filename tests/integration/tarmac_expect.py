@@ -14,7 +14,8 @@ in realtraces/tarmac: IT, IS, M[RW]n, R, E, CADI E, SIGNAL:, comments and blank 
 of other kinds (the ES, LD/ST lines of Cycle Models in parsertest.txt) are "foreign": for a
 trace with foreign lines only what does not depend on them is compared, namely that no line
 is lost (every line in exactly one class stream and one cpu file, records = lines, no
-unknown) and that every line this reader knows is in its class stream.
+unknown) and that every line this reader knows is in its class stream; of the foreign lines it
+knows one kind, ES with an opcode of dashes (a failed fetch), class fetch_failed.
 
 The rules (doc/views.md, doc/formats.md):
 - A line is the bytes up to "\\n"; fields are separated by runs of spaces and tabs. Optional
@@ -38,8 +39,10 @@ import sys
 
 from trace_bytes import read_bytes
 
-CLASSES = ["instructions", "skipped", "memory_reads", "memory_writes", "registers", "events",
-           "unknown"]
+CLASSES = ["instructions", "skipped", "fetch_failed", "memory_reads", "memory_writes",
+           "registers", "events", "unknown"]
+# An ES line whose opcode is dashes: the fetch failed (an ECC fault), nothing ran.
+FETCH_FAILED = re.compile(rb"\s*(?:[0-9]+\s+[a-z]+\s+)?ES\s+\([0-9a-fA-F]+:-+\)")
 DEC = re.compile(rb"-?[0-9]+\Z")
 UNIT = re.compile(rb"[a-z]{1,8}\Z")
 CPU = re.compile(rb"cpu([0-9]+)\Z")
@@ -142,6 +145,8 @@ def expect(trace, outdir, stem, ext):
         r = read_line(line)
         if r is None:
             foreign.append(n)
+            if FETCH_FAILED.match(line):
+                known["fetch_failed"].append(line)
             continue
         cls, own, time, fields, din, facts = r
         cpu = own if own is not None else last_cpu

@@ -153,6 +153,21 @@ if [ -d "$R" ]; then
 		"$MNT/real/gem5.tarmac.gz/convert/gem5.din"
 	check_eq "parsertest.txt: lines on cpus 0 and 1" "0.txt 1.txt" \
 		"$(ls "$MNT/real/parsertest.txt/cpu" | paste -sd' ')"
+	# ES (ADDR:--------): a fetch that failed, no instruction executed
+	p=$MNT/real/parsertest.txt
+	check_eq "parsertest.txt: its two failed fetches are their own class" 2 \
+		"$(json_get "$p/stats.json" 'd["classes"]["fetch_failed"]')"
+	check_eq "parsertest.txt: dump.txt shows them as IF" \
+		"307754 tic 0 IF 0000aaaaabaf59f0 -------- O el0t_ns -|11519 tic 0 IF 10000b58 -------- T thrd_s -" \
+		"$(grep ' IF ' "$p/dump.txt" | paste -sd'|')"
+	check_eq "parsertest.txt: no din line fetches their addresses" 0 \
+		"$(grep -ciE '^2 (aaaaabaf59f0|10000b58)$' "$p/convert/parsertest.din")"
+	check_eq "parsertest.txt: the din's fetches are the executed instructions" \
+		"$(json_get "$p/stats.json" 'd["classes"]["instructions"]')" \
+		"$(grep -c '^2 ' "$p/convert/parsertest.din")"
+	check_eq "parsertest.txt: spix/ counts the instructions that ran, not the failed fetches" \
+		"$(json_get "$p/stats.json" 'd["classes"]["instructions"] + d["classes"]["skipped"]')" \
+		"$(json_get "$p/stats.json" 'd["spix"]["instructions"]')"
 fi
 check "gen/sub/spec.qemu4v.gz: every view equals that of gen/spec.qemu4v (but stats.json)" \
 	diff -r -x stats.json "$MNT/gen/spec.qemu4v" "$MNT/gen/sub/spec.qemu4v.gz"

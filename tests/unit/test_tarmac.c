@@ -89,7 +89,7 @@ static const struct {
     {"     800000 ns  ES  (000001a4:03a06a01) A svc:     CCFAIL MOVEQ    r6,#0x1000",
      "800000 ns 0 IS 000001a4 03a06a01 A svc MOVEQ r6,#0x1000"},
     {"     307754 tic ES  (0000aaaaabaf59f0:--------) O el0t_ns:",
-     "307754 tic 0 IT 0000aaaaabaf59f0 -------- O el0t_ns -"},
+     "307754 tic 0 IF 0000aaaaabaf59f0 -------- O el0t_ns -"},
     {"                    LD 00000300  ........ ........ 00000800 ........     0000000300    NM "
      "ISH INC",
      "- - 0 MR 00000304 4 ................00000800........"},
