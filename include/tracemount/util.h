@@ -72,6 +72,12 @@ static inline uint32_t tm_be32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* A file name as `ls -b` shows it, so that it fits a line of text and a JSON string: a
+ * backslash doubled, tab, newline and carriage return as \t, \n, \r, any other control byte
+ * and every byte that is not part of a valid UTF-8 sequence as \ooo (three octal digits); the
+ * rest, valid UTF-8 included, as it is. Returns a malloc'ed string, or NULL (no memory). */
+char *tm_escape_name(const char *name);
+
 /* Parses a size such as "64M", "1G", "4096" (suffixes K, M, G, T, powers of 1024).
  * Returns 0 or -EINVAL. */
 int tm_parse_size(const char *s, uint64_t *out);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -315,7 +316,8 @@ int tm_context_status(struct tm_context *ctx, char **text, size_t *len)
 	qsort(all, n, sizeof(*all), cmp_path);
 	uint64_t problems = 0, with_problems = 0;
 	for (size_t i = 0; i < n; i++) {
-		char line[4608];
+		char line[4 * PATH_MAX +
+			  512]; /* a path escaped (4 bytes a byte at most), the rest */
 		pthread_mutex_lock(&all[i]->lock);
 		if (all[i]->state == TM_TRACE_INDEXED && all[i]->index->n_errors) {
 			problems += all[i]->index->n_errors;

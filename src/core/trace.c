@@ -15,6 +15,7 @@
 #include "tracemount/registry.h"
 #include "tracemount/source.h"
 #include "tracemount/trace.h"
+#include "tracemount/util.h"
 
 struct build {
 	struct tm_trace *t;
@@ -41,19 +42,28 @@ bool tm_trace_is_gzip(const struct tm_trace *t, struct tm_source *src)
 	return n > 0 && tm_gz_detect(slash ? slash + 1 : t->path, head, (size_t)n);
 }
 
+/* stats.json's "source": the file's own name, escaped (tm_escape_name), the same whatever
+ * the path it is reached by, in a mount or by tracemount cat. */
+static char *source_name(const struct tm_trace *t)
+{
+	const char *slash = strrchr(t->path, '/');
+	return tm_escape_name(slash ? slash + 1 : t->path);
+}
+
 /* One pass over the trace's bytes, decompressed on the way when they are gzip. */
-static int build_index(struct tm_trace *t, struct tm_source *src, struct tm_index **out)
+static int build_index(struct tm_trace *t, struct tm_source *src, const char *name,
+		       struct tm_index **out)
 {
 	struct build b = {.t = t};
 	struct tm_source scan;
 	if (!tm_trace_is_gzip(t, src))
-		return tm_index_build(t->fmt, &t->views, src, t->path, build_progress, &b, out);
+		return tm_index_build(t->fmt, &t->views, src, name, build_progress, &b, out);
 
 	int err = tm_gz_scan_open(src, &scan);
 	if (err)
 		return err;
 	b.scan = &scan;
-	err = tm_index_build(t->fmt, &t->views, &scan, t->path, build_progress, &b, out);
+	err = tm_index_build(t->fmt, &t->views, &scan, name, build_progress, &b, out);
 	if (!err && (err = tm_gz_scan_finish(&scan, &(*out)->gz)) < 0) {
 		tm_index_free(*out);
 		*out = NULL;
@@ -117,7 +127,8 @@ static void count(struct tm_context *ctx, uint64_t *counter)
 }
 
 /* The index from the cache folder's index file, else built and written there. */
-static int obtain_index(struct tm_trace *t, struct tm_source *src, struct tm_index **out)
+static int obtain_index(struct tm_trace *t, struct tm_source *src, const char *name,
+			struct tm_index **out)
 {
 	struct tm_context *ctx = t->ctx;
 	const struct tm_index_store *store = ctx ? ctx->store : NULL;
@@ -131,7 +142,7 @@ static int obtain_index(struct tm_trace *t, struct tm_source *src, struct tm_ind
 	 * which the mount noticed by the inode change time. */
 	if (keyed && !t->replaced) {
 		int err = tm_index_file_load(store, t->fmt, &t->views, &key, out, why, sizeof(why));
-		if (!err && (err = tm_index_set_source(*out, t->path)) < 0) {
+		if (!err && (err = tm_index_set_source(*out, name)) < 0) {
 			tm_index_free(*out);
 			*out = NULL;
 			snprintf(why, sizeof(why), "its stats.json does not parse");
@@ -152,7 +163,7 @@ static int obtain_index(struct tm_trace *t, struct tm_source *src, struct tm_ind
 				       "%s: index file refused (%s): indexing again", t->path, why);
 		}
 	}
-	int err = build_index(t, src, out);
+	int err = build_index(t, src, name, out);
 	if (ctx)
 		count(ctx, err ? &ctx->n_failed : &ctx->n_built);
 	if (err || !keyed)
@@ -191,7 +202,9 @@ int tm_trace_index(struct tm_trace *t, struct tm_source *src, const struct tm_in
 	pthread_mutex_unlock(&t->lock);
 
 	struct tm_index *ix = NULL;
-	err = obtain_index(t, src, &ix);
+	char *name = source_name(t);
+	err = name ? obtain_index(t, src, name, &ix) : -ENOMEM;
+	free(name);
 
 	pthread_mutex_lock(&t->lock);
 	t->error = err;
@@ -348,5 +361,8 @@ int tm_trace_status(struct tm_trace *t, char *buf, size_t len)
 		break;
 	}
 	pthread_mutex_unlock(&t->lock);
-	return snprintf(buf, len, "%s\t%s\t%s", t->path, t->fmt->name, state);
+	char *path = tm_escape_name(t->path);
+	int n = snprintf(buf, len, "%s\t%s\t%s", path ? path : "?", t->fmt->name, state);
+	free(path);
+	return n;
 }

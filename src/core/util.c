@@ -1,5 +1,8 @@
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tracemount/util.h"
 
@@ -58,4 +61,45 @@ int tm_parse_size(const char *s, uint64_t *out)
 		return -EINVAL;
 	*out = (uint64_t)v << shift;
 	return 0;
+}
+
+/* The length of the valid UTF-8 sequence at p (up to end), or 0. */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+{
+	size_t n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
+	if (!n || (size_t)(end - p) < n)
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	uint32_t c = p[0] & (0x7f >> n);
+	for (size_t i = 1; i < n; i++)
+		c = c << 6 | (p[i] & 0x3f);
+	bool overlong = (n == 3 && c < 0x800) || (n == 4 && c < 0x10000);
+	return overlong || (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff ? 0 : n;
+}
+
+char *tm_escape_name(const char *name)
+{
+	size_t len = strlen(name);
+	char *out = malloc(4 * len + 1), *o = out;
+	const unsigned char *p = (const unsigned char *)name, *end = p + len;
+	if (!out)
+		return NULL;
+	while (p < end) {
+		size_t n = *p >= 0x80 ? utf8_len(p, end) : 1;
+		if (*p == '\\' || *p == '\t' || *p == '\n' || *p == '\r') {
+			*o++ = '\\';
+			*o++ = *p == '\\' ? '\\' : *p == '\t' ? 't' : *p == '\n' ? 'n' : 'r';
+			p++;
+		} else if (!n || *p < 0x20 || *p == 0x7f) {
+			o += sprintf(o, "\\%03o", *p++);
+		} else {
+			memcpy(o, p, n);
+			o += n;
+			p += n;
+		}
+	}
+	*o = '\0';
+	return out;
 }

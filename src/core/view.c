@@ -1,8 +1,10 @@
 /* The view table of a trace: generic views first, then the format's extras. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/param.h>
 
 #include "tracemount/view.h"
 
@@ -46,6 +48,38 @@ char *tm_trace_stem(const char *name)
 	if (dot && dot > name)
 		n = (size_t)(dot - name);
 	return strndup(name, n);
+}
+
+/* Bytes a view path pattern adds to the stem in its last component ("convert/%s.tt6e": 5),
+ * or 0 when that component has no stem. */
+static size_t stem_suffix(const char *pattern)
+{
+	const char *slash = strrchr(pattern, '/'), *last = slash ? slash + 1 : pattern;
+	return strstr(last, "%s") ? strlen(last) - 2 : 0;
+}
+
+/* A stem with which every view name fits NAME_MAX bytes: where the longest would not, the
+ * stem's first bytes (cut at a UTF-8 character's start), '~' and the 8 hex digits of the whole
+ * stem's FNV-1a hash, so that two long names sharing a beginning stay apart. */
+static void fit_stem(struct tm_view_table *t, const struct tm_format *fmt)
+{
+	size_t suffix = 0;
+	for (unsigned i = 0; i < fmt->n_extra_views; i++)
+		suffix = MAX(suffix, stem_suffix(fmt->extra_views[i].path));
+	for (unsigned k = 0; k < fmt->n_table_views; k++)
+		suffix = MAX(suffix, stem_suffix(fmt->table_views[k]));
+	for (unsigned k = 0; fmt->instruction && k < TM_SPIX_N_TABLES; k++)
+		suffix = MAX(suffix, stem_suffix(tm_spix_views[k]));
+	size_t len = strlen(t->stem);
+	if (!suffix || len + suffix <= NAME_MAX)
+		return;
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)t->stem[i]) * 16777619u;
+	size_t keep = NAME_MAX - suffix - 9;
+	while (keep && ((uint8_t)t->stem[keep] & 0xc0) == 0x80)
+		keep--; /* not inside a character */
+	snprintf(t->stem + keep, len + 1 - keep, "~%08x", h);
 }
 
 static int add_view(struct tm_view_table *t, char *path, enum tm_view_kind kind,
@@ -99,6 +133,7 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 	t->stem = tm_trace_stem(name);
 	if (!t->views || !t->stem)
 		goto out_nomem;
+	fit_stem(t, fmt);
 
 	err = add_view(t, strdup("raw"), TM_VIEW_RAW, NULL, 0, 0);
 	if (fmt->dump)

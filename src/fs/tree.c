@@ -77,6 +77,13 @@ int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, cha
 		snprintf(err, err_len, "%s: neither a folder nor a regular file", source);
 		goto out;
 	}
+	if (strcmp(base, TM_META_DIR) == 0) { /* the control folder's name: it would hide it */
+		snprintf(err, err_len,
+			 "%s: a trace named " TM_META_DIR " cannot be mounted alone; mount its "
+			 "folder, or a link to it under another name",
+			 source);
+		goto out;
+	}
 	fs->root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fs->root_fd < 0) {
 		ret = -errno;

@@ -76,8 +76,8 @@ cp -p "$SRC/a.byu" "$TM_TMP/elsewhere/deeper/renamed.byu"
 mount_tm "$TM_TMP/elsewhere" -o cache="$CACHE"
 check "another path: the index file of the same content is read" \
 	grep -q "^# 1 traces; indexes: 0 built, 1 read" <(cat "$TM_MNT/deeper/renamed.byu/dump.txt" >/dev/null; summary "$TM_MNT")
-check_eq "another path: stats.json names the path it is mounted under" \
-	'  "source": "deeper/renamed.byu",' "$(grep '"source"' "$TM_MNT/deeper/renamed.byu/stats.json")"
+check_eq "another path: stats.json names the file it is read from" \
+	'  "source": "renamed.byu",' "$(grep '"source"' "$TM_MNT/deeper/renamed.byu/stats.json")"
 check "another path: the dump is the same" cmp -s "$TM_MNT/deeper/renamed.byu/dump.txt" \
 	"$TM_TMP/first/a.byu/dump.txt"
 unmount_tm

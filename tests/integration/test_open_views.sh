@@ -133,9 +133,8 @@ for kind in $KINDS; do
 			cmp -s "$TM_MNT/$t/dump.txt" "$TM_TMP/exp/$t.now"
 		check_eq "$kind: and stat gives its size" \
 			"$(stat -c %s "$TM_TMP/exp/$t.now")" "$(stat -c %s "$TM_MNT/$t/dump.txt")"
-		check "$kind: stats.json agrees with tracemount cat" cmp -s "$TM_MNT/$t/stats.json" \
-			<("$TRACEMOUNT" cat "$src/$t" stats.json |
-				sed "s|\"source\": \"[^\"]*\"|\"source\": \"$t\"|")
+		check "$kind: stats.json is tracemount cat's" cmp -s "$TM_MNT/$t/stats.json" \
+			<("$TRACEMOUNT" cat "$src/$t" stats.json)
 		;;
 	esac
 done

@@ -523,6 +523,12 @@ START_TEST(test_init_errors)
 	err[0] = '\0';
 	ck_assert_int_lt(tm_fs_init(&bad, ctx, path, err, sizeof(err)), 0);
 	ck_assert_msg(strstr(err, "pipe") != NULL, "message: %s", err);
+
+	/* a single file named as the control folder would hide it, or be hidden */
+	snprintf(path, sizeof(path), "%s/.tracemount", root);
+	err[0] = '\0';
+	ck_assert_int_eq(tm_fs_init(&bad, ctx, path, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "cannot be mounted alone") != NULL, "message: %s", err);
 	ck_assert_int_eq(open_fds(), before);
 }
 END_TEST
