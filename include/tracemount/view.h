@@ -97,4 +97,8 @@ char *tm_trace_stem(const char *name);
 /* Render ops shared by every format: the record's own trace bytes, for class/CLASS.EXT. */
 extern const struct tm_render_ops tm_raw_copy_ops;
 
+/* stats.json's "din" object: the lines of convert/NAME.din by label, as a Dinero IV run on it
+ * counts them (doc/views.md says what each format writes); NULL for no memory. */
+struct json_object *tm_din_stats(uint64_t fetches, uint64_t reads, uint64_t writes);
+
 #endif

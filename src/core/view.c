@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/param.h>
 
+#include <json-c/json.h>
+
 #include "tracemount/view.h"
 
 static size_t raw_copy_measure(const struct tm_chunk *c, size_t i)
@@ -243,4 +245,15 @@ int tm_view_table_list(const struct tm_view_table *t, const char *dir,
 			return r;
 	}
 	return 0;
+}
+
+struct json_object *tm_din_stats(uint64_t fetches, uint64_t reads, uint64_t writes)
+{
+	json_object *o = json_object_new_object();
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "fetches", json_object_new_int64((int64_t)fetches));
+	json_object_object_add(o, "reads", json_object_new_int64((int64_t)reads));
+	json_object_object_add(o, "writes", json_object_new_int64((int64_t)writes));
+	return o;
 }

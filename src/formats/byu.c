@@ -19,6 +19,7 @@
 #include "tracemount/format.h"
 #include "tracemount/registry.h"
 #include "tracemount/util.h"
+#include "tracemount/view.h"
 
 #define BYU_RECORD_LEN 6
 
@@ -253,7 +254,7 @@ static json_object *hex_string(uint64_t v)
 static int byu_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 {
 	struct byu_stats *s = p;
-	uint64_t records = 0, invalid = 0, mem_refs = 0, requested = 0;
+	uint64_t records = 0, invalid = 0, mem_refs = 0, requested = 0, din[3] = {0};
 	json_object *be = json_object_new_object();
 	if (!be)
 		return -ENOMEM;
@@ -262,6 +263,9 @@ static int byu_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 		for (unsigned k = 0; k < BYU_N_CLASSES; k++) {
 			n += s->hist[k][v];
 			if (BYU_MEMORY & CLASS_BIT(k)) {
+				/* the din's labels: 2 fetch, 0 read, 1 write (byu_din_render) */
+				din[BYU_FETCHES & CLASS_BIT(k) ? 0 : BYU_READS & CLASS_BIT(k) ? 1 : 2] +=
+				    s->hist[k][v];
 				mem_refs += s->hist[k][v];
 				requested += s->hist[k][v] * bytes_requested(v);
 			}
@@ -282,6 +286,7 @@ static int byu_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 	    obj, "distinct_pages_4k",
 	    json_object_new_int64((int64_t)tm_footprint_count_groups64(&s->lines)));
 	json_object_object_add(obj, "bytes_requested", json_object_new_int64((int64_t)requested));
+	json_object_object_add(obj, "din", tm_din_stats(din[0], din[1], din[2]));
 	json_object_object_add(obj, "invalid_fraction",
 			       fraction(records ? (double)invalid / (double)records : 0));
 	/* Real 12-byte BYU files read as 6-byte records decode almost entirely as INVALID. */

@@ -9,6 +9,7 @@
 
 #include "cis501.h"
 #include "tracemount/diag.h"
+#include "tracemount/view.h"
 
 /* Distinct PCs: a set of 64-bit values, open addressing with linear probing, load at most
  * 1/2, and at most CIS501_MAX_PCS slots: past that the count is a lower bound. */
@@ -184,6 +185,9 @@ int cis501_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 	json_object_object_add(obj, "uops_per_macro", uops_histogram(s));
 	json_object_object_add(obj, "loads", int64(flagged(s, B_LOAD)));
 	json_object_object_add(obj, "stores", int64(flagged(s, B_STORE)));
+	/* a fetch per macro-op, a read per load, a write per store (cis501_views.c) */
+	json_object_object_add(obj, "din", tm_din_stats(s->macro_ops, flagged(s, B_LOAD),
+							flagged(s, B_STORE)));
 	json_object_object_add(obj, "branches", branches);
 	json_object_object_add(obj, "flags_read", int64(flagged(s, B_FLAGS_READ)));
 	json_object_object_add(obj, "flags_write", int64(flagged(s, B_FLAGS_WRITE)));

@@ -10,6 +10,7 @@
 
 #include "tarmac.h"
 #include "tracemount/diag.h"
+#include "tracemount/view.h"
 
 int tarmac_stats_init(void *p)
 {
@@ -207,6 +208,13 @@ int tarmac_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 	json_object_object_add(obj, "data_lines_64b", int64(tm_footprint_count(&s->data)));
 	json_object_object_add(obj, "data_pages_4k", int64(tm_footprint_count_groups64(&s->data)));
 	json_object_object_add(obj, "crlf_lines", int64(s->crlf));
+	uint64_t din[3] = {0}; /* a fetch per IT, a read per read, a write per write */
+	for (unsigned cpu = 0; s->cpus && cpu <= TARMAC_MAX_CPUS; cpu++) {
+		din[0] += s->cpus[cpu][TC_INSTRUCTION];
+		din[1] += s->cpus[cpu][TC_READ];
+		din[2] += s->cpus[cpu][TC_WRITE];
+	}
+	json_object_object_add(obj, "din", tm_din_stats(din[0], din[1], din[2]));
 
 	const struct tm_names *tables[] = {&s->isets, &s->modes, &s->mnemonics, &s->registers};
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {

@@ -170,12 +170,18 @@ struct tt6_stats {
 	uint64_t escape_codes[1024];
 	uint64_t sync[4];
 	uint64_t cache_ops, taken, not_taken, unconditional, twi_pairs;
+	uint64_t din_reads, din_writes; /* convert/NAME.din's data lines */
 	uint32_t initial_pc;
 	int has_initial;
 	uint64_t last_data_line;
 	struct tm_footprint pcs;  /* PC >> 2 */
 	struct tm_footprint data; /* EA >> 6 */
 };
+
+/* The data lines convert/NAME.din gives a record, and their label ('0' read, '1' write): one
+ * per word a multi-word access (lmw, stmw, lswi, stswi, lswx, stswx) moves, one for a
+ * cache-block operation with its address; 0 for no data access. */
+unsigned tt6_din_refs(const struct tt6_record *r, char *label);
 
 int tt6_stats_init(void *stats);
 void tt6_stats_update(void *stats, const struct tm_chunk *c);

@@ -8,6 +8,7 @@
 
 #include "tt6.h"
 #include "tracemount/diag.h"
+#include "tracemount/view.h"
 
 /* Statistics. */
 
@@ -66,7 +67,13 @@ void tt6_stats_update(void *p, const struct tm_chunk *c)
 				s->twi_pairs++;
 			break;
 		case TT6_MEMORY:
-		case TT6_MEMEXT: count_access(s, r); break;
+		case TT6_MEMEXT: {
+			char label = '0';
+			unsigned lines = tt6_din_refs(r, &label);
+			*(label == '0' ? &s->din_reads : &s->din_writes) += lines;
+			count_access(s, r);
+			break;
+		}
 		default: break;
 		}
 		s->bins[ppc_bin_of(r->word)]++;
@@ -176,6 +183,7 @@ int tt6_stats_common(struct tt6_stats *s, json_object *obj, struct tm_diag *diag
 	json_object_object_add(obj, "loads", size_histogram(s->loads));
 	json_object_object_add(obj, "stores", size_histogram(s->stores));
 	json_object_object_add(obj, "cache_ops", json_object_new_int64((int64_t)s->cache_ops));
+	json_object_object_add(obj, "din", tm_din_stats(instructions, s->din_reads, s->din_writes));
 	json_object_object_add(obj, "branches", int_object(branch_keys, branches, 3));
 	json_object_object_add(obj, "distinct_pcs",
 			       json_object_new_int64((int64_t)tm_footprint_count(&s->pcs)));

@@ -321,8 +321,7 @@ static const struct tm_render_ops tt6_sync_ops = {
 /* convert/NAME.din: "2 PC" per instruction, then "0 EA" or "1 EA" per word accessed. */
 #define DIN_LINE_LEN 11
 
-/* Data lines of a record and their label; 0 lines for no data access. */
-static unsigned din_refs(const struct tt6_record *r, char *label)
+unsigned tt6_din_refs(const struct tt6_record *r, char *label)
 {
 	if (r->head.cls != TT6_MEMORY && r->head.cls != TT6_MEMEXT)
 		return 0;
@@ -348,7 +347,7 @@ static size_t din_fixed_len(unsigned cls)
 static size_t din_measure(const struct tm_chunk *c, size_t i)
 {
 	char label;
-	return DIN_LINE_LEN * (1 + (size_t)din_refs(tt6_rec(c, i), &label));
+	return DIN_LINE_LEN * (1 + (size_t)tt6_din_refs(tt6_rec(c, i), &label));
 }
 
 static char *din_line(char *p, char label, uint32_t addr)
@@ -364,7 +363,7 @@ static size_t din_render(const struct tm_chunk *c, size_t i, char *out)
 {
 	const struct tt6_record *r = tt6_rec(c, i);
 	char label = '0';
-	unsigned refs = din_refs(r, &label);
+	unsigned refs = tt6_din_refs(r, &label);
 	char *p = din_line(out, '2', r->pc);
 	for (unsigned k = 0; k < refs; k++)
 		p = din_line(p, label, r->w1 + 4 * k);

@@ -43,6 +43,10 @@ def expected_stats(dump_lines, size, source):
         ("byu.address_max", "0x%08x" % amax if amax is not None else None),
         ("byu.distinct_lines_64b", len(lines)), ("byu.distinct_pages_4k", len(pages)),
         ("byu.bytes_requested", req),
+        # the din's lines: fetches 2, reads 0, write-backs and writes 1 (doc/views.md)
+        ("byu.din", {"fetches": classes["i_fetch"] + classes["nc_i_fetch"],
+                     "reads": classes["d_read"] + classes["nc_d_read"],
+                     "writes": classes["write_back"] + classes["d_write"]}),
         ("byu.invalid_fraction", classes["invalid"] / records if records else 0.0),
         ("byu.probably_not_byu", flag),
     ]

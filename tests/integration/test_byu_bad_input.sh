@@ -252,7 +252,7 @@ def compare(exp, src, mnt, rels):
         except Exception as ex:
             d = {}
             check("%s: stats.json parses" % rel, "valid JSON", str(ex))
-        for key, w in expected_stats(lines, len(raw), rel):
+        for key, w in expected_stats(lines, len(raw), os.path.basename(rel)):
             check("%s: stats.json %s" % (rel, key), w, stats_value(d, key, w))
     print("\n".join(out))
 

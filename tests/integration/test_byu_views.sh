@@ -138,7 +138,7 @@ for t in $TRACES; do
 		"$(cat "$m"/class/*.txt | wc -l)"
 
 	# stats.json.
-	stats_compare "$SRC/$t" "$e/dump.txt" "$t" "$m/stats.json" >"$TM_TMP/stats.cmp"
+	stats_compare "$SRC/$t" "$e/dump.txt" "${t##*/}" "$m/stats.json" >"$TM_TMP/stats.cmp"
 	check "$t: stats.json compared" test -s "$TM_TMP/stats.cmp"
 	while IFS=$'\t' read -r key want got; do
 		check_eq "$t: stats.json $key" "$want" "$got"

@@ -47,7 +47,7 @@ SYNC_ORDER = ["signal", "broadcast", "wait", "try_wait"]
 # Escape codes that are not a problem (0x11: tracemount's own dcbx address record).
 KNOWN_CODES = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x11}
 TT6_KEYS = ["instructions", "initial_pc", "top_mnemonics", "loads", "stores", "cache_ops",
-            "branches", "distinct_pcs", "code_lines_64b", "code_pages_4k", "data_lines_64b",
+            "din", "branches", "distinct_pcs", "code_lines_64b", "code_pages_4k", "data_lines_64b",
             "data_pages_4k", "escape_codes", "sync_events", "twi_pairs"]
 TOP_KEYS = ["format", "source", "bytes", "records", "classes", "errors", "truncated"]
 # Base mnemonics whose name doc/views.md leaves no doubt about (named from primary and
@@ -203,6 +203,13 @@ def masked_equal(want, got):
 def sync_lines(recs):
     return ["%12d %08x %-9s %08x %d" % (r.num, r.pc, r.get("kind"), r.get("addr"), r.get("count"))
             for r in recs if r.kind == "sync"]
+
+
+def din_counts(recs):
+    """stats.json's din object: the din's lines by label."""
+    labels = [l[0] for l in din_lines(recs)]
+    return {"fetches": labels.count("2"), "reads": labels.count("0"),
+            "writes": labels.count("1")}
 
 
 def din_lines(recs):
@@ -373,6 +380,7 @@ def expected_stats(recs, size, source, fmt, nerrors, truncated):
         "loads": {"total": sum(loads.values()), "by_size": loads},
         "stores": {"total": sum(stores.values()), "by_size": stores},
         "cache_ops": cache_ops,
+        "din": din_counts(recs),
         "branches": br,
         "distinct_pcs": len(pcs),
         "code_lines_64b": len({p >> 6 for p in pcs}),
@@ -383,7 +391,7 @@ def expected_stats(recs, size, source, fmt, nerrors, truncated):
         "sync_events": sync,
         "twi_pairs": twi_pairs,
     }
-    top = [("format", fmt), ("source", source), ("bytes", size), ("records", len(recs)),
+    top = [("format", fmt), ("source", os.path.basename(source)), ("bytes", size), ("records", len(recs)),
            ("classes", classes), ("errors", nerrors), ("truncated", truncated)]
     return top, t
 
