@@ -146,6 +146,8 @@ static int add_default_options(struct fuse_args *args, const char *source)
 	err = fuse_opt_insert_arg(args, 1, DEFAULT_OPTIONS);
 	if (!err)
 		err = fuse_opt_insert_arg(args, 2, dash_o);
+	if (!err) /* last, so that a user's -o rw cannot undo it: the mount is read-only */
+		err = fuse_opt_add_arg(args, "-oro");
 	free(dash_o);
 	return err;
 }

@@ -6,7 +6,8 @@
 # - .tracemount/status gives one line per trace, the path escaped the same way;
 # - convert/ and spix/ names of the long trace are shortened by the documented rule (the stem
 #   cut, "~" and its FNV-1a hash), the same in the mount, tracemount ls and tracemount cat;
-# - a single trace named .tracemount is refused with a clear message.
+# - a single trace named .tracemount is refused with a clear message;
+# - -o rw leaves the mount read-only.
 . "$(dirname "$0")/lib.sh"
 
 src=$TM_TMP/src
@@ -64,6 +65,12 @@ check_eq "long name: tracemount ls gives the same names" \
 	"$(paste -sd' ' "$TM_TMP/ls.names")"
 check "long name: tracemount cat reads a view by it" cmp -s "$M/$long/convert/$stem.tt6e" \
 	<(cd "$src" && "$TRACEMOUNT" cat "$long" "convert/$stem.tt6e")
+unmount_tm
+
+# -o rw cannot make the mount read-write: the mount table says ro.
+mount_tm "$src" -o rw
+check_eq "-o rw: the mount table still says ro" ro \
+	"$(awk -v m="$TM_MNT" '$2 == m { split($4, o, ","); print o[1] }' /proc/mounts)"
 unmount_tm
 
 # A single trace named .tracemount: refused, not half mounted.
