@@ -264,8 +264,9 @@ static int byu_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 			n += s->hist[k][v];
 			if (BYU_MEMORY & CLASS_BIT(k)) {
 				/* the din's labels: 2 fetch, 0 read, 1 write (byu_din_render) */
-				din[BYU_FETCHES & CLASS_BIT(k) ? 0 : BYU_READS & CLASS_BIT(k) ? 1 : 2] +=
-				    s->hist[k][v];
+				din[BYU_FETCHES & CLASS_BIT(k) ? 0
+				    : BYU_READS & CLASS_BIT(k) ? 1
+							       : 2] += s->hist[k][v];
 				mem_refs += s->hist[k][v];
 				requested += s->hist[k][v] * bytes_requested(v);
 			}

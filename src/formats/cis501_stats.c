@@ -186,8 +186,8 @@ int cis501_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 	json_object_object_add(obj, "loads", int64(flagged(s, B_LOAD)));
 	json_object_object_add(obj, "stores", int64(flagged(s, B_STORE)));
 	/* a fetch per macro-op, a read per load, a write per store (cis501_views.c) */
-	json_object_object_add(obj, "din", tm_din_stats(s->macro_ops, flagged(s, B_LOAD),
-							flagged(s, B_STORE)));
+	json_object_object_add(obj, "din",
+			       tm_din_stats(s->macro_ops, flagged(s, B_LOAD), flagged(s, B_STORE)));
 	json_object_object_add(obj, "branches", branches);
 	json_object_object_add(obj, "flags_read", int64(flagged(s, B_FLAGS_READ)));
 	json_object_object_add(obj, "flags_write", int64(flagged(s, B_FLAGS_WRITE)));
