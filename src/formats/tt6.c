@@ -23,7 +23,7 @@ const char *const tt6_classes[TT6_N_CLASSES] = {
 };
 
 /* What the previous record was, for the patterns that span records. */
-enum { CTX_NONE, CTX_ESC01, CTX_ESC11, CTX_TWI, CTX_SYNTH_BRANCH };
+enum { CTX_NONE, CTX_ESC01, CTX_ESC11, CTX_ESC12, CTX_TWI, CTX_SYNTH_BRANCH };
 
 /* Checkpointed decoder state: everything a restart in the middle of a trace needs. */
 struct tt6_state {
@@ -105,15 +105,20 @@ static int decode_escape(struct tt6_state *s, const uint8_t *p, struct tt6_recor
 		s->ctx = CTX_NONE;
 		return 1;
 	}
+	if (code == ESC_DCBX_NO_ADDRESS && count == 0) {
+		s->ctx = CTX_ESC12; /* a mark on the next record, not a record */
+		return 1;
+	}
 	r->head.cls = TT6_ESCAPE;
 	if (sync_kind(code) >= 0 && count == 2)
 		r->head.cls = TT6_SYNC;
 	else if (sync_kind(code) >= 0)
 		tm_diag_at(diag, off, "sync escape 0x%02x has %u words, expected 2", code, count);
-	else if (code == ESC_POSITION || (code == ESC_DCBX_ADDRESS && count != 1))
+	else if (code == ESC_POSITION || (code == ESC_DCBX_ADDRESS && count != 1) ||
+		 (code == ESC_DCBX_NO_ADDRESS && count != 0))
 		tm_diag_at(diag, off, "escape 0x%02x has %u words, expected %u", code, count,
-			   code == ESC_POSITION ? POSITION_WORDS : 1);
-	else if (code > 0x05 && code != ESC_DCBX_ADDRESS)
+			   code == ESC_POSITION ? POSITION_WORDS : code == ESC_DCBX_ADDRESS);
+	else if (code > 0x05 && code != ESC_DCBX_ADDRESS && code != ESC_DCBX_NO_ADDRESS)
 		tm_diag_at(diag, off, "unknown escape code 0x%02x (%u words kept)", code, count);
 	r->pc = s->pc;
 	r->num = s->num;
@@ -139,6 +144,13 @@ static void instruction_context(struct tt6_state *s, struct tt6_record *r, uint6
 	if (ctx == CTX_ESC01 || ctx == CTX_ESC11) {
 		r->head.flags |= ctx == CTX_ESC01 ? F_AFTER_01 : F_AFTER_11;
 		r->ctx_ea = s->ctx_ea;
+	} else if (ctx == CTX_ESC12) {
+		if (r->head.flags & F_CACHE)
+			r->head.flags |= F_NO_EA;
+		else
+			tm_diag_at(diag, off,
+				   "escape 0x12 (no address) before an instruction that is not a "
+				   "cache-block operation: ignored");
 	} else if (tt6e && (ctx == CTX_TWI || ctx == CTX_SYNTH_BRANCH)) {
 		s->ctx = ctx;
 		check_pair(s, r, off, diag);
@@ -231,9 +243,13 @@ static int decode(void *state, const struct tm_decode_in *in, void *recs, size_t
 			}
 			/* TT6 keeps a dcbx address in an escape 0x11 unless TT6 -> TT6E would
 			 * find it anyway: in an escape 0x01 just before, else 0 */
-			if (tt6e && (flags & F_CACHE) &&
-			    r->w1 != (r->head.flags & F_AFTER_01 ? r->ctx_ea : 0))
+			/* in TT6 an address 0 needs the escape too: a dcbx without one has none */
+			if (tt6e && (flags & F_CACHE) && !(r->head.flags & F_NO_EA) &&
+			    !((r->head.flags & F_AFTER_01) && r->w1 == r->ctx_ea))
 				r->head.flags |= F_DCBX_ESC;
+			if (!tt6e && (flags & F_CACHE) &&
+			    !(r->head.flags & (F_AFTER_01 | F_AFTER_11)))
+				r->head.flags |= F_NO_EA; /* TT6 records none */
 			s->pc = cls == TT6_FLOW ? r->w1 : s->pc + 4;
 			s->num++;
 		}
@@ -289,9 +305,9 @@ bool tt6_instruction(const struct tm_chunk *c, size_t i, struct tm_insn *out)
 
 #define TT6_COMMON                                                                                 \
 	.classes = tt6_classes, .n_classes = TT6_N_CLASSES,                                        \
-	.common_classes = CLASS_BIT(TT6_INITIAL), .class_stream = &tt6_stream_ops,                 \
-	.record_size = sizeof(struct tt6_record), .state_size = sizeof(struct tt6_state),          \
-	.chunk_records = 16384, .state_init = tt6_state_init, .dump = &tt6_dump_ops,               \
+	.common_classes = CLASS_BIT(TT6_INITIAL), .record_size = sizeof(struct tt6_record),        \
+	.state_size = sizeof(struct tt6_state), .chunk_records = 16384,                            \
+	.state_init = tt6_state_init, .dump = &tt6_dump_ops,                                       \
 	.stats_size = sizeof(struct tt6_stats), .stats_init = tt6_stats_init,                      \
 	.stats_update = tt6_stats_update, .stats_free = tt6_stats_free, .n_extra_views = 3,        \
 	.instruction = tt6_instruction
@@ -302,6 +318,7 @@ const struct tm_format tm_format_tt6 = {
     .recognition = "extension .tt6",
     .extensions = tt6_extensions,
     .class_ext = "tt6",
+    .class_stream = &tt6_stream_ops,
     .probe = tt6_probe,
     .decode = tt6_decode,
     .stats_finish = tt6_stats_finish,
@@ -315,6 +332,7 @@ const struct tm_format tm_format_tt6e = {
     .recognition = "extension .tt6e",
     .extensions = tt6e_extensions,
     .class_ext = "tt6e",
+    .class_stream = &tt6e_stream_ops,
     .probe = tt6e_probe,
     .decode = tt6e_decode,
     .stats_finish = tt6e_stats_finish,

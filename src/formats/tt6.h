@@ -32,8 +32,9 @@ extern const char *const tt6_classes[TT6_N_CLASSES];
 /* Escape codes: the spec's, and two tracemount writes into filtered and converted streams. */
 enum {
 	ESC_DATA_ADDRESS = 0x01,
-	ESC_POSITION = 0x10,	 /* PC, instruction number high, low: applied, no record */
-	ESC_DCBX_ADDRESS = 0x11, /* the EA of the dcbx that follows */
+	ESC_POSITION = 0x10,	    /* PC, instruction number high, low: applied, no record */
+	ESC_DCBX_ADDRESS = 0x11,    /* the EA of the dcbx that follows */
+	ESC_DCBX_NO_ADDRESS = 0x12, /* TT6E: the dcbx that follows has no address (0 written) */
 	ESC_SYNC_SIGNAL = 0x20,
 	ESC_SYNC_BROADCAST = 0x21,
 	ESC_SYNC_WAIT = 0x30,
@@ -78,6 +79,7 @@ enum {
 	B_TWI,
 	B_CACHE,
 	B_DCBX_ESC,
+	B_NO_EA,
 	B_WIDE,
 	N_FLAG_BITS = 16
 };
@@ -91,6 +93,9 @@ enum {
 	F_TWI = 1 << B_TWI,	      /* a twi */
 	F_CACHE = 1 << B_CACHE,	      /* a dcbx or icbi */
 	F_DCBX_ESC = 1 << B_DCBX_ESC, /* TT6E: a dcbx whose address TT6 keeps in an escape 0x11 */
+	/* a dcbx whose address the trace does not give: in TT6 one without an escape 0x01 or 0x11
+	 * before it, in TT6E one after an escape 0x12 (its address word, 0, means nothing) */
+	F_NO_EA = 1 << B_NO_EA,
 };
 #define WIDE_NUMBER 1000000000000ull /* 10^12: 13 digits */
 
@@ -151,7 +156,7 @@ static inline char *tt6_put_synthetic_pair(char *p, uint32_t twi_pc)
 
 /* Render ops and views (tt6_views.c). tt6_din_ops also serve FULL, whose records begin with
  * a struct tt6_record. */
-extern const struct tm_render_ops tt6_dump_ops, tt6_stream_ops, tt6_din_ops;
+extern const struct tm_render_ops tt6_dump_ops, tt6_stream_ops, tt6e_stream_ops, tt6_din_ops;
 
 /* A record's dump.txt line without its newline, and its length; raw: the record's bytes. */
 char *tt6_put_line(char *out, const struct tt6_record *r, const uint8_t *raw);
@@ -171,6 +176,7 @@ struct tt6_stats {
 	uint64_t sync[4];
 	uint64_t cache_ops, taken, not_taken, unconditional, twi_pairs;
 	uint64_t din_reads, din_writes; /* convert/NAME.din's data lines */
+	uint64_t no_address;		/* dcbx without an address (F_NO_EA) */
 	uint32_t initial_pc;
 	int has_initial;
 	uint64_t last_data_line;

@@ -33,8 +33,8 @@ static void count_access(struct tt6_stats *s, const struct tt6_record *r)
 		s->stores[size]++;
 	else if (op->sizing == PPC_SIZE_NONE && op->tt6_class == PPC_COMPUTE)
 		s->cache_ops++;
-	if (op->access == PPC_NO_ACCESS)
-		return;
+	if (op->access == PPC_NO_ACCESS || (r->head.flags & F_NO_EA))
+		return; /* no address to count */
 	uint64_t first = r->w1 >> 6, last = ((uint64_t)r->w1 + (size ? size - 1 : 0)) >> 6;
 	for (uint64_t line = first; line <= last; line++) {
 		if (line == s->last_data_line)
@@ -49,6 +49,7 @@ void tt6_stats_update(void *p, const struct tm_chunk *c)
 	struct tt6_stats *s = p;
 	for (size_t i = 0; i < c->n_records; i++) {
 		const struct tt6_record *r = tt6_rec(c, i);
+		s->no_address += (r->head.flags & F_NO_EA) != 0;
 		switch (r->head.cls) {
 		case TT6_INITIAL:
 			s->initial_pc = r->word;
@@ -217,7 +218,14 @@ static int stats_finish(void *p, json_object *obj, struct tm_diag *diag, bool tt
 		json_object_object_add(escapes, key,
 				       json_object_new_int64((int64_t)s->escape_codes[code]));
 	}
+	json_object_object_add(obj, "cache_ops_without_address",
+			       json_object_new_int64((int64_t)s->no_address));
 	json_object_object_add(obj, "escape_codes", escapes);
+	if (tt6e && s->no_address) /* TT6 never has them: there it is no problem */
+		tm_diag_note(diag,
+			     "%" PRIu64 " cache-block instructions (dcbz, dcbt...) have no address "
+			     "(an escape 0x12 before each): they are not in convert/NAME.din",
+			     s->no_address);
 	json_object_object_add(obj, "sync_events", int_object(tt6_sync_kinds, s->sync, 4));
 	if (tt6e)
 		json_object_object_add(obj, "twi_pairs",

@@ -18,6 +18,7 @@ static const char *esc_name(unsigned code)
 	case 0x04: return "data_address_real";
 	case 0x05: return "next_instruction_real";
 	case ESC_DCBX_ADDRESS: return "dcbx_address";
+	case ESC_DCBX_NO_ADDRESS: return "dcbx_no_address";
 	case ESC_SYNC_SIGNAL: return "sync_signal";
 	case ESC_SYNC_BROADCAST: return "sync_broadcast";
 	case ESC_SYNC_WAIT: return "sync_wait";
@@ -128,7 +129,10 @@ char *tt6_put_line(char *out, const struct tt6_record *r, const uint8_t *raw)
 	case TT6_FLOW: p = put_field(p, " next=", 6, r->w1); break;
 	case TT6_MEMORY:
 	case TT6_MEMEXT:
-		p = put_field(p, " ea=", 4, r->w1);
+		if (r->head.flags & F_NO_EA) /* not address 0: no address */
+			p = (char *)memcpy(p, " ea=????????", 12) + 12;
+		else
+			p = put_field(p, " ea=", 4, r->w1);
 		memcpy(p, " size=", 6);
 		p = tm_put_decimal(p + 6, ppc_access_size(ppc_op_of(r->word), r->word, r->w2), 3);
 		if (cls == TT6_MEMEXT)
@@ -180,16 +184,17 @@ const struct tm_render_ops tt6_dump_ops = {
 
 /* class/CLASS.tt6: the record's bytes, after a position record when the record before it in
  * the trace is of another class. */
-static size_t stream_measure(const struct tm_chunk *c, size_t i)
-{
-	const struct tt6_record *r = tt6_rec(c, i);
-	return r->head.raw_len + (r->head.flags & F_SEEK ? POSITION_BYTES : 0);
-}
-
 static char *put_raw(char *p, const struct tm_chunk *c, const struct tt6_record *r)
 {
 	memcpy(p, c->raw + r->head.raw_rel, r->head.raw_len);
 	return p + r->head.raw_len;
+}
+
+/* A class stream's record, with a position record first where the stream skips records. */
+static size_t stream_measure(const struct tm_chunk *c, size_t i)
+{
+	const struct tt6_record *r = tt6_rec(c, i);
+	return r->head.raw_len + (r->head.flags & F_SEEK ? POSITION_BYTES : 0);
 }
 
 static size_t stream_render(const struct tm_chunk *c, size_t i, char *out)
@@ -203,6 +208,7 @@ static size_t stream_render(const struct tm_chunk *c, size_t i, char *out)
 
 static const int16_t stream_flag_len[N_FLAG_BITS] = {[B_SEEK] = POSITION_BYTES};
 
+/* TT6: a stream's dcbx have no address anyway (the escapes that give one are in another). */
 const struct tm_render_ops tt6_stream_ops = {
     .fixed_len = tt6_record_bytes,
     .flag_len = stream_flag_len,
@@ -210,13 +216,43 @@ const struct tm_render_ops tt6_stream_ops = {
     .render = stream_render,
 };
 
-/* convert/NAME.tt6e from TT6: dcbx gain an address, twi gain the synthetic pair, escapes 0x11
- * are dropped. */
+/* TT6E: a dcbx without an address keeps its escape 0x12, else it would read as address 0. */
+static size_t tt6e_stream_measure(const struct tm_chunk *c, size_t i)
+{
+	return stream_measure(c, i) + (tt6_rec(c, i)->head.flags & F_NO_EA ? 4 : 0);
+}
+
+static size_t tt6e_stream_render(const struct tm_chunk *c, size_t i, char *out)
+{
+	const struct tt6_record *r = tt6_rec(c, i);
+	char *p = out;
+	if (r->head.flags & F_SEEK)
+		p = tt6_put_position(p, r->pc, r->num);
+	if (r->head.flags & F_NO_EA)
+		p = tt6_put_word(p, ESC_DCBX_NO_ADDRESS << 16);
+	return (size_t)(put_raw(p, c, r) - out);
+}
+
+static const int16_t tt6e_stream_flag_len[N_FLAG_BITS] = {[B_SEEK] = POSITION_BYTES, [B_NO_EA] = 4};
+
+const struct tm_render_ops tt6e_stream_ops = {
+    .fixed_len = tt6_record_bytes,
+    .flag_len = tt6e_stream_flag_len,
+    .measure = tt6e_stream_measure,
+    .render = tt6e_stream_render,
+};
+
+/* convert/NAME.tt6e from TT6: dcbx gain an address (0 after an escape 0x12 where TT6 gives
+ * none), twi gain the synthetic pair, escapes 0x11 are dropped. */
 static size_t to_tt6e_measure(const struct tm_chunk *c, size_t i)
 {
 	const struct tt6_record *r = tt6_rec(c, i);
 	switch (r->head.cls) {
-	case TT6_COMPUTE: return r->head.flags & F_TWI ? 4 + 16 : r->head.flags & F_CACHE ? 8 : 4;
+	case TT6_COMPUTE:
+		return r->head.flags & F_TWI	 ? 4 + 16
+		       : r->head.flags & F_NO_EA ? 12
+		       : r->head.flags & F_CACHE ? 8
+						 : 4;
 	case TT6_ESCAPE:
 		return esc_code(r->word) == ESC_DCBX_ADDRESS && esc_count(r->word) == 1
 			   ? 0
@@ -231,6 +267,8 @@ static size_t to_tt6e_render(const struct tm_chunk *c, size_t i, char *out)
 	char *p = out;
 	if (r->head.cls != TT6_COMPUTE)
 		return to_tt6e_measure(c, i) ? (size_t)(put_raw(p, c, r) - out) : 0;
+	if (r->head.flags & F_NO_EA)
+		p = tt6_put_word(p, ESC_DCBX_NO_ADDRESS << 16);
 	p = tt6_put_word(p, r->word);
 	if (r->head.flags & F_TWI) {
 		p = tt6_put_synthetic_pair(p, r->pc);
@@ -240,7 +278,7 @@ static size_t to_tt6e_render(const struct tm_chunk *c, size_t i, char *out)
 	return (size_t)(p - out);
 }
 
-static const int16_t to_tt6e_flag_len[N_FLAG_BITS] = {[B_TWI] = 16, [B_CACHE] = 4};
+static const int16_t to_tt6e_flag_len[N_FLAG_BITS] = {[B_TWI] = 16, [B_CACHE] = 4, [B_NO_EA] = 4};
 
 static const struct tm_render_ops tt6_to_tt6e_ops = {
     .fixed_len = tt6_record_bytes,
@@ -250,14 +288,15 @@ static const struct tm_render_ops tt6_to_tt6e_ops = {
 };
 
 /* convert/NAME.tt6 from TT6E: the synthetic pairs are dropped, dcbx lose their address, which
- * an escape 0x11 keeps unless it is 0 or an escape 0x01 just before already says it. */
+ * an escape 0x11 keeps unless an escape 0x01 just before already says it; a dcbx without an
+ * address keeps its escape 0x12. */
 static size_t to_tt6_measure(const struct tm_chunk *c, size_t i)
 {
 	const struct tt6_record *r = tt6_rec(c, i);
 	if (r->head.flags & F_SYNTH)
 		return 0;
 	if (r->head.cls == TT6_MEMORY && (r->head.flags & F_CACHE))
-		return (r->head.flags & F_DCBX_ESC) ? 12 : 4;
+		return (r->head.flags & F_DCBX_ESC) ? 12 : r->head.flags & F_NO_EA ? 8 : 4;
 	return r->head.raw_len;
 }
 
@@ -272,13 +311,15 @@ static size_t to_tt6_render(const struct tm_chunk *c, size_t i, char *out)
 	if ((r->head.flags & F_DCBX_ESC)) {
 		p = tt6_put_word(p, ESC_DCBX_ADDRESS << 16 | 1);
 		p = tt6_put_word(p, r->w1);
+	} else if (r->head.flags & F_NO_EA) { /* an escape 0x01 before it must not lend its own */
+		p = tt6_put_word(p, ESC_DCBX_NO_ADDRESS << 16);
 	}
 	return (size_t)(tt6_put_word(p, r->word) - out);
 }
 
 /* synthetic flow records vanish; a dcbx loses its address word, and may gain an escape */
 static const int16_t to_tt6_flag_len[N_FLAG_BITS] = {
-    [B_SYNTH] = -8, [B_CACHE] = -4, [B_DCBX_ESC] = 8};
+    [B_SYNTH] = -8, [B_CACHE] = -4, [B_DCBX_ESC] = 8, [B_NO_EA] = 4};
 
 static const struct tm_render_ops tt6e_to_tt6_ops = {
     .fixed_len = tt6_record_bytes,
@@ -323,8 +364,8 @@ static const struct tm_render_ops tt6_sync_ops = {
 
 unsigned tt6_din_refs(const struct tt6_record *r, char *label)
 {
-	if (r->head.cls != TT6_MEMORY && r->head.cls != TT6_MEMEXT)
-		return 0;
+	if ((r->head.cls != TT6_MEMORY && r->head.cls != TT6_MEMEXT) || (r->head.flags & F_NO_EA))
+		return 0; /* no data access, or none whose address the trace gives */
 	const struct ppc_op *op = ppc_op_of(r->word);
 	*label = op->access == PPC_STORE || op->access == PPC_ZERO ? '1' : '0';
 	switch (op->access) {

@@ -40,7 +40,7 @@ for t in sys.argv[4:]:
     raw = open(os.path.join(src, t), "rb").read()
     for c in CLASSES:
         with open(os.path.join(exp, "%s.%s" % (t, c)), "wb") as f:
-            f.write(class_stream(recs, raw, c))
+            f.write(class_stream(recs, raw, c, t.rsplit(".", 1)[1]))
 EOF
 check_eq "h.tt6: the expected compute stream has no position record before its first record" \
 	"00004000 7c0802a6 38630001 00100003" "$(od -An -tx1 -N16 "$EXP/h.tt6.compute" | tr -d ' \n' |
@@ -81,6 +81,9 @@ for t in $TRACES; do
 			(cd "${copy%/*}" && "$TRACEMOUNT" cat "$c.$ext" errors.txt) >"$TM_TMP/errors"
 			want=0
 			[ "$c" = escape ] && want=$(grep -c '^escape	.*	code=07	' "$EXP/$t.truth")
+			# the line a TT6E gives the count of its dcbx without an address
+			[ "$c" = memory ] && [ "$ext" = tt6e ] &&
+				grep -q 'case=c' "$EXP/$t.truth" && want=1
 			check_eq "$t: errors.txt of the copy of class/$c.$ext has $want lines" "$want" \
 				"$(wc -l <"$TM_TMP/errors")"
 		fi

@@ -74,7 +74,7 @@ done
 "$PY" - "$HERE" $CHUNK "$EXP" $TRACES >"$EXP/bounds" <<'EOF'
 import os, sys
 sys.path.insert(0, sys.argv[1])
-from tt6_expect import CLASSES, load_truth, sync_lines, din_lines
+from tt6_expect import CLASSES, din_lines, load_truth, marked, no_address, sync_lines
 chunk, exp = int(sys.argv[2]), sys.argv[3]
 for t in sys.argv[4:]:
     ext = t.rsplit(".", 1)[1]
@@ -84,7 +84,7 @@ for t in sys.argv[4:]:
     dump = open(os.path.join(exp, t, "dump.txt")).read().split("\n")[:-1]
     per = {}  # view -> bytes contributed by each record
     n = len(recs)
-    per["raw"] = [r.len for r in recs]
+    per["raw"] = [r.len + (4 if marked(r) else 0) for r in recs]  # an escape 0x12 before
     per["dump.txt"] = [len(l) + 1 for l in dump]
     for c in CLASSES:
         per["class/%s.txt" % c] = [len(l) + 1 if r.kind in ("initial_pc", c) else 0
@@ -94,7 +94,8 @@ for t in sys.argv[4:]:
             if i == 0:
                 s.append(r.len)
             elif r.kind == c:
-                s.append(r.len + (0 if prev_in else 16))
+                mark = 4 if ext == "tt6e" and no_address(r) else 0  # its escape 0x12
+                s.append(r.len + (0 if prev_in else 16) + mark)
                 prev_in = True
             else:
                 s.append(0)
@@ -112,7 +113,7 @@ for t in sys.argv[4:]:
             if r.kind == "escape" and r.get("code") == 0x11:
                 conv.append(0)
             elif r.get("cache"):
-                conv.append(8)
+                conv.append(12 if no_address(r) else 8)
             elif r.get("twi"):
                 conv.append(20)
             else:
@@ -120,10 +121,12 @@ for t in sys.argv[4:]:
         else:
             if r.get("pair"):
                 conv.append(0)
+            elif r.get("cache") and no_address(r):
+                conv.append(8)
             elif r.get("cache"):
                 p = recs[i - 1]
                 after01 = p.kind == "escape" and p.get("code") == 1 and p.get("words")[:1] == [r.get("ea")]
-                conv.append(4 + (8 if r.get("ea") and not after01 else 0))
+                conv.append(4 + (0 if after01 else 8))
             else:
                 conv.append(r.len)
     per["convert/%s.%s" % (stem, other)] = conv

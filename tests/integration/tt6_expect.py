@@ -40,7 +40,7 @@ ALL_CLASSES = CLASSES + ["initial_pc"]
 INSTRUCTIONS = ("compute", "flow", "memory", "memext")
 ESCAPE_NAMES = {0x00: "segment_register", 0x01: "data_address", 0x02: "condition_register",
                 0x03: "branch_target_real", 0x04: "data_address_real",
-                0x05: "next_instruction_real", 0x11: "dcbx_address", 0x20: "sync_signal",
+                0x05: "next_instruction_real", 0x11: "dcbx_address", 0x12: "dcbx_no_address", 0x20: "sync_signal",
                 0x21: "sync_broadcast", 0x30: "sync_wait", 0x31: "sync_try_wait"}
 SYNC_KINDS = {0x20: "signal", 0x21: "broadcast", 0x30: "wait", 0x31: "try_wait"}
 SYNC_ORDER = ["signal", "broadcast", "wait", "try_wait"]
@@ -48,7 +48,21 @@ SYNC_ORDER = ["signal", "broadcast", "wait", "try_wait"]
 KNOWN_CODES = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x11}
 TT6_KEYS = ["instructions", "initial_pc", "top_mnemonics", "loads", "stores", "cache_ops",
             "din", "branches", "distinct_pcs", "code_lines_64b", "code_pages_4k", "data_lines_64b",
-            "data_pages_4k", "escape_codes", "sync_events", "twi_pairs"]
+            "data_pages_4k", "cache_ops_without_address", "escape_codes", "sync_events",
+            "twi_pairs"]
+NO_ADDRESS = 0x00120000  # escape 0x12, no word: the dcbx after it has no address; no record
+NO_ADDRESS_NOTE = ("%d cache-block instructions (dcbz, dcbt...) have no address (an escape "
+                   "0x12 before each): they are not in convert/NAME.din")
+
+
+def no_address(r):
+    """A dcbx whose address the trace does not give: gen_tt6's case c, or read so."""
+    return bool(r.get("noea")) or r.get("case") == "c"
+
+
+def marked(r):
+    """Whether the trace holds an escape 0x12 before the record (TT6: else no escape at all)."""
+    return bool(r.get("marked")) or r.get("case") == "c"
 TOP_KEYS = ["format", "source", "bytes", "records", "classes", "errors", "truncated"]
 # Base mnemonics whose name doc/views.md leaves no doubt about (named from primary and
 # extended opcode): top_mnemonics must count these exactly as the model does when it lists them.
@@ -150,7 +164,8 @@ def dump_suffix(r):
     if k == "flow":
         return "flow next=%08x" % r.get("next")
     if k == "memory":
-        return "memory ea=%08x size=%s" % (r.get("ea"), size_field(r.get("size")))
+        ea = "????????" if no_address(r) else "%08x" % r.get("ea")
+        return "memory ea=%s size=%s" % (ea, size_field(r.get("size")))
     if k == "memext":
         if "ctl" in r.f:
             return "memext ea=%08x size=  0 ctl=%08x" % (r.get("ea"), r.get("ctl"))
@@ -218,7 +233,7 @@ def din_lines(recs):
         if r.kind not in INSTRUCTIONS:
             continue
         out.append("2 %08x" % r.pc)
-        if r.kind not in ("memory", "memext") or r.get("din", "-") == "-":
+        if r.kind not in ("memory", "memext") or r.get("din", "-") == "-" or no_address(r):
             continue
         label = "0" if r.get("din") == "r" else "1"
         ea, size = r.get("ea"), r.get("size")
@@ -252,14 +267,14 @@ def pack(words):
 
 
 def encode(recs):
-    return b"".join(pack(record_words(r)) for r in recs)
+    return b"".join(pack(([NO_ADDRESS] if marked(r) else []) + record_words(r)) for r in recs)
 
 
 def position_record(r):
     return pack([0x00100003, r.pc, r.num >> 32, r.num & 0xffffffff])
 
 
-def class_stream(recs, raw, cls):
+def class_stream(recs, raw, cls, fmt=None):
     """INITIAL_PC, then the class's records; a position record before each record whose
     predecessor in the trace is not in the stream (the INITIAL_PC record is), or is a position
     record (afterpos=1: only in a trace that holds position records)."""
@@ -271,6 +286,8 @@ def class_stream(recs, raw, cls):
         if r.kind == cls:
             if not prev_in or r.get("afterpos"):
                 out.append(position_record(r))
+            if fmt == "tt6e" and no_address(r):  # TT6's streams hold no dcbx address
+                out.append(pack([NO_ADDRESS]))
             out.append(raw[r.off:r.off + r.len])
             prev_in = True
         else:
@@ -290,7 +307,9 @@ def convert(recs, fmt):
         if fmt == "tt6":
             if r.kind == "escape" and r.get("code") == 0x11:
                 continue
-            if r.kind == "compute" and r.get("cache"):
+            if r.kind == "compute" and r.get("cache") and no_address(r):
+                out += [NO_ADDRESS, r.word, 0]
+            elif r.kind == "compute" and r.get("cache"):
                 out += [r.word, r.get("ea")]
             elif r.kind == "compute" and r.get("twi"):
                 out += [r.word] + SYNTHETIC_PAIR + [(r.pc + 4) & 0xffffffff]
@@ -299,12 +318,14 @@ def convert(recs, fmt):
         else:
             if r.get("pair"):
                 continue
-            if r.kind == "memory" and r.get("cache"):
+            if r.kind == "memory" and r.get("cache") and no_address(r):
+                out += [NO_ADDRESS, r.word]
+            elif r.kind == "memory" and r.get("cache"):
                 ea = r.get("ea")
                 prev = recs[i - 1]
                 after01 = prev.kind == "escape" and prev.get("code") == 0x01 and \
                     prev.get("words")[:1] == [ea]
-                if ea != 0 and not after01:
+                if not after01:  # an address 0 too: TT6 without an escape has none
                     out += [0x00110001, ea]
                 out.append(r.word)
             else:
@@ -314,16 +335,22 @@ def convert(recs, fmt):
 
 # ---- stats.json ----
 
-def expected_errors(recs):
+def expected_errors(recs, fmt=None):
     """Offsets of the problems a clean model trace has: unknown escape codes, sync escapes
-    with a count other than 2."""
+    with a count other than 2; and for TT6E, the line that counts its dcbx without address."""
     errs = []
     for r in recs:
         if r.kind == "escape":
             c = r.get("code")
             if c not in KNOWN_CODES:
                 errs.append({r.off})
-    return errs
+    return errs + no_address_note(recs, fmt)
+
+
+def no_address_note(recs, fmt):
+    """TT6E's errors.txt line counting its dcbx without an address, as a list of 0 or 1."""
+    unknown = sum(1 for r in recs if r.kind in INSTRUCTIONS and no_address(r))
+    return [{NO_ADDRESS_NOTE % unknown}] if fmt == "tt6e" and unknown else []
 
 
 def model_mnemonics(recs):
@@ -342,18 +369,22 @@ def expected_stats(recs, size, source, fmt, nerrors, truncated):
     loads, stores = {}, {}
     cache_ops = twi_pairs = 0
     br = {"conditional_taken": 0, "conditional_not_taken": 0, "unconditional": 0}
+    no_addr = 0
     pcs, dlines, dpages, esc = set(), set(), set(), {}
     sync = {k: 0 for k in SYNC_ORDER}
     for r in recs:
         k = r.kind
         if k in INSTRUCTIONS:
             pcs.add(r.pc)
-        if k in ("memory", "memext"):
+        if k in INSTRUCTIONS and no_address(r):
+            no_addr += 1
+        if k in ("memory", "memext") and not no_address(r):
             # doc/views.md: every line from EA to EA + size - 1 (EA's line for size 0)
             ea, moved = r.get("ea"), r.get("size") or 0
             for line in range(ea >> 6, ((ea + max(moved, 1) - 1) >> 6) + 1):
                 dlines.add(line)
                 dpages.add(line >> 6)
+        if k in ("memory", "memext"):
             d = r.get("dir")
             if d in ("load", "store"):
                 h = loads if d == "load" else stores
@@ -387,6 +418,7 @@ def expected_stats(recs, size, source, fmt, nerrors, truncated):
         "code_pages_4k": len({p >> 12 for p in pcs}),
         "data_lines_64b": len(dlines),
         "data_pages_4k": len(dpages),
+        "cache_ops_without_address": no_addr,
         "escape_codes": esc,
         "sync_events": sync,
         "twi_pairs": twi_pairs,
@@ -457,7 +489,7 @@ def reference_decode(data, fmt):
     pc = u32(0)
     num = 0
     recs.append(Rec("initial_pc", 0, pc, pc, 0, 4, {}))
-    pos, truncated, afterpos = 4, False, False
+    pos, truncated, afterpos, mark = 4, False, False, False
     while pos < n:
         if n - pos < 4:
             errs.append({pos})
@@ -474,6 +506,11 @@ def reference_decode(data, fmt):
                 truncated = True
                 break
             words = [u32(pos + 4 + 4 * i) for i in range(cnt)]
+            if code == 0x12 and cnt == 0:  # no record: the next dcbx has no address
+                mark = True
+                pos += length
+                continue
+            mark = False
             if code == 0x10 and cnt == 3:
                 pc, num = words[0], words[1] << 32 | words[2]
                 pos += length
@@ -511,6 +548,8 @@ def reference_decode(data, fmt):
             if major == 31 and minor in CACHE_31:
                 f = {"ea": ea, "size": 0, "dir": "cache", "din": CACHE_31[minor], "split": 0,
                      "cache": 1}
+                if mark:
+                    f.update({"noea": 1, "marked": 1})
             else:
                 spec, d = MEM_MAJOR[major] if major != 31 else MEM_31[minor]
                 f = {"ea": ea, "size": mem_size(w, spec), "dir": d,
@@ -523,10 +562,18 @@ def reference_decode(data, fmt):
                 f["twi"] = 1
             if major == 31 and minor in CACHE_31:
                 prev = recs[-1]
-                ea = 0
-                if prev.kind == "escape" and prev.get("code") in (0x01, 0x11) and prev.get("words"):
-                    ea = prev.get("words")[0]
+                ea, noea = 0, 1  # TT6 records none, unless an escape 0x01 or 0x11 says it
+                if prev.kind == "escape" and not mark and (
+                        (prev.get("code") == 0x01 and prev.get("words")) or
+                        (prev.get("code") == 0x11 and len(prev.get("words")) == 1)):
+                    ea, noea = prev.get("words")[0], 0
                 f.update({"cache": 1, "ea": ea, "din": CACHE_31[minor]})
+                if noea:
+                    f.update({"noea": 1, "marked": 1 if mark else 0})
+        if mark and kind in INSTRUCTIONS and not f.get("cache"):
+            errs.append({pos})  # an escape 0x12 before what is no dcbx
+        if kind in INSTRUCTIONS:
+            mark = False
         if afterpos:
             f["afterpos"] = 1
             afterpos = False
@@ -665,7 +712,7 @@ def compare(truth, trace, d, source, fmt, other=None, errors=None, truncated=Fal
         v = "class/%s.%s" % (c, ext)
         if v not in skip:
             check("%s: %s: INITIAL_PC, the class's records, position records" % (name, v),
-                  "equal", describe(class_stream(recs, raw, c), view(v)))
+                  "equal", describe(class_stream(recs, raw, c, fmt), view(v)))
 
     if "sync.txt" not in skip:
         check("%s: sync.txt" % name, None,
@@ -680,7 +727,9 @@ def compare(truth, trace, d, source, fmt, other=None, errors=None, truncated=Fal
 
     # errors.txt
     if errors is None:
-        errors = expected_errors(recs)
+        errors = expected_errors(recs, fmt)
+    else:
+        errors = errors + no_address_note(recs, fmt)
     elines = lines_of(view("errors.txt")) or []
     offs = []
     for l in elines:
@@ -779,6 +828,7 @@ def selfcheck(truth, trace, fmt):
         problems.append("truth re-encoded: " + describe(raw, encode(recs)))
     off = 0
     for r in recs:
+        off += 4 if marked(r) else 0  # its escape 0x12, no record
         if r.off != off:
             problems.append("record %d at offset %d, expected %d" % (r.num, r.off, off))
             break

@@ -19,10 +19,11 @@
  *
  * A dcbx or icbi has an effective address in the model, written the way doc/formats.md makes
  * the two formats convert into each other: (a) an escape 0x01 with the address just before it
- * (both formats); (b) TT6: an escape 0x11 with the address, TT6E: the address; (c) for the
- * operations that move no data only, address unknown: TT6 nothing, TT6E 0; (d) an escape 0x01
- * with another address, then as (b). So with the same seed and --steps, the TT6E output equals
- * the TT6 -> TT6E conversion of the TT6 output, and the other way round.
+ * (both formats); (b) TT6: an escape 0x11 with the address, TT6E: the address; (c) no address:
+ * an escape 0x12 (no word, not a record) just before it in both formats, and in TT6E the
+ * address word 0; (d) an escape 0x01 with another address, then as (b). So with the same seed
+ * and --steps, the TT6E output equals the TT6 -> TT6E conversion of the TT6 output, and the
+ * other way round.
  *
  * --records N  exactly N records, INITIAL_PC included (the last few may be nops)
  * --bytes N    stop at the first step boundary at or past N bytes (suffixes K, M, G)
@@ -422,8 +423,10 @@ static void exec_dcbx(const struct insn *ins, uint32_t ea, int cas)
 {
 	char extra[96];
 	uint32_t other = ea ^ 0x40u;
-	if (cas == 'c')
+	if (cas == 'c') {
 		ea = 0;
+		w32(0x12u << 16); /* escape 0x12: no record, the model knows it by case=c */
+	}
 	if (cas == 'a')
 		emit_escape(0x01, 1, &ea);
 	if (cas == 'd')
@@ -445,10 +448,8 @@ static void exec_dcbx(const struct insn *ins, uint32_t ea, int cas)
 
 static int dcbx_case(const struct insn *ins, uint64_t r)
 {
-	int cas = "abcd"[r % 4];
-	if (cas == 'c' && ins->din != '-')
-		cas = 'b'; /* an address of 0 is kept only where it moves no data */
-	return cas;
+	(void)ins;
+	return "abcd"[r % 4];
 }
 
 /* Escapes still to show once, in the first steps. */

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -600,6 +601,7 @@ static void *swap_loop(void *arg)
 	while (!atomic_load(&w->stop)) {
 		if (syscall(SYS_renameat2, AT_FDCWD, w->a, AT_FDCWD, w->b, RENAME_EXCHANGE) == 0)
 			w->swaps++;
+		sched_yield(); /* under valgrind's one lock too, the lookups get their turn */
 	}
 	if (w->swaps % 2) /* leave the tree as it was */
 		syscall(SYS_renameat2, AT_FDCWD, w->a, AT_FDCWD, w->b, RENAME_EXCHANGE);
@@ -676,7 +678,7 @@ START_TEST(test_swap_race)
 		}
 		tries++;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while (now.tv_sec - start.tv_sec < 2);
+	} while (tries < 50000 && now.tv_sec - start.tv_sec < 10);
 	atomic_store(&w.stop, true);
 	pthread_join(thread, NULL);
 	static const char *const what[] = {"tm_open_walk", "tm_open_beneath", "tm_lstat_beneath",
@@ -688,7 +690,7 @@ START_TEST(test_swap_race)
 		ck_assert_msg(opened[i] > 0 && opened[i] < tries, "%s: %u of %u found the file",
 			      what[i], opened[i], tries);
 	}
-	ck_assert_uint_gt(w.swaps, 1000);
+	ck_assert_uint_gt(w.swaps, 100);
 	tm_fs_destroy(&f);
 	tm_context_free(c);
 	ck_assert_int_eq(nftw(base, remove_entry, 16, FTW_DEPTH | FTW_PHYS), 0);

@@ -293,7 +293,15 @@ START_TEST(test_truncation)
 		EXPECT(b.ix->raw_size == cut, "cut %zu: raw_size %" PRIu64, cut, b.ix->raw_size);
 		if (!inside) {
 			EXPECT(complete == cut, "cut %zu", cut);
-			EXPECT(b.ix->n_errors == 0 && b.ix->errors_len == 0 && !b.ix->truncated,
+			/* the one note a clean TT6E may hold: its dcbx without an address */
+			static const char note[] =
+			    "1 cache-block instructions (dcbz, dcbt...) have "
+			    "no address (an escape 0x12 before each): they "
+			    "are not in convert/NAME.din\n";
+			int noted = _i && b.ix->errors_len == sizeof(note) - 1 &&
+				    memcmp(b.ix->errors_txt, note, sizeof(note) - 1) == 0;
+			EXPECT((noted || (b.ix->n_errors == 0 && b.ix->errors_len == 0)) &&
+				   !b.ix->truncated,
 			       "cut %zu at a record boundary: errors %.*s", cut,
 			       (int)b.ix->errors_len, b.ix->errors_txt);
 		} else {

@@ -402,8 +402,13 @@ static char *convert(int from_tt6e, const void *data, size_t len, size_t *out_le
 	char *out = read_view(&m, from_tt6e ? "convert/t.tt6" : "convert/t.tt6e", out_len);
 	size_t errors_len;
 	char *errors = read_view(&m, "errors.txt", &errors_len);
-	ck_assert_msg(errors_len == 0, "errors.txt of the %s input: %.*s", f->name, (int)errors_len,
-		      errors);
+	/* what a TT6E says of its dcbx without an address is no problem of the conversion */
+	const char *note = strstr(errors, " cache-block instructions (dcbz, dcbt...) have no "
+					  "address (an escape 0x12 before each): they are not in "
+					  "convert/NAME.din\n");
+	ck_assert_msg(errors_len == 0 ||
+			  (from_tt6e && note && strchr(errors, '\n') == note + strlen(note) - 1),
+		      "errors.txt of the %s input: %.*s", f->name, (int)errors_len, errors);
 	free(errors);
 	unmount_trace(&m);
 	return out;
@@ -424,7 +429,8 @@ static void hand_pair(struct trace *t6, struct trace *t6e)
 		if (!e)
 			tb_esc(t, 0x11, 1, 0xb000u);
 		tb_cache(t, e, W_DCBF, e ? 0xb000 : 0);
-		/* nothing before: 0 */
+		/* no address: an escape 0x12 in both (TT6E's address word 0 means nothing) */
+		tb_no_address(t);
 		tb_cache(t, e, W_ICBI, 0);
 		/* an escape 0x01 with another address, then an escape 0x11 */
 		tb_esc(t, 0x01, 2, 0xc000u, 1u);
@@ -462,6 +468,27 @@ START_TEST(test_convert_hand)
 	free(out);
 	tb_free(&t6);
 	tb_free(&t6e);
+
+	/* a TT6 dcbz with nothing before it has no address: TT6E says so, and TT6 back too */
+	struct trace bare, marked6, marked6e;
+	tb_init(&bare, 0x1000);
+	tb_cache(&bare, 0, W_DCBZ, 0);
+	tb_init(&marked6, 0x1000);
+	tb_no_address(&marked6);
+	tb_cache(&marked6, 0, W_DCBZ, 0);
+	tb_init(&marked6e, 0x1000);
+	tb_no_address(&marked6e);
+	tb_cache(&marked6e, 1, W_DCBZ, 0);
+	out = convert(0, bare.b, bare.len, &len);
+	check_same_as("TT6 dcbz without address -> TT6E", out, len, (const char *)marked6e.b,
+		      marked6e.len, 1);
+	free(out);
+	out = convert(1, marked6e.b, marked6e.len, &len);
+	check_same_as("and back to TT6", out, len, (const char *)marked6.b, marked6.len, 1);
+	free(out);
+	tb_free(&bare);
+	tb_free(&marked6);
+	tb_free(&marked6e);
 }
 END_TEST
 
@@ -485,13 +512,14 @@ START_TEST(test_round_trip_hand)
 	check_round_trip(1, &t6e);
 	tb_free(&t6);
 	tb_free(&t6e);
-	/* hand_trace less its position records, which are not converted, and in TT6E less the
-	 * escape 0x11 written by hand (documented as not reproduced) */
+	/* hand_trace less its position records, which are not converted (its escape 0x12 is), and
+	 * in TT6E less the escape 0x11 written by hand (documented as not reproduced) */
 	for (int e = 0; e <= 1; e++) {
 		struct trace t, u = {0};
 		hand_trace(&t, e, 1);
 		for (size_t i = 0; i < t.n; i++)
-			if (t.u[i].cls != C_POSITION && !(e && t.u[i].word == 0x00110001))
+			if ((t.u[i].cls != C_POSITION || t.u[i].word == 0x00120000) &&
+			    !(e && t.u[i].word == 0x00110001))
 				for (size_t k = 0; k < t.u[i].len; k += 4)
 					tb_put(&u, (uint32_t)t.b[t.u[i].off + k] << 24 |
 						       (uint32_t)t.b[t.u[i].off + k + 1] << 16 |

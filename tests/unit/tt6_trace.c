@@ -117,6 +117,12 @@ void tb_esc(struct trace *t, unsigned code, unsigned count, ...)
 	u->w2 = count > 1 ? v[2] : 0;
 }
 
+void tb_no_address(struct trace *t)
+{
+	uint32_t v = 0x12u << 16;
+	tb_unit(t, C_POSITION, &v, 1);
+}
+
 /* A position record (escape 0x10, 3 words). */
 void tb_pos(struct trace *t, uint32_t pc, uint64_t num)
 {
@@ -288,6 +294,7 @@ void hand_trace(struct trace *t, int tt6e, int with_twi)
 	tb_insn(t, C_FLOW, W_SC, 0x00000c00, 0);
 	tb_esc(t, 0x03, 2, 1u, 2u);
 	tb_insn(t, C_MEMORY, W_STSWI, 0xfffffffc, 0);
+	tb_no_address(t); /* both formats: no address (escape 0x12) */
 	tb_cache(t, tt6e, W_ICBI, 0);
 }
 
@@ -370,19 +377,27 @@ void gen_trace(struct trace *t, int tt6e, size_t n, uint64_t seed, int canonical
 					ea = 0; /* also after a random escape 0x01 */
 				if (before == 1)
 					tb_esc(t, 0x01, 1, ea);
+				if (before == 3) { /* no address, as TT6 -> TT6E writes it */
+					tb_no_address(t);
+					ea = 0;
+				}
 				tb_cache(t, 1, w, ea);
 			} else {
 				if (before == 1)
 					tb_esc(t, 0x01, 1, ea | 1);
 				if (before == 2)
 					tb_esc(t, 0x11, 1, ea | 1);
+				/* no address: said (escape 0x12), as TT6E -> TT6 writes it, or not
+				 */
+				if (before == 3 || (before == 0 && canonical))
+					tb_no_address(t);
 				tb_cache(t, 0, w, 0);
 			}
 		} else if (!canonical && k < 965) {
 			uint64_t num = k & 1 ? rng() >> 28 : k & 2 ? rng() : rng() >> 20;
 			tb_pos(t, (uint32_t)rng() & ~3u, num);
 		} else if (!canonical && k < 985) {
-			static const unsigned codes[] = {0x06, 0x12, 0x22, 0x3ff, 0x1f, 0x3f};
+			static const unsigned codes[] = {0x06, 0x13, 0x22, 0x3ff, 0x1f, 0x3f};
 			tb_esc(t, PICK(codes), rng_below(3), 1u, 2u);
 		} else if (!canonical) {
 			static const struct {

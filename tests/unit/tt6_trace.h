@@ -28,7 +28,7 @@ struct rec {
 /* doc/views.md's class order */
 enum { C_COMPUTE, C_FLOW, C_MEMORY, C_MEMEXT, C_ESCAPE, C_SYNC, C_INITIAL, N_CLASSES };
 extern const char *const class_names[N_CLASSES];
-#define C_POSITION (-1) /* a position record: no record */
+#define C_POSITION (-1) /* a position record, or an escape 0x12: no record */
 
 const struct tm_format *fmt_of(int tt6e);
 
@@ -70,6 +70,8 @@ void tb_insn(struct trace *t, int cls, uint32_t word, uint32_t w1, uint32_t w2);
 void tb_esc(struct trace *t, unsigned code, unsigned count, ...);
 
 /* A position record (escape 0x10, 3 words). */
+/* TT6E's escape 0x12 (no word): the dcbx that follows has no address. No record. */
+void tb_no_address(struct trace *t);
 void tb_pos(struct trace *t, uint32_t pc, uint64_t num);
 
 /* Decoding. */
