@@ -319,7 +319,7 @@ for t in $PLAIN; do
 		check "$v/$t.gz is a folder keeping the source's name" test -d "$g"
 		check "$v/$t.gz: raw equals zcat's output" cmp <(zcat "$SRC/$v/$t.gz") "$g/raw"
 		same_views "$v/$t.gz" "$MNT/a/$t" "$g"
-		check_eq "$v/$t.gz: stats.json source names the .gz" "$v/$t.gz" "$("$PY" -c 'import json, sys
+		check_eq "$v/$t.gz: stats.json source names the .gz" "$t.gz" "$("$PY" -c 'import json, sys
 print(json.load(open(sys.argv[1])).get("source"))' "$g/stats.json" 2>&1)"
 	done
 done
