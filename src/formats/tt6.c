@@ -242,8 +242,8 @@ static int decode(void *state, const struct tm_decode_in *in, void *recs, size_t
 				s->twi_pc = r->pc;
 			}
 			/* TT6 keeps a dcbx address in an escape 0x11 unless TT6 -> TT6E would
-			 * find it anyway: in an escape 0x01 just before, else 0 */
-			/* in TT6 an address 0 needs the escape too: a dcbx without one has none */
+			 * find it anyway, in an escape 0x01 just before; an address 0 too, since
+			 * a TT6 dcbx without an escape has no address */
 			if (tt6e && (flags & F_CACHE) && !(r->head.flags & F_NO_EA) &&
 			    !((r->head.flags & F_AFTER_01) && r->w1 == r->ctx_ea))
 				r->head.flags |= F_DCBX_ESC;
