@@ -416,47 +416,54 @@ static const char *check_header(const struct file_header *h, const struct tm_for
 	return NULL;
 }
 
-/* The table views from their part of a body. Returns 0, -EBADMSG when the part does not hold
- * them (what is wrong in *bad), or -ENOMEM. */
+/* One table view from *p, which it advances, with *left bytes of the part left. Returns 0,
+ * -EBADMSG with what is wrong in *bad, or -ENOMEM. */
+static int take_table(struct tm_table *t, const uint8_t **p, uint64_t *left, const char **bad)
+{
+	uint64_t head[3];
+	*bad = "table views do not fit their part";
+	if (*left < sizeof(head))
+		return -EBADMSG;
+	memcpy(head, *p, sizeof(head));
+	*p += sizeof(head);
+	*left -= sizeof(head);
+	t->len = head[0];
+	t->n_pieces = head[1];
+	if (t->n_pieces && (t->n_pieces >= *left / sizeof(uint64_t) ||
+			    head[2] > *left - (t->n_pieces + 1) * sizeof(uint64_t)))
+		return -EBADMSG;
+	if (t->n_pieces) {
+		size_t ends = (t->n_pieces + 1) * sizeof(uint64_t);
+		if (!(t->ends = malloc(ends)) || !(t->z = malloc(head[2] + 1))) {
+			*bad = NULL;
+			return -ENOMEM;
+		}
+		memcpy(t->ends, *p, ends);
+		memcpy(t->z, *p + ends, head[2]);
+		*p += ends + head[2];
+		*left -= ends + head[2];
+	}
+	*bad = tm_table_check(t, head[2]);
+	return *bad ? -EBADMSG : 0;
+}
+
+/* The table views from their part of a body. Returns 0, -EBADMSG with what is wrong in *bad,
+ * or -ENOMEM. */
 static int take_tables(const struct file_header *h, const uint8_t *p, struct tm_index *ix,
 		       const char **bad)
 {
 	uint64_t n = h->n_tables, left = h->tables_len;
-	*bad = "table views do not fit their part"; /* for -EBADMSG: the other returns clear it */
-	if (!n)
-		return left ? -EBADMSG : (*bad = NULL, 0);
-	if (!(ix->tables = calloc(n, sizeof(*ix->tables))))
-		return *bad = NULL, -ENOMEM;
+	*bad = NULL;
+	if (n && !(ix->tables = calloc(n, sizeof(*ix->tables))))
+		return -ENOMEM;
 	ix->n_tables = (uint32_t)n;
 	for (uint64_t k = 0; k < n; k++) {
-		struct tm_table *t = &ix->tables[k];
-		uint64_t head[3];
-		if (left < sizeof(head))
-			return -EBADMSG;
-		memcpy(head, p, sizeof(head));
-		p += sizeof(head);
-		left -= sizeof(head);
-		t->len = head[0];
-		t->n_pieces = head[1];
-		if (!t->n_pieces) {
-			if ((*bad = tm_table_check(t, head[2])))
-				return -EBADMSG;
-			continue;
-		}
-		if (t->n_pieces >= left / sizeof(uint64_t) ||
-		    head[2] > left - (t->n_pieces + 1) * sizeof(uint64_t))
-			return -EBADMSG;
-		size_t ends = (t->n_pieces + 1) * sizeof(uint64_t);
-		if (!(t->ends = malloc(ends)) || !(t->z = malloc(head[2] + 1)))
-			return *bad = NULL, -ENOMEM;
-		memcpy(t->ends, p, ends);
-		memcpy(t->z, p + ends, head[2]);
-		p += ends + head[2];
-		left -= ends + head[2];
-		if ((*bad = tm_table_check(t, head[2])))
-			return -EBADMSG;
+		int err = take_table(&ix->tables[k], &p, &left, bad);
+		if (err)
+			return err;
 	}
-	*bad = left ? "table views do not fit their part" : NULL;
+	if (left)
+		*bad = "table views do not fit their part";
 	return left ? -EBADMSG : 0;
 }
 

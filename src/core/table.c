@@ -110,7 +110,8 @@ int tm_table_inflate(const struct tm_table *t, uint64_t k, uint8_t *out)
 
 const char *tm_table_check(const struct tm_table *t, uint64_t z_len)
 {
-	if (t->n_pieces != (t->len + TM_TABLE_PIECE - 1) / TM_TABLE_PIECE)
+	/* no rounding up that could wrap: a length near 2^64 must not count 0 pieces */
+	if (t->n_pieces != t->len / TM_TABLE_PIECE + (t->len % TM_TABLE_PIECE != 0))
 		return "a table's pieces do not cover its length";
 	if (!t->n_pieces)
 		return z_len ? "a table's pieces do not cover its bytes" : NULL;

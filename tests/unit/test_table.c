@@ -92,6 +92,8 @@ START_TEST(test_checks)
 	t.len += TM_TABLE_PIECE;
 	ck_assert_ptr_nonnull(tm_table_check(&t, z_len)); /* a piece missing */
 	t.len -= TM_TABLE_PIECE;
+	struct tm_table wraps = {.len = UINT64_MAX, .n_pieces = 0};
+	ck_assert_ptr_nonnull(tm_table_check(&wraps, 0)); /* not 0 pieces, whatever wraps */
 	uint64_t saved = t.ends[1];
 	t.ends[1] = t.ends[2] + 1;
 	ck_assert_ptr_nonnull(tm_table_check(&t, z_len)); /* out of order */
