@@ -1,5 +1,6 @@
 /* TT6 and TT6E views: dump.txt, class streams, conversions, sync.txt and din. Columns and
  * rules: doc/views.md and doc/formats.md, "TT6 and TT6E". */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -182,33 +183,40 @@ const struct tm_render_ops tt6_dump_ops = {
     .render = dump_render,
 };
 
-/* class/CLASS.tt6: the record's bytes, after a position record when the record before it in
- * the trace is of another class. */
 static char *put_raw(char *p, const struct tm_chunk *c, const struct tt6_record *r)
 {
 	memcpy(p, c->raw + r->head.raw_rel, r->head.raw_len);
 	return p + r->head.raw_len;
 }
 
-/* A class stream's record, with a position record first where the stream skips records. */
+/* class/CLASS.tt6: the record's bytes, after a position record when the record before it in
+ * the trace is of another class; in TT6E (mark_no_ea), after an escape 0x12 when it is a dcbx
+ * without an address, which would else read as address 0. TT6 needs no mark: a stream's dcbx
+ * have no address anyway, the escapes that give one being in another stream. */
 static size_t stream_measure(const struct tm_chunk *c, size_t i)
 {
 	const struct tt6_record *r = tt6_rec(c, i);
 	return r->head.raw_len + (r->head.flags & F_SEEK ? POSITION_BYTES : 0);
 }
 
-static size_t stream_render(const struct tm_chunk *c, size_t i, char *out)
+static size_t stream_record(const struct tm_chunk *c, size_t i, char *out, bool mark_no_ea)
 {
 	const struct tt6_record *r = tt6_rec(c, i);
 	char *p = out;
 	if (r->head.flags & F_SEEK)
 		p = tt6_put_position(p, r->pc, r->num);
+	if (mark_no_ea && (r->head.flags & F_NO_EA))
+		p = tt6_put_word(p, ESC_DCBX_NO_ADDRESS << 16);
 	return (size_t)(put_raw(p, c, r) - out);
+}
+
+static size_t stream_render(const struct tm_chunk *c, size_t i, char *out)
+{
+	return stream_record(c, i, out, false);
 }
 
 static const int16_t stream_flag_len[N_FLAG_BITS] = {[B_SEEK] = POSITION_BYTES};
 
-/* TT6: a stream's dcbx have no address anyway (the escapes that give one are in another). */
 const struct tm_render_ops tt6_stream_ops = {
     .fixed_len = tt6_record_bytes,
     .flag_len = stream_flag_len,
@@ -216,7 +224,6 @@ const struct tm_render_ops tt6_stream_ops = {
     .render = stream_render,
 };
 
-/* TT6E: a dcbx without an address keeps its escape 0x12, else it would read as address 0. */
 static size_t tt6e_stream_measure(const struct tm_chunk *c, size_t i)
 {
 	return stream_measure(c, i) + (tt6_rec(c, i)->head.flags & F_NO_EA ? 4 : 0);
@@ -224,13 +231,7 @@ static size_t tt6e_stream_measure(const struct tm_chunk *c, size_t i)
 
 static size_t tt6e_stream_render(const struct tm_chunk *c, size_t i, char *out)
 {
-	const struct tt6_record *r = tt6_rec(c, i);
-	char *p = out;
-	if (r->head.flags & F_SEEK)
-		p = tt6_put_position(p, r->pc, r->num);
-	if (r->head.flags & F_NO_EA)
-		p = tt6_put_word(p, ESC_DCBX_NO_ADDRESS << 16);
-	return (size_t)(put_raw(p, c, r) - out);
+	return stream_record(c, i, out, true);
 }
 
 static const int16_t tt6e_stream_flag_len[N_FLAG_BITS] = {[B_SEEK] = POSITION_BYTES, [B_NO_EA] = 4};
