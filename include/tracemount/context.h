@@ -42,6 +42,13 @@ struct tm_context {
 	/* Where problems go, as one line with a syslog priority; NULL: nowhere. Set before the
 	 * context is shared. */
 	void (*log)(int priority, const char *line);
+	/* The absolute path of the folder the traces' paths are relative to (a mount's SOURCE
+	 * folder), recorded in index files so that `tracemount index --list/--prune` can find
+	 * their traces; NULL: the current folder. Owned; set before the context is shared. */
+	char *root_path;
+	/* Never read an index file: build every index anew and write its file
+	 * (`tracemount index --force`). Set before the context is shared. */
+	bool force_rebuild;
 	/* Set when the mount goes away: index builds in progress give up (-ECANCELED). */
 	atomic_bool stopping;
 };
@@ -73,9 +80,11 @@ void tm_context_trace_put(struct tm_context *ctx, struct tm_trace *t);
 int tm_context_trace_of(struct tm_context *ctx, const char *path, const struct tm_format *fmt,
 			const struct stat *st, struct tm_trace **out);
 
-/* Keeps indexes in the cache folder dir (created 0700 if needed). Returns 0, or -errno with a
- * message in err. Call before the context is shared. */
-int tm_context_set_store(struct tm_context *ctx, const char *dir, char *err, size_t err_len);
+/* Keeps indexes in the cache folder dir (tm_index_store_open: created 0700 if missing, its
+ * parents too when parents is true). Returns 0, or -errno with a message in err. Call before
+ * the context is shared. */
+int tm_context_set_store(struct tm_context *ctx, const char *dir, bool parents, char *err,
+			 size_t err_len);
 
 /* Sends a line to ctx->log, if set. */
 void tm_context_log(struct tm_context *ctx, int priority, const char *fmt, ...)

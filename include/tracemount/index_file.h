@@ -13,8 +13,11 @@
 #ifndef TRACEMOUNT_INDEX_FILE_H
 #define TRACEMOUNT_INDEX_FILE_H
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 struct tm_format;
 struct tm_index;
@@ -23,6 +26,8 @@ struct tm_view_table;
 
 #define TM_INDEX_FILE_VERSION 3
 #define TM_KEY_BLOCK	      (64u << 10) /* bytes hashed at each end of the trace */
+/* A temporary file older than this is a dead writer's: index files are written in seconds. */
+#define TM_STALE_TMP_SECONDS 600
 
 /* What identifies a trace's content. */
 struct tm_trace_key {
@@ -40,9 +45,13 @@ struct tm_index_store {
 	char *dir;
 };
 
-/* Opens (creating it, 0700, with its parents) the cache folder dir. Returns 0, or -errno with
- * a message in err. */
-int tm_index_store_open(struct tm_index_store *s, const char *dir, char *err, size_t err_len);
+/* Opens the cache folder dir, creating it (0700) when it is missing: dir itself only, or its
+ * missing parents too when parents is true (for the default folder, ~/.cache/tracemount; a
+ * folder the user names is never made with parents: a typo would build a tree). Removes the
+ * temporary files of writers that died (older than TM_STALE_TMP_SECONDS). Returns 0, or -errno
+ * with a message in err. */
+int tm_index_store_open(struct tm_index_store *s, const char *dir, bool parents, char *err,
+			size_t err_len);
 void tm_index_store_close(struct tm_index_store *s);
 
 /* The default cache folder: $XDG_CACHE_HOME/tracemount, else ~/.cache/tracemount, in buf.
@@ -61,6 +70,27 @@ int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *f
 int tm_index_file_store(const struct tm_index_store *s, const struct tm_format *fmt,
 			const struct tm_view_table *views, const struct tm_trace_key *key,
 			const struct tm_index *ix);
+
+/* What an index file says of itself, for `tracemount index --list` and `--prune`. */
+struct tm_index_file_info {
+	char name[32];	      /* its name in the cache folder */
+	char format[32];      /* the format it was built for, "" if unreadable */
+	char trace[PATH_MAX]; /* the absolute path of the trace it was built from, "" if unknown */
+	struct tm_trace_key key; /* of that trace when the file was written */
+	uint64_t size;		 /* of the file, in bytes */
+	struct timespec written; /* the file's modification time */
+	/* NULL when this build would use the file for a trace with this key; else why not:
+	 * "out of date" (another build wrote it), or why it was refused */
+	const char *problem;
+};
+
+/* Calls fn for every index file in the folder (not for temporary files), in name order.
+ * Stops when fn returns non-zero and returns that; else 0 or -errno. */
+int tm_index_store_list(struct tm_index_store *s,
+			int (*fn)(void *arg, const struct tm_index_file_info *info), void *arg);
+
+/* Removes the index file name from the folder. Returns 0 or -errno. */
+int tm_index_store_remove(struct tm_index_store *s, const char *name);
 
 /* The file name for a trace, "0123456789abcdef.tmi", in buf (at least 24 bytes). */
 void tm_index_file_name(const struct tm_format *fmt, const struct tm_trace_key *key, char *buf,

@@ -196,7 +196,7 @@ int tm_cmd_index(int argc, char **argv)
 		fprintf(stderr, "tracemount: out of memory\n");
 		return 1;
 	}
-	if (tm_context_set_store(r.ctx, cache, err_msg, sizeof(err_msg)) < 0) {
+	if (tm_context_set_store(r.ctx, cache, cache == dir, err_msg, sizeof(err_msg)) < 0) {
 		fprintf(stderr, "tracemount: %s\n", err_msg);
 		tm_context_free(r.ctx);
 		return 1;

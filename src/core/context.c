@@ -70,19 +70,21 @@ void tm_context_free(struct tm_context *ctx)
 	if (ctx->store)
 		tm_index_store_close(ctx->store);
 	free(ctx->store);
+	free(ctx->root_path);
 	tm_chunk_cache_free(ctx->cache);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);
 }
 
-int tm_context_set_store(struct tm_context *ctx, const char *dir, char *err, size_t err_len)
+int tm_context_set_store(struct tm_context *ctx, const char *dir, bool parents, char *err,
+			 size_t err_len)
 {
 	struct tm_index_store *s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
-	int r = tm_index_store_open(s, dir, err, err_len);
+	int r = tm_index_store_open(s, dir, parents, err, err_len);
 	if (r < 0) {
 		free(s);
 		return r;

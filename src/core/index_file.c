@@ -165,7 +165,8 @@ static int make_dirs(char *path)
 	}
 }
 
-int tm_index_store_open(struct tm_index_store *s, const char *dir, char *err, size_t err_len)
+int tm_index_store_open(struct tm_index_store *s, const char *dir, bool parents, char *err,
+			size_t err_len)
 {
 	struct stat st;
 	memset(s, 0, sizeof(*s));
@@ -173,7 +174,10 @@ int tm_index_store_open(struct tm_index_store *s, const char *dir, char *err, si
 	if (!(s->dir = strdup(dir)))
 		return say(err, err_len, -ENOMEM, "out of memory");
 	char *copy = strdup(dir);
-	int r = copy ? make_dirs(copy) : -ENOMEM;
+	int r = !copy					  ? -ENOMEM
+		: parents				  ? make_dirs(copy)
+		: mkdir(dir, 0700) < 0 && errno != EEXIST ? -errno
+							  : 0;
 	free(copy);
 	if (r < 0) {
 		say(err, err_len, r, "cache folder %s: %s", dir, strerror(-r));

@@ -98,7 +98,7 @@ static int make_context(struct mount_opts *o, struct tm_context **ctx)
 	if (!cache && tm_index_store_default(dir, sizeof(dir)) == 0)
 		cache = dir;
 	if (cache && strcmp(cache, "none") != 0 &&
-	    tm_context_set_store(*ctx, cache, err_msg, sizeof(err_msg)) < 0) {
+	    tm_context_set_store(*ctx, cache, !o->cache, err_msg, sizeof(err_msg)) < 0) {
 		fprintf(stderr, "tracemount: -o cache: %s\n", err_msg);
 		tm_context_free(*ctx);
 		*ctx = NULL;

@@ -54,7 +54,7 @@ static void mount_once(const struct tm_format *fmt, struct tm_source *src, int r
 	char err[256];
 	const struct tm_index *ix;
 	if (tm_context_new(MEMORY, &ctx) < 0 ||
-	    tm_context_set_store(ctx, cache_path, err, sizeof(err)) < 0 ||
+	    tm_context_set_store(ctx, cache_path, true, err, sizeof(err)) < 0 ||
 	    tm_context_trace(ctx, "trace", fmt, &t) < 0)
 		abort();
 	if (getenv("TM_FUZZ_LOG"))

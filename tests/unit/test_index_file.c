@@ -67,7 +67,7 @@ static void setup(struct fixture *f, size_t n, int gz)
 	}
 	char err[512];
 	snprintf(cache, sizeof(cache), "%s/cache/sub", dir);
-	ck_assert_msg(tm_index_store_open(&f->store, cache, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tm_index_store_open(&f->store, cache, true, err, sizeof(err)) == 0, "%s", err);
 }
 
 static void teardown(struct fixture *f)
@@ -354,7 +354,7 @@ START_TEST(test_store_folder)
 	char err[512], path[300];
 	snprintf(path, sizeof(path), "%s/open", dir);
 	ck_assert_int_eq(mkdir(path, 0755), 0);
-	ck_assert_int_eq(tm_index_store_open(&s, path, err, sizeof(err)), 0);
+	ck_assert_int_eq(tm_index_store_open(&s, path, true, err, sizeof(err)), 0);
 	struct stat st;
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 0777, 0700); /* made private */
@@ -362,7 +362,7 @@ START_TEST(test_store_folder)
 	snprintf(path, sizeof(path), "%s/file", dir);
 	FILE *f = fopen(path, "w");
 	fclose(f);
-	ck_assert_int_lt(tm_index_store_open(&s, path, err, sizeof(err)), 0);
+	ck_assert_int_lt(tm_index_store_open(&s, path, true, err, sizeof(err)), 0);
 	ck_assert_ptr_nonnull(strstr(err, path));
 	char buf[64];
 	setenv("XDG_CACHE_HOME", "/x/y", 1);
