@@ -14,6 +14,7 @@
 #define TRACEMOUNT_INDEX_FILE_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,7 +25,7 @@ struct tm_index;
 struct tm_source;
 struct tm_view_table;
 
-#define TM_INDEX_FILE_VERSION 3
+#define TM_INDEX_FILE_VERSION 4
 #define TM_KEY_BLOCK	      (64u << 10) /* bytes hashed at each end of the trace */
 /* A temporary file older than this is a dead writer's: index files are written in seconds. */
 #define TM_STALE_TMP_SECONDS 600
@@ -39,10 +40,15 @@ struct tm_trace_key {
 /* The key of the file src reads (its raw bytes, compressed or not). Returns 0 or -errno. */
 int tm_trace_key_of(struct tm_source *src, struct tm_trace_key *key);
 
-/* A cache folder. */
+/* A cache folder, shared by the threads of a mount: loads and stores may run on many at once.
+ * A folder deleted (and maybe made again) while it is open is opened again by its path before
+ * the next load or store, created (its last component only) if it is missing. */
 struct tm_index_store {
-	int dirfd;
-	char *dir;
+	int dirfd;	      /* the folder as opened last: read it under lock */
+	char *dir;	      /* its absolute path */
+	pthread_mutex_t lock; /* guards dirfd and old_fds */
+	int *old_fds; /* of folders deleted since: open until close, another thread may use one */
+	size_t n_old_fds;
 };
 
 /* Opens the cache folder dir, creating it (0700) when it is missing: dir itself only, or its
@@ -59,9 +65,12 @@ void tm_index_store_close(struct tm_index_store *s);
 int tm_index_store_default(char *buf, size_t len);
 
 /* Reads the index of the trace with key and views of format fmt. Returns 0, -ENOENT when
- * there is no file, -ESTALE when the file was written by another build (out of date), or
- * another -errno; with the reason the file was refused in why (then the caller rebuilds, and
- * a store replaces the file). */
+ * there is no file, -ESTALE when the file was written by another build (out of date),
+ * -EBADMSG when it was refused (its content does not check out, or it is not a regular file
+ * of this user's that others cannot write: a FIFO or a device is never read, so a lookup
+ * never blocks on one), or the -errno of a system error while reading it (EMFILE, ENOMEM,
+ * EIO...); with the reason in why. After any of them the caller rebuilds, and a store
+ * replaces the file. */
 int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *fmt,
 		       const struct tm_view_table *views, const struct tm_trace_key *key,
 		       struct tm_index **out, char *why, size_t why_len);
@@ -70,6 +79,12 @@ int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *f
 int tm_index_file_store(const struct tm_index_store *s, const struct tm_format *fmt,
 			const struct tm_view_table *views, const struct tm_trace_key *key,
 			const struct tm_index *ix);
+
+/* The same, recording the absolute path of the trace in the file (NULL: unknown), for
+ * tm_index_store_list. */
+int tm_index_file_store_trace(const struct tm_index_store *s, const struct tm_format *fmt,
+			      const struct tm_view_table *views, const struct tm_trace_key *key,
+			      const struct tm_index *ix, const char *trace);
 
 /* What an index file says of itself, for `tracemount index --list` and `--prune`. */
 struct tm_index_file_info {
@@ -85,11 +100,15 @@ struct tm_index_file_info {
 };
 
 /* Calls fn for every index file in the folder (not for temporary files), in name order.
- * Stops when fn returns non-zero and returns that; else 0 or -errno. */
+ * Stops when fn returns non-zero and returns that; else 0 or -errno. A file is judged by its
+ * header and its size, not its body (reading every body would be slow): one whose body is
+ * damaged is listed without a problem and refused when it is loaded. Names longer than
+ * info.name holds are no index file of ours and are left out. */
 int tm_index_store_list(struct tm_index_store *s,
 			int (*fn)(void *arg, const struct tm_index_file_info *info), void *arg);
 
-/* Removes the index file name from the folder. Returns 0 or -errno. */
+/* Removes the index file name (a name of tm_index_store_list's, "*.tmi") from the folder.
+ * Returns 0, -EINVAL for a name that is not an index file's, or -errno. */
 int tm_index_store_remove(struct tm_index_store *s, const char *name);
 
 /* The file name for a trace, "0123456789abcdef.tmi", in buf (at least 24 bytes). */

@@ -1,4 +1,5 @@
 /* Index files in the cache folder: see index_file.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -17,6 +19,7 @@
 #include "tracemount/gzip.h"
 #include "tracemount/index.h"
 #include "tracemount/index_file.h"
+#include "tracemount/registry.h"
 #include "tracemount/source.h"
 #include "tracemount/table.h"
 #include "tracemount/view.h"
@@ -24,7 +27,9 @@
 #define MAGIC "TMINDEX\n"
 
 /* Written as it is: the files are for machines of one byte order (the magic number below
- * tells the others apart). */
+ * tells the others apart). A file is this header, then its body: the trace's path
+ * (trace_len bytes, no NUL), the rows, stats.json, errors.txt, the table views, the gzip
+ * access points and their windows. */
 struct file_header {
 	char magic[8];
 	uint32_t version, header_size;
@@ -39,6 +44,7 @@ struct file_header {
 	uint64_t stats_len, errors_len;
 	uint64_t n_tables, tables_len; /* tables_len: each length, compressed length, bytes */
 	uint64_t gz_points, gz_windows_len, gz_in_size, gz_out_size;
+	uint64_t trace_len;
 	uint64_t body_len;
 	uint32_t body_crc, header_crc;
 };
@@ -165,54 +171,164 @@ static int make_dirs(char *path)
 	}
 }
 
+/* The folder dir is in, as dir names it ("." for a bare name), in buf. */
+static void parent_of(const char *dir, char *buf, size_t len)
+{
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	while (n && dir[n - 1] != '/')
+		n--;
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (!n)
+		snprintf(buf, len, ".");
+	else
+		snprintf(buf, len, "%.*s", (int)n, dir);
+}
+
+/* Creates the folder dir (as the user named it: shown in err) if it is missing, its parents
+ * too when parents is true, and opens it at path (dir made absolute), checking it is the
+ * user's and private. Returns the fd, or -errno with a message in err. */
+static int open_folder(const char *dir, const char *path, bool parents, char *err, size_t err_len)
+{
+	struct stat st;
+	char *copy = strdup(path);
+	int r = !copy					   ? -ENOMEM
+		: parents				   ? make_dirs(copy)
+		: mkdir(path, 0700) < 0 && errno != EEXIST ? -errno
+							   : 0;
+	free(copy);
+	if (r == -ENOENT && !parents) {
+		char up[PATH_MAX];
+		parent_of(dir, up, sizeof(up));
+		return say(err, err_len, r,
+			   "cache folder %s: %s does not exist (only the last folder of a cache "
+			   "path is created)",
+			   dir, up);
+	}
+	if (r < 0)
+		return say(err, err_len, r, "cache folder %s: %s", dir, strerror(-r));
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		r = -errno;
+		if (fd >= 0)
+			close(fd);
+		return say(err, err_len, r, "cache folder %s: %s", dir, strerror(-r));
+	}
+	if (st.st_uid != geteuid()) {
+		close(fd);
+		return say(err, err_len, -EPERM,
+			   "cache folder %s belongs to uid %u, not to this user", dir,
+			   (unsigned)st.st_uid);
+	}
+	if ((st.st_mode & 077) && fchmod(fd, 0700) < 0) { /* index files are private */
+		r = -errno;
+		close(fd);
+		return say(err, err_len, r, "cache folder %s: chmod 0700: %s", dir, strerror(-r));
+	}
+	return fd;
+}
+
+/* A writer's temporary file: ".NAME.tmi.PID.X" (tm_index_file_store), NAME 16 hex digits. */
+static bool is_temporary(const char *name)
+{
+	if (name[0] != '.')
+		return false;
+	for (int i = 1; i <= 16; i++)
+		if (!strchr("0123456789abcdef", name[i]) || !name[i])
+			return false;
+	return strncmp(name + 17, ".tmi.", 5) == 0 && name[22];
+}
+
+/* Removes the temporary files of writers that died while writing. By age, not by pid: the
+ * folder may be shared by machines, and a live writer's file is seconds old. Best effort: a
+ * file left is only space. */
+static void remove_stale(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	time_t now = time(NULL);
+	struct dirent *e;
+	struct stat st;
+	while ((e = readdir(d)))
+		if (is_temporary(e->d_name) &&
+		    fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && st.st_mtime < now - TM_STALE_TMP_SECONDS)
+			unlinkat(dirfd, e->d_name, 0);
+	closedir(d);
+}
+
 int tm_index_store_open(struct tm_index_store *s, const char *dir, bool parents, char *err,
 			size_t err_len)
 {
-	struct stat st;
+	char cwd[PATH_MAX];
 	memset(s, 0, sizeof(*s));
 	s->dirfd = -1;
-	if (!(s->dir = strdup(dir)))
+	/* absolute: the folder is opened again by its path when it is deleted, after the daemon
+	 * changed its current folder */
+	if (dir[0] != '/' && !getcwd(cwd, sizeof(cwd)))
+		return say(err, err_len, -errno, "cache folder %s: %s", dir, strerror(errno));
+	if ((dir[0] == '/' ? !(s->dir = strdup(dir)) : asprintf(&s->dir, "%s/%s", cwd, dir) < 0)) {
+		s->dir = NULL;
 		return say(err, err_len, -ENOMEM, "out of memory");
-	char *copy = strdup(dir);
-	int r = !copy					  ? -ENOMEM
-		: parents				  ? make_dirs(copy)
-		: mkdir(dir, 0700) < 0 && errno != EEXIST ? -errno
-							  : 0;
-	free(copy);
-	if (r < 0) {
-		say(err, err_len, r, "cache folder %s: %s", dir, strerror(-r));
-		tm_index_store_close(s);
-		return r;
 	}
-	s->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (s->dirfd < 0 || fstat(s->dirfd, &st) < 0) {
-		r = -errno;
-		say(err, err_len, r, "cache folder %s: %s", dir, strerror(-r));
-		tm_index_store_close(s);
-		return r;
+	int fd = open_folder(dir, s->dir, parents, err, err_len);
+	if (fd < 0) {
+		free(s->dir);
+		s->dir = NULL;
+		return fd;
 	}
-	if (st.st_uid != geteuid()) {
-		say(err, err_len, -EPERM, "cache folder %s belongs to uid %u, not to this user",
-		    dir, (unsigned)st.st_uid);
-		tm_index_store_close(s);
-		return -EPERM;
-	}
-	if ((st.st_mode & 077) && fchmod(s->dirfd, 0700) < 0) { /* index files are private */
-		r = -errno;
-		say(err, err_len, r, "cache folder %s: chmod 0700: %s", dir, strerror(-r));
-		tm_index_store_close(s);
-		return r;
-	}
+	s->dirfd = fd;
+	pthread_mutex_init(&s->lock, NULL);
+	remove_stale(fd);
 	return 0;
 }
 
 void tm_index_store_close(struct tm_index_store *s)
 {
-	if (s->dirfd >= 0)
-		close(s->dirfd);
+	if (!s->dir)
+		return; /* never opened, or closed */
+	close(s->dirfd);
+	for (size_t i = 0; i < s->n_old_fds; i++)
+		close(s->old_fds[i]);
+	free(s->old_fds);
 	free(s->dir);
+	pthread_mutex_destroy(&s->lock);
+	memset(s, 0, sizeof(*s));
 	s->dirfd = -1;
-	s->dir = NULL;
+}
+
+/* The folder's fd for one load or store: when the folder was deleted since it was opened
+ * (an operator cleared the cache, maybe making it again), the folder at its path, opened
+ * again. The fd it replaces stays open until the store closes: another thread may be using
+ * it. A folder that cannot be opened again leaves the deleted one, where loads find nothing
+ * and stores fail, until a later call succeeds. */
+static int folder_fd(const struct tm_index_store *cs)
+{
+	/* a const store's fd is state, not content: loads and stores take it const */
+	struct tm_index_store *s = (struct tm_index_store *)cs;
+	struct stat st;
+	char err[PATH_MAX + 128];
+	pthread_mutex_lock(&s->lock);
+	int fd = s->dirfd;
+	if (fstat(fd, &st) == 0 && st.st_nlink == 0) {
+		int *old = realloc(s->old_fds, (s->n_old_fds + 1) * sizeof(*old));
+		int fresh = old ? open_folder(s->dir, s->dir, false, err, sizeof(err)) : -ENOMEM;
+		if (old)
+			s->old_fds = old;
+		if (fresh >= 0) {
+			old[s->n_old_fds++] = fd;
+			s->dirfd = fd = fresh;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return fd;
 }
 
 static size_t rows_bytes(const struct file_header *h)
@@ -254,9 +370,16 @@ static uint8_t *tables_part(const struct tm_index *ix, uint64_t *len)
 	return p;
 }
 
+/* The body's length as the header's sizes give it. */
+static uint64_t body_bytes(const struct file_header *h)
+{
+	return h->trace_len + rows_bytes(h) + h->stats_len + h->errors_len + h->tables_len +
+	       points_bytes(h) + h->gz_windows_len;
+}
+
 static void fill_header(struct file_header *h, const struct tm_format *fmt,
 			const struct tm_view_table *views, const struct tm_trace_key *key,
-			const struct tm_index *ix, uint64_t tables_len)
+			const struct tm_index *ix, uint64_t tables_len, uint64_t trace_len)
 {
 	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, MAGIC, 8);
@@ -286,8 +409,8 @@ static void fill_header(struct file_header *h, const struct tm_format *fmt,
 		h->gz_in_size = ix->gz->in_size;
 		h->gz_out_size = ix->gz->out_size;
 	}
-	h->body_len = rows_bytes(h) + h->stats_len + h->errors_len + h->tables_len +
-		      points_bytes(h) + h->gz_windows_len;
+	h->trace_len = trace_len;
+	h->body_len = body_bytes(h);
 }
 
 static int write_all(int fd, const void *p, size_t n)
@@ -304,21 +427,25 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-int tm_index_file_store(const struct tm_index_store *s, const struct tm_format *fmt,
-			const struct tm_view_table *views, const struct tm_trace_key *key,
-			const struct tm_index *ix)
+int tm_index_file_store_trace(const struct tm_index_store *s, const struct tm_format *fmt,
+			      const struct tm_view_table *views, const struct tm_trace_key *key,
+			      const struct tm_index *ix, const char *trace)
 {
 	struct file_header h;
 	char name[32], tmp[64];
 	uint64_t tables_len;
+	size_t trace_len = trace ? strlen(trace) : 0;
+	if (trace_len >= PATH_MAX)
+		trace_len = 0; /* no path a reader could hold: unknown */
 	uint8_t *tables = tables_part(ix, &tables_len);
 	if (!tables)
 		return -ENOMEM;
-	fill_header(&h, fmt, views, key, ix, tables_len);
+	fill_header(&h, fmt, views, key, ix, tables_len, trace_len);
 	const struct {
 		const void *p;
 		size_t n;
 	} parts[] = {
+	    {trace, trace_len},
 	    {ix->rows, rows_bytes(&h)},
 	    {ix->stats_json, h.stats_len},
 	    {ix->errors_txt, h.errors_len},
@@ -337,7 +464,8 @@ int tm_index_file_store(const struct tm_index_store *s, const struct tm_format *
 	/* a name of its own per writer: daemons and machines share the folder */
 	snprintf(tmp, sizeof(tmp), ".%s.%ld.%lx", name, (long)getpid(),
 		 (unsigned long)(uintptr_t)&h ^ (unsigned long)random());
-	int fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	int dirfd = folder_fd(s); /* one folder for the file and its rename */
+	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		free(tables);
 		return -errno;
@@ -348,14 +476,22 @@ int tm_index_file_store(const struct tm_index_store *s, const struct tm_format *
 			err = write_all(fd, parts[i].p, parts[i].n);
 	if (close(fd) < 0 && !err)
 		err = -errno;
-	if (!err && renameat(s->dirfd, tmp, s->dirfd, name) < 0)
+	if (!err && renameat(dirfd, tmp, dirfd, name) < 0)
 		err = -errno;
 	if (err)
-		unlinkat(s->dirfd, tmp, 0);
+		unlinkat(dirfd, tmp, 0);
 	free(tables);
 	return err;
 }
 
+int tm_index_file_store(const struct tm_index_store *s, const struct tm_format *fmt,
+			const struct tm_view_table *views, const struct tm_trace_key *key,
+			const struct tm_index *ix)
+{
+	return tm_index_file_store_trace(s, fmt, views, key, ix, NULL);
+}
+
+/* Reads n bytes at off. Returns 0, 1 when the file ends first, or -errno. */
 static int read_all(int fd, void *p, size_t n, uint64_t off)
 {
 	for (char *b = p; n;) {
@@ -365,7 +501,7 @@ static int read_all(int fd, void *p, size_t n, uint64_t off)
 		if (r < 0)
 			return -errno;
 		if (r == 0)
-			return -EIO;
+			return 1;
 		b += r;
 		n -= (size_t)r;
 		off += (uint64_t)r;
@@ -373,11 +509,9 @@ static int read_all(int fd, void *p, size_t n, uint64_t off)
 	return 0;
 }
 
-/* The header's fields against what this trace and format expect; NULL when all agree. *stale
- * is set when the file is sound but was written by another build. */
-static const char *check_header(const struct file_header *h, const struct tm_format *fmt,
-				const struct tm_view_table *views, const struct tm_trace_key *key,
-				uint64_t file_size, bool *stale)
+/* The header's own fields: NULL when it is a sound header of this build's, else why not.
+ * *stale is set when it is sound but was written by another build. */
+static const char *check_frame(const struct file_header *h, bool *stale)
 {
 	struct file_header copy = *h;
 	copy.header_crc = 0;
@@ -392,14 +526,28 @@ static const char *check_header(const struct file_header *h, const struct tm_for
 	}
 	if (crc(&copy, sizeof(copy)) != h->header_crc)
 		return "header checksum mismatch";
-	if (strncmp(h->format, fmt->name, sizeof(h->format)) != 0)
-		return "written for another format";
+	if (memchr(h->format, '\0', sizeof(h->format)) == NULL)
+		return "malformed format name";
 	if (memchr(h->build, '\0', sizeof(h->build)) == NULL)
 		return "malformed build key";
 	if (strcmp(h->build, tm_build_key()) != 0) {
 		*stale = true;
 		return "written by another build";
 	}
+	return NULL;
+}
+
+/* The header's fields against what this trace and format expect; NULL when all agree. *stale
+ * is set when the file is sound but was written by another build. */
+static const char *check_header(const struct file_header *h, const struct tm_format *fmt,
+				const struct tm_view_table *views, const struct tm_trace_key *key,
+				uint64_t file_size, bool *stale)
+{
+	const char *bad = check_frame(h, stale);
+	if (bad)
+		return bad;
+	if (strcmp(h->format, fmt->name) != 0)
+		return "written for another format";
 	if (memcmp(&h->key, key, sizeof(*key)) != 0)
 		return "written for other content";
 	if (h->layout != layout_of(fmt, views))
@@ -411,10 +559,9 @@ static const char *check_header(const struct file_header *h, const struct tm_for
 	if (!h->n_rows || h->n_rows > file_size / 8 || h->gz_points > file_size ||
 	    h->stats_len > file_size || h->errors_len > file_size ||
 	    h->gz_windows_len > file_size || h->tables_len > file_size ||
-	    h->n_tables != views->n_tables)
+	    h->n_tables != views->n_tables || h->trace_len >= PATH_MAX)
 		return "sizes out of range";
-	uint64_t body = rows_bytes(h) + h->stats_len + h->errors_len + h->tables_len +
-			points_bytes(h) + h->gz_windows_len;
+	uint64_t body = body_bytes(h);
 	if (body != h->body_len || file_size != sizeof(*h) + body)
 		return "truncated or overlong";
 	return NULL;
@@ -515,6 +662,46 @@ static int take_body(const struct file_header *h, const uint8_t *body, struct tm
 	return 0;
 }
 
+/* Opens the index file name in the folder dirfd for reading, without blocking on what is no
+ * regular file (a FIFO, a device), and checks it is a regular file of this user's that
+ * others cannot write. Returns the fd, with *bad set when the file is refused; -ENOENT; or
+ * the -errno of a system error. */
+static int open_index(int dirfd, const char *name, struct stat *st, const char **bad)
+{
+	*bad = NULL;
+	int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		switch (errno) {
+		case ELOOP: *bad = "a symbolic link"; return -EBADMSG;
+		case ENXIO:
+		case ENODEV: *bad = "not a regular file"; return -EBADMSG;
+		case EACCES:
+		case EPERM: *bad = "not readable"; return -EBADMSG;
+		default: return -errno;
+		}
+	}
+	if (fstat(fd, st) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st->st_mode))
+		*bad = "not a regular file";
+	else if (st->st_uid != geteuid())
+		*bad = "owned by another user";
+	else if (st->st_mode & 022)
+		*bad = "writable by others";
+	else if ((size_t)st->st_size < sizeof(struct file_header))
+		*bad = "truncated or overlong";
+	/* reads wait again: a file system of the network may honour O_NONBLOCK */
+	else if (fcntl(fd, F_SETFL, 0) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *fmt,
 		       const struct tm_view_table *views, const struct tm_trace_key *key,
 		       struct tm_index **out, char *why, size_t why_len)
@@ -522,41 +709,37 @@ int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *f
 	char name[32];
 	struct stat st;
 	struct file_header h;
-	tm_index_file_name(fmt, key, name, sizeof(name));
-	int fd = openat(s->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : say(why, why_len, -errno, "%s", strerror(errno));
-	int err = fstat(fd, &st) < 0 ? -errno : 0;
 	uint8_t *body = NULL;
 	struct tm_index *ix = NULL;
 	const char *bad = NULL;
 	bool stale = false;
-	if (err)
-		goto out;
-	if (!S_ISREG(st.st_mode))
-		bad = "not a regular file";
-	else if (st.st_uid != geteuid())
-		bad = "owned by another user";
-	else if (st.st_mode & 022)
-		bad = "writable by others";
-	else if ((size_t)st.st_size < sizeof(h))
-		bad = "truncated or overlong";
+	int err = 0;
+	tm_index_file_name(fmt, key, name, sizeof(name));
+	int fd = open_index(folder_fd(s), name, &st, &bad);
+	if (fd == -ENOENT)
+		return -ENOENT;
+	if (fd < 0 && !bad)
+		return say(why, why_len, fd, "%s", strerror(-fd));
 	if (bad)
 		goto out;
-	if ((err = read_all(fd, &h, sizeof(h), 0)) < 0)
+	if ((err = read_all(fd, &h, sizeof(h), 0)) != 0)
 		goto out;
 	if ((bad = check_header(&h, fmt, views, key, (uint64_t)st.st_size, &stale)))
 		goto out;
 	err = -ENOMEM;
 	if (!(body = malloc(h.body_len + 1)) || !(ix = calloc(1, sizeof(*ix))))
 		goto out;
-	if ((err = read_all(fd, body, h.body_len, sizeof(h))) < 0)
+	if ((err = read_all(fd, body, h.body_len, sizeof(h))) != 0)
 		goto out;
 	if (crc(body, h.body_len) != h.body_crc) {
 		bad = "body checksum mismatch";
 		goto out;
 	}
-	if ((err = take_body(&h, body, ix, &bad)) == -EBADMSG) {
+	if (memchr(body, '\0', h.trace_len)) {
+		bad = "malformed trace path";
+		goto out;
+	}
+	if ((err = take_body(&h, body + h.trace_len, ix, &bad)) == -EBADMSG) {
 		err = 0;
 	} else if (!err) {
 		bad = tm_index_check(ix, fmt->chunk_records, key->size);
@@ -568,9 +751,12 @@ int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *f
 		ix = NULL;
 	}
 out:
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	free(body);
 	tm_index_free(ix);
+	if (err == 1) /* the file ended before its size: it shrank as it was read */
+		bad = "truncated or overlong";
 	if (stale && h.version == TM_INDEX_FILE_VERSION)
 		return say(why, why_len, -ESTALE, "%s (%.*s; this is %s)", bad,
 			   (int)sizeof(h.build), h.build, tm_build_key());
@@ -579,4 +765,131 @@ out:
 	if (err)
 		say(why, why_len, err, "%s", strerror(-err));
 	return err;
+}
+
+/* What info's file says of itself, from its header and its size (see index_file.h). */
+static void describe(int dirfd, struct tm_index_file_info *info)
+{
+	struct stat st;
+	struct file_header h;
+	bool stale;
+	int fd = open_index(dirfd, info->name, &st, &info->problem);
+	if (fd < 0 && !info->problem) {
+		info->problem = "cannot be read";
+		return;
+	}
+	if (fd >= 0) {
+		info->size = (uint64_t)st.st_size;
+		info->written = st.st_mtim;
+	}
+	if (info->problem)
+		goto out;
+	int r = read_all(fd, &h, sizeof(h), 0);
+	if (r != 0) {
+		info->problem = r == 1 ? "truncated or overlong" : "cannot be read";
+		goto out;
+	}
+	if ((info->problem = check_frame(&h, &stale))) {
+		if (stale)
+			info->problem = "out of date";
+		if (!stale || h.version != TM_INDEX_FILE_VERSION)
+			goto out; /* fields of another layout, or of no index file */
+	}
+	snprintf(info->format, sizeof(info->format), "%s", h.format);
+	info->key = h.key;
+	if (h.trace_len < PATH_MAX && h.trace_len <= (uint64_t)st.st_size - sizeof(h) &&
+	    (r = read_all(fd, info->trace, h.trace_len, sizeof(h))) == 0 &&
+	    !memchr(info->trace, '\0', h.trace_len))
+		info->trace[h.trace_len] = '\0';
+	else
+		info->trace[0] = '\0';
+	if (info->problem)
+		goto out;
+	const struct tm_format *fmt = tm_format_find(h.format);
+	const char *slash = strrchr(info->trace, '/');
+	struct tm_view_table views;
+	if (!fmt)
+		info->problem = "written for a format this build does not know";
+	else if (tm_view_table_init(&views, fmt, slash ? slash + 1 : "trace") < 0)
+		info->problem = "cannot be checked (out of memory)";
+	else {
+		info->problem = check_header(&h, fmt, &views, &h.key, info->size, &stale);
+		tm_view_table_free(&views);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool is_index_name(const char *name)
+{
+	size_t n = strlen(name);
+	return name[0] != '.' && n > 4 && n < sizeof(((struct tm_index_file_info *)0)->name) &&
+	       !strchr(name, '/') && strcmp(name + n - 4, ".tmi") == 0;
+}
+
+int tm_index_store_list(struct tm_index_store *s,
+			int (*fn)(void *arg, const struct tm_index_file_info *info), void *arg)
+{
+	int dirfd = folder_fd(s);
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		int err = -errno;
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+	struct dirent *e;
+	errno = 0;
+	while (!err && (e = readdir(d))) {
+		if (!is_index_name(e->d_name))
+			continue;
+		if (n == cap) {
+			char **more = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof(*names));
+			if (!more) {
+				err = -ENOMEM;
+				break;
+			}
+			names = more;
+		}
+		if (!(names[n] = strdup(e->d_name)))
+			err = -ENOMEM;
+		else
+			n++;
+	}
+	if (!err && errno)
+		err = -errno;
+	closedir(d);
+	if (!err)
+		qsort(names, n, sizeof(*names), by_name);
+	struct tm_index_file_info *info = err ? NULL : malloc(sizeof(*info));
+	if (!err && !info)
+		err = -ENOMEM;
+	for (size_t i = 0; i < n && !err; i++) {
+		memset(info, 0, sizeof(*info));
+		snprintf(info->name, sizeof(info->name), "%s", names[i]);
+		describe(dirfd, info);
+		err = fn(arg, info);
+	}
+	free(info);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return err;
+}
+
+int tm_index_store_remove(struct tm_index_store *s, const char *name)
+{
+	if (!is_index_name(name))
+		return -EINVAL;
+	return unlinkat(folder_fd(s), name, 0) < 0 ? -errno : 0;
 }

@@ -1,11 +1,13 @@
 /* A trace's index, built once, and its chunks, decoded on demand. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <time.h>
 
 #include "tracemount/chunk_cache.h"
 #include "tracemount/context.h"
@@ -17,21 +19,57 @@
 #include "tracemount/trace.h"
 #include "tracemount/util.h"
 
+/* Seconds between two progress lines of an index pass in the log. */
+#define PROGRESS_LOG_SECONDS 2.0
+
 struct build {
 	struct tm_trace *t;
 	struct tm_source *scan; /* of a gzip trace: progress counts compressed bytes */
+	double start, next_log; /* monotonic seconds */
 };
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* n bytes for the log, in the unit of the larger size of (bytes below 1 MB, MB above, whole
+ * from 10 MB on), without the unit; unit_of gives it. */
+static void size_text(char *buf, size_t len, uint64_t n, uint64_t of)
+{
+	if (of < 1000000)
+		snprintf(buf, len, "%" PRIu64, n);
+	else
+		snprintf(buf, len, "%.*f", of < 10000000 ? 1 : 0, (double)n / 1e6);
+}
+
+static const char *unit_of(uint64_t of)
+{
+	return of < 1000000 ? "bytes" : "MB";
+}
 
 static int build_progress(void *arg, uint64_t done, uint64_t total)
 {
 	struct build *b = arg;
+	struct tm_context *ctx = b->t->ctx;
 	if (b->scan)
 		done = tm_gz_scan_position(b->scan);
 	pthread_mutex_lock(&b->t->lock);
 	b->t->progress_done = done;
 	b->t->progress_total = total;
 	pthread_mutex_unlock(&b->t->lock);
-	return b->t->ctx && atomic_load(&b->t->ctx->stopping); /* unmounting: give up */
+	/* the clock read at the builder's progress steps only, not per record */
+	if (ctx && ctx->log && done < total && now_seconds() >= b->next_log) {
+		char a[32], z[32];
+		size_text(a, sizeof(a), done, total);
+		size_text(z, sizeof(z), total, total);
+		tm_context_log(ctx, LOG_INFO, "%s: indexing, %u%% (%s of %s %s)", b->t->path,
+			       (unsigned)(done * 100 / total), a, z, unit_of(total));
+		b->next_log = now_seconds() + PROGRESS_LOG_SECONDS;
+	}
+	return ctx && atomic_load(&ctx->stopping); /* unmounting: give up */
 }
 
 bool tm_trace_is_gzip(const struct tm_trace *t, struct tm_source *src)
@@ -51,24 +89,51 @@ static char *source_name(const struct tm_trace *t)
 }
 
 /* One pass over the trace's bytes, decompressed on the way when they are gzip. */
-static int build_index(struct tm_trace *t, struct tm_source *src, const char *name,
-		       struct tm_index **out)
+static int build_pass(struct build *b, struct tm_source *src, const char *name,
+		      struct tm_index **out)
 {
-	struct build b = {.t = t};
+	struct tm_trace *t = b->t;
 	struct tm_source scan;
 	if (!tm_trace_is_gzip(t, src))
-		return tm_index_build(t->fmt, &t->views, src, name, build_progress, &b, out);
+		return tm_index_build(t->fmt, &t->views, src, name, build_progress, b, out);
 
 	int err = tm_gz_scan_open(src, &scan);
 	if (err)
 		return err;
-	b.scan = &scan;
-	err = tm_index_build(t->fmt, &t->views, &scan, name, build_progress, &b, out);
+	b->scan = &scan;
+	err = tm_index_build(t->fmt, &t->views, &scan, name, build_progress, b, out);
 	if (!err && (err = tm_gz_scan_finish(&scan, &(*out)->gz)) < 0) {
 		tm_index_free(*out);
 		*out = NULL;
 	}
+	b->scan = NULL;
 	tm_source_close(&scan);
+	return err;
+}
+
+/* build_pass, said in the log: its start, its progress every few seconds, its end. */
+static int build_index(struct tm_trace *t, struct tm_source *src, const char *name,
+		       struct tm_index **out)
+{
+	struct tm_context *ctx = t->ctx;
+	struct build b = {.t = t};
+	char size[32];
+	if (ctx && ctx->log) {
+		b.start = now_seconds();
+		b.next_log = b.start + PROGRESS_LOG_SECONDS;
+		size_text(size, sizeof(size), src->size, src->size);
+		tm_context_log(ctx, LOG_INFO, "%s: indexing, %s %s", t->path, size,
+			       unit_of(src->size));
+	}
+	int err = build_pass(&b, src, name, out);
+	if (ctx && ctx->log) {
+		double took = now_seconds() - b.start;
+		if (err)
+			tm_context_log(ctx, LOG_INFO, "%s: indexing failed after %.1f s: %s",
+				       t->path, took, strerror(-err));
+		else
+			tm_context_log(ctx, LOG_INFO, "%s: indexed in %.1f s", t->path, took);
+	}
 	return err;
 }
 
@@ -126,6 +191,32 @@ static void count(struct tm_context *ctx, uint64_t *counter)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
+/* The trace's absolute path, recorded in its index file for `tracemount index --list` and
+ * `--prune`: under the context's root (a mount's SOURCE folder), else resolved from the
+ * current folder (`tracemount index`). "" when it cannot be told. */
+static void trace_path_of(const struct tm_trace *t, char *buf, size_t len)
+{
+	const char *root = t->ctx->root_path, *rel = t->path;
+	buf[0] = '\0';
+	if (!root) {
+		char real[PATH_MAX];
+		if (realpath(t->path, real))
+			snprintf(buf, len, "%s", real);
+		return;
+	}
+	size_t n = strlen(root);
+	while (n && root[n - 1] == '/')
+		n--;
+	while (*rel == '/')
+		rel++;
+	if (!strcmp(rel, ".") || !*rel) /* the root itself: a single-trace mount's file */
+		rel = NULL;
+	int w = rel ? snprintf(buf, len, "%.*s/%s", (int)n, root, rel)
+		    : snprintf(buf, len, "%.*s", (int)(n ? n : 1), n ? root : "/");
+	if (w < 0 || (size_t)w >= len)
+		buf[0] = '\0';
+}
+
 /* The index from the cache folder's index file, else built and written there. */
 static int obtain_index(struct tm_trace *t, struct tm_source *src, const char *name,
 			struct tm_index **out)
@@ -140,12 +231,14 @@ static int obtain_index(struct tm_trace *t, struct tm_source *src, const char *n
 	/* A file that changed while mounted is read again, whatever its index file says: the
 	 * content key does not see a rewrite of its middle with its modification time put back,
 	 * which the mount noticed by the inode change time. */
-	if (keyed && !t->replaced) {
+	if (keyed && !t->replaced && !ctx->force_rebuild) {
 		int err = tm_index_file_load(store, t->fmt, &t->views, &key, out, why, sizeof(why));
 		if (!err && (err = tm_index_set_source(*out, name)) < 0) {
 			tm_index_free(*out);
 			*out = NULL;
-			snprintf(why, sizeof(why), "its stats.json does not parse");
+			snprintf(why, sizeof(why), "%s",
+				 err == -EBADMSG ? "its stats.json does not parse"
+						 : strerror(-err));
 		}
 		if (!err) {
 			t->from_file = true;
@@ -157,10 +250,14 @@ static int obtain_index(struct tm_trace *t, struct tm_source *src, const char *n
 			tm_context_log(ctx, LOG_NOTICE,
 				       "%s: index file out of date, %s: indexing again", t->path,
 				       why);
-		} else if (err != -ENOENT) {
+		} else if (err == -EBADMSG) {
 			count(ctx, &ctx->n_refused);
 			tm_context_log(ctx, LOG_WARNING,
 				       "%s: index file refused (%s): indexing again", t->path, why);
+		} else if (err != -ENOENT) { /* the system's trouble, not the file's */
+			tm_context_log(ctx, LOG_WARNING,
+				       "%s: cannot read its index file in %s: %s: indexing again",
+				       t->path, store->dir, strerror(-err));
 		}
 	}
 	int err = build_index(t, src, name, out);
@@ -171,7 +268,9 @@ static int obtain_index(struct tm_trace *t, struct tm_source *src, const char *n
 	struct tm_trace_key after;
 	if (tm_trace_key_of(src, &after) < 0 || memcmp(&after, &key, sizeof(key)) != 0)
 		return 0; /* it changed while it was read: no file for an index of mixed bytes */
-	int stored = tm_index_file_store(store, t->fmt, &t->views, &key, *out);
+	char path[PATH_MAX];
+	trace_path_of(t, path, sizeof(path));
+	int stored = tm_index_file_store_trace(store, t->fmt, &t->views, &key, *out, path);
 	if (stored < 0)
 		tm_context_log(ctx, LOG_WARNING, "%s: cannot write its index file in %s: %s",
 			       t->path, store->dir, strerror(-stored));
