@@ -1,50 +1,208 @@
-/* `tracemount cat TRACE VIEW` and `tracemount ls TRACE`: the core without a mount. */
+/* `tracemount cat TRACE VIEW` and `tracemount ls TRACE`: the core without a mount, with the
+ * mount's index files; and what the commands share (commands.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "tracemount/context.h"
+#include "tracemount/index_file.h"
 #include "tracemount/reader.h"
 #include "tracemount/registry.h"
 #include "tracemount/source.h"
 #include "tracemount/sum.h"
 #include "tracemount/trace.h"
 
+void tm_cli_bad_option(const char *cmd, int c, char *const *argv)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	if (strncmp(arg, "--", 2) == 0) {
+		int len = (int)strcspn(arg, "=");
+		fprintf(stderr, "tracemount %s: %s '%.*s' (see tracemount %s --help)\n", cmd,
+			c == ':' ? "option needs an argument:" : "unknown option", len, arg, cmd);
+	} else {
+		fprintf(stderr, "tracemount %s: %s '-%c' (see tracemount %s --help)\n", cmd,
+			c == ':' ? "option needs an argument:" : "unknown option", optopt, cmd);
+	}
+}
+
+int tm_cli_add_format(struct tm_context *ctx, const char *cmd, const char *spec)
+{
+	int err = tm_context_add_override(ctx, spec);
+	if (err == -EINVAL)
+		fprintf(stderr, "tracemount %s: --format %s: expected GLOB:NAME\n", cmd, spec);
+	else if (err == -ENOENT)
+		fprintf(stderr,
+			"tracemount %s: --format %s: unknown format (see tracemount %s --help)\n",
+			cmd, spec, cmd);
+	else if (err)
+		fprintf(stderr, "tracemount %s: out of memory\n", cmd);
+	return !err ? 0 : err == -ENOMEM ? 1 : 2;
+}
+
+int tm_cli_use_cache(struct tm_context *ctx, const char *cmd, const char *cache)
+{
+	char dir[PATH_MAX], err_msg[PATH_MAX + 256];
+	if (cache && strcmp(cache, "none") == 0)
+		return 0;
+	if (cache) {
+		if (tm_context_set_store(ctx, cache, false, err_msg, sizeof(err_msg)) == 0)
+			return 0;
+		fprintf(stderr, "tracemount %s: %s\n", cmd, err_msg);
+		return 1;
+	}
+	/* Without a word from the user, no cache folder is no reason to refuse: a mount does
+	 * the same. */
+	if (tm_index_store_default(dir, sizeof(dir)) < 0) {
+		fprintf(stderr,
+			"tracemount %s: no cache folder (neither XDG_CACHE_HOME nor HOME is set); "
+			"indexing in memory\n",
+			cmd);
+		return 0;
+	}
+	if (tm_context_set_store(ctx, dir, true, err_msg, sizeof(err_msg)) == 0)
+		return 0;
+	/* err_msg names the folder: "cache folder DIR: REASON" */
+	const char *lead = "cache folder ";
+	if (strncmp(err_msg, lead, strlen(lead)) == 0)
+		fprintf(stderr, "tracemount %s: cannot use the %s; indexing in memory\n", cmd,
+			err_msg);
+	else
+		fprintf(stderr,
+			"tracemount %s: cannot use the cache folder %s: %s; indexing in memory\n",
+			cmd, dir, err_msg);
+	return 0;
+}
+
+static const char *log_cmd = "";
+
+static void log_warning(int priority, const char *line)
+{
+	if (priority <= LOG_WARNING)
+		fprintf(stderr, "tracemount %s: %s\n", log_cmd, line);
+}
+
+void tm_cli_log_warnings(struct tm_context *ctx, const char *cmd)
+{
+	log_cmd = cmd;
+	ctx->log = log_warning;
+}
+
+void tm_cli_print_formats(FILE *out)
+{
+	fprintf(out, "formats:\n");
+	for (const struct tm_format *const *f = tm_formats; *f; f++)
+		fprintf(out, "    %-22s %s (%s)\n", (*f)->name, (*f)->description,
+			(*f)->recognition);
+}
+
+void tm_cli_human_size(char *buf, size_t len, double bytes)
+{
+	const char *units[] = {"B", "KB", "MB", "GB", "TB"};
+	unsigned u = 0;
+	while (bytes >= 1000 && u < 4) {
+		bytes /= 1000;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+}
+
 /* A trace opened from the command line. */
 struct cli_trace {
+	const char *cmd;
 	struct tm_context *ctx;
 	struct tm_trace *trace;
 	struct tm_source src;
 	const char *path;
 };
 
-/* Parses [-F NAME | --format=NAME] and the expected operands; returns 0 or 2. */
-static int parse_args(int argc, char **argv, int n_operands, const char **format, const char *usage)
+static void help(const char *cmd, const char *operands, const char *what)
+{
+	printf("usage: tracemount %s [OPTION]... %s\n"
+	       "\n"
+	       "%s\n"
+	       "The index is read from the trace's index file in the cache folder, or built and\n"
+	       "written there, as a mount does.\n"
+	       "\n"
+	       "options:\n"
+	       "    -c, --cache DIR|none    folder of index files (default "
+	       "$XDG_CACHE_HOME/tracemount,\n"
+	       "                            else ~/.cache/tracemount); none: index in memory "
+	       "only\n"
+	       "    -F, --format NAME       read TRACE as format NAME\n"
+	       "    -F, --format GLOB:NAME  read TRACE as format NAME if its name matches GLOB\n"
+	       "                            (repeatable, as the mount's -o format=GLOB:NAME)\n"
+	       "    -h, --help              show this help\n"
+	       "\n",
+	       cmd, operands, what);
+	tm_cli_print_formats(stdout);
+}
+
+static const char cat_what[] =
+    "Writes the view VIEW of the trace TRACE to standard output: the bytes of TRACE/VIEW\n"
+    "in a mount of TRACE's folder (see tracemount ls TRACE for the views).";
+static const char ls_what[] =
+    "Lists the views of the trace TRACE, one per line: its size in bytes and its path,\n"
+    "as a mount of TRACE's folder shows them.";
+
+/* Parses the options and the n_operands operands into ct (its context made, with the cache
+ * folder and the overrides); *format is --format's NAME, if given. Returns 0, an exit status,
+ * or -1 when the help was printed. */
+static int parse_args(struct cli_trace *ct, int argc, char **argv, int n_operands,
+		      const char **format, const char *operands, const char *what)
 {
 	static const struct option longopts[] = {
+	    {"cache", required_argument, NULL, 'c'},
 	    {"format", required_argument, NULL, 'F'},
+	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	int c;
+	const char *cache = NULL;
+	int c, status;
+	if (tm_context_new(TM_DEFAULT_MEMORY, &ct->ctx) < 0) {
+		fprintf(stderr, "tracemount %s: out of memory\n", ct->cmd);
+		return 1;
+	}
+	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+F:", longopts, NULL)) != -1) {
-		if (c != 'F') {
-			fprintf(stderr, "tracemount: usage: %s\n", usage);
-			return 2;
+	while ((c = getopt_long(argc, argv, "+:c:F:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c': cache = optarg; break;
+		case 'F':
+			if (!strchr(optarg, ':')) {
+				*format = optarg;
+			} else if ((status = tm_cli_add_format(ct->ctx, ct->cmd, optarg)) != 0) {
+				return status;
+			}
+			break;
+		case 'h': help(ct->cmd, operands, what); return -1;
+		default: tm_cli_bad_option(ct->cmd, c, argv); return 2;
 		}
-		*format = optarg;
 	}
 	if (argc - optind != n_operands) {
-		fprintf(stderr, "tracemount: usage: %s\n", usage);
+		fprintf(stderr,
+			"tracemount %s: usage: tracemount %s [OPTION]... %s (see tracemount %s "
+			"--help)\n",
+			ct->cmd, ct->cmd, operands, ct->cmd);
 		return 2;
 	}
-	return 0;
+	if (*format && !tm_format_find(*format)) {
+		fprintf(stderr,
+			"tracemount %s: --format %s: unknown format (see tracemount %s --help)\n",
+			ct->cmd, *format, ct->cmd);
+		return 2;
+	}
+	/* The traces' paths are relative to the current folder (ctx->root_path NULL): their
+	 * index files record where they are resolved to. */
+	tm_cli_log_warnings(ct->ctx, ct->cmd);
+	return tm_cli_use_cache(ct->ctx, ct->cmd, cache);
 }
 
 /* A path that names no file may name a sum of spixcounts files (sum.h). */
@@ -61,21 +219,12 @@ static int open_sum(struct cli_trace *ct, const char *path)
 
 static int open_trace(struct cli_trace *ct, const char *path, const char *format)
 {
-	const struct tm_format *fmt = NULL;
+	const struct tm_format *fmt = format ? tm_format_find(format) : NULL;
 	int err;
 
 	while (path[0] == '.' && path[1] == '/')
 		path += 2;
 	ct->path = path;
-	if (format && !(fmt = tm_format_find(format))) {
-		fprintf(stderr, "tracemount: unknown format '%s' (see tracemount --help)\n",
-			format);
-		return 2;
-	}
-	if (tm_context_new(TM_DEFAULT_MEMORY, &ct->ctx) < 0) {
-		fprintf(stderr, "tracemount: out of memory\n");
-		return 1;
-	}
 	/* A path given by the user may go through symbolic links: open what it resolves to,
 	 * but keep the name as given for detection, the view names and stats.json. */
 	char *resolved = realpath(path, NULL);
@@ -84,7 +233,7 @@ static int open_trace(struct cli_trace *ct, const char *path, const char *format
 	if (err == -ENOENT)
 		err = open_sum(ct, path);
 	if (err < 0) {
-		fprintf(stderr, "tracemount: %s: %s\n", path,
+		fprintf(stderr, "tracemount %s: %s: %s\n", ct->cmd, path,
 			err == -EINVAL ? "not a regular file" : strerror(-err));
 		return 1;
 	}
@@ -94,13 +243,13 @@ static int open_trace(struct cli_trace *ct, const char *path, const char *format
 		fmt = tm_context_detect_head(ct->ctx, path, head, (size_t)head_len);
 	if (!fmt) {
 		fprintf(stderr,
-			"tracemount: %s: not a recognised trace (name a format with "
-			"--format)\n",
-			path);
+			"tracemount %s: %s: not a recognised trace (name its format with --format "
+			"NAME)\n",
+			ct->cmd, path);
 		return 1;
 	}
 	if ((err = tm_context_trace(ct->ctx, path, fmt, &ct->trace)) < 0) {
-		fprintf(stderr, "tracemount: %s: %s\n", path, strerror(-err));
+		fprintf(stderr, "tracemount %s: %s: %s\n", ct->cmd, path, strerror(-err));
 		return 1;
 	}
 	return 0;
@@ -120,7 +269,8 @@ static int copy_view(struct cli_trace *ct, unsigned view, const char *name)
 	static char buf[1 << 20];
 	int err = tm_reader_open(&r, ct->ctx, ct->trace, &ct->src, view);
 	if (err) {
-		fprintf(stderr, "tracemount: %s: indexing failed: %s\n", ct->path, strerror(-err));
+		fprintf(stderr, "tracemount cat: %s: indexing failed: %s\n", ct->path,
+			strerror(-err));
 		return 1;
 	}
 	uint64_t off = 0, size = tm_reader_size(&r);
@@ -128,13 +278,13 @@ static int copy_view(struct cli_trace *ct, unsigned view, const char *name)
 	while (off < size) {
 		ssize_t n = tm_reader_read(&r, buf, sizeof(buf), off);
 		if (n <= 0) {
-			fprintf(stderr, "tracemount: %s: %s: read at offset %" PRIu64 ": %s\n",
+			fprintf(stderr, "tracemount cat: %s: %s: read at offset %" PRIu64 ": %s\n",
 				ct->path, name, off, n ? strerror((int)-n) : "unexpected end");
 			status = 1;
 			break;
 		}
 		if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n) {
-			fprintf(stderr, "tracemount: standard output: %s\n", strerror(errno));
+			fprintf(stderr, "tracemount cat: standard output: %s\n", strerror(errno));
 			status = 1;
 			break;
 		}
@@ -142,7 +292,7 @@ static int copy_view(struct cli_trace *ct, unsigned view, const char *name)
 	}
 	tm_reader_close(&r);
 	if (fflush(stdout) != 0 && !status) {
-		fprintf(stderr, "tracemount: standard output: %s\n", strerror(errno));
+		fprintf(stderr, "tracemount cat: standard output: %s\n", strerror(errno));
 		status = 1;
 	}
 	return status;
@@ -151,50 +301,50 @@ static int copy_view(struct cli_trace *ct, unsigned view, const char *name)
 int tm_cmd_cat(int argc, char **argv)
 {
 	const char *format = NULL;
-	struct cli_trace ct = {0};
-	int status =
-	    parse_args(argc, argv, 2, &format, "tracemount cat [--format NAME] TRACE VIEW");
+	struct cli_trace ct = {.cmd = "cat"};
+	int status = parse_args(&ct, argc, argv, 2, &format, "TRACE VIEW", cat_what);
 	if (status)
-		return status;
+		goto out;
 	const char *view_name = argv[optind + 1];
-	if ((status = open_trace(&ct, argv[optind], format)) == 0) {
-		int v = tm_view_table_find(&ct.trace->views, view_name);
-		if (v >= 0 && (status = tm_view_exists(ct.trace, &ct.src, (unsigned)v)) < 0) {
-			fprintf(stderr, "tracemount: %s: indexing failed: %s\n", ct.path,
-				strerror(-status));
-			status = 1;
-		} else if (v < 0 || !status) {
-			fprintf(stderr, "tracemount: %s: no view '%s' (see tracemount ls %s)\n",
-				ct.path, view_name, ct.path);
-			status = 1;
-		} else {
-			status = copy_view(&ct, (unsigned)v, view_name);
-		}
+	if ((status = open_trace(&ct, argv[optind], format)) != 0)
+		goto out;
+	int v = tm_view_table_find(&ct.trace->views, view_name);
+	if (v >= 0 && (status = tm_view_exists(ct.trace, &ct.src, (unsigned)v)) < 0) {
+		fprintf(stderr, "tracemount cat: %s: indexing failed: %s\n", ct.path,
+			strerror(-status));
+		status = 1;
+	} else if (v < 0 || !status) {
+		fprintf(stderr, "tracemount cat: %s: no view '%s' (see tracemount ls %s)\n",
+			ct.path, view_name, ct.path);
+		status = 1;
+	} else {
+		status = copy_view(&ct, (unsigned)v, view_name);
 	}
+out:
 	close_trace(&ct);
-	return status;
+	return status < 0 ? 0 : status;
 }
 
 int tm_cmd_ls(int argc, char **argv)
 {
 	const char *format = NULL;
-	struct cli_trace ct = {0};
-	int status = parse_args(argc, argv, 1, &format, "tracemount ls [--format NAME] TRACE");
-	if (status)
-		return status;
-	if ((status = open_trace(&ct, argv[optind], format)) != 0)
+	struct cli_trace ct = {.cmd = "ls"};
+	uint64_t *sizes = NULL, max = 0;
+	int status = parse_args(&ct, argc, argv, 1, &format, "TRACE", ls_what);
+	if (status || (status = open_trace(&ct, argv[optind], format)) != 0)
 		goto out;
 	const struct tm_view_table *vt = &ct.trace->views;
-	uint64_t *sizes = calloc(vt->n_views, sizeof(*sizes)), max = 0;
 	status = 1;
-	if (!sizes)
+	if (!(sizes = calloc(vt->n_views, sizeof(*sizes)))) {
+		fprintf(stderr, "tracemount ls: out of memory\n");
 		goto out;
+	}
 	for (unsigned v = 0; v < vt->n_views; v++) {
 		int err = tm_view_size(ct.trace, &ct.src, v, &sizes[v]);
 		if (err) {
-			fprintf(stderr, "tracemount: %s: indexing failed: %s\n", ct.path,
+			fprintf(stderr, "tracemount ls: %s: indexing failed: %s\n", ct.path,
 				strerror(-err));
-			goto out_sizes;
+			goto out;
 		}
 		if (sizes[v] > max)
 			max = sizes[v];
@@ -203,10 +353,13 @@ int tm_cmd_ls(int argc, char **argv)
 	for (unsigned v = 0; v < vt->n_views; v++)
 		if (vt->views[v].group < 0 || sizes[v]) /* a group's view needs records */
 			printf("%*" PRIu64 " %s\n", width, sizes[v], vt->views[v].path);
-	status = fflush(stdout) == 0 ? 0 : 1;
-out_sizes:
-	free(sizes);
+	status = 0;
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, "tracemount ls: standard output: %s\n", strerror(errno));
+		status = 1;
+	}
 out:
+	free(sizes);
 	close_trace(&ct);
-	return status;
+	return status < 0 ? 0 : status;
 }

@@ -1,9 +1,39 @@
-/* The commands that need no mount. Each returns an exit status: 0, 1 (error) or 2 (usage). */
+/* The commands that need no mount. Each returns an exit status: 0, 1 (error) or 2 (usage).
+ * Each takes -h/--help (its usage and options on standard output, exit 0); every message it
+ * writes starts "tracemount CMD: ". */
 #ifndef TRACEMOUNT_COMMANDS_H
 #define TRACEMOUNT_COMMANDS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct tm_context;
 
 int tm_cmd_cat(int argc, char **argv);
 int tm_cmd_ls(int argc, char **argv);
 int tm_cmd_index(int argc, char **argv);
+
+/* What the commands share (commands.c). cmd is the command's name, "cat", "ls" or "index". */
+
+/* Reports the option getopt_long just refused (it returned '?' or ':', with opterr 0). */
+void tm_cli_bad_option(const char *cmd, int c, char *const *argv);
+
+/* Applies --format GLOB:NAME as -o format= does (tm_context_add_override). Returns 0 or an exit
+ * status, the message written. */
+int tm_cli_add_format(struct tm_context *ctx, const char *cmd, const char *spec);
+
+/* Gives ctx the cache folder of index files: cache is --cache's argument, or NULL for the
+ * default folder (made with its parents). A folder the user named must open; when the default
+ * one cannot, ctx indexes in memory after one warning. Returns 0 or an exit status. */
+int tm_cli_use_cache(struct tm_context *ctx, const char *cmd, const char *cache);
+
+/* Sends ctx's warnings (an index file refused, one that cannot be written) to stderr. */
+void tm_cli_log_warnings(struct tm_context *ctx, const char *cmd);
+
+/* The formats, one per line, for a command's --help. */
+void tm_cli_print_formats(FILE *out);
+
+/* bytes as "12.3 KB" (powers of 1000), in buf. */
+void tm_cli_human_size(char *buf, size_t len, double bytes);
 
 #endif

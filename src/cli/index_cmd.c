@@ -1,5 +1,6 @@
-/* `tracemount index [-j N] [--cache DIR] PATH...`: builds or refreshes the index files of
- * every trace under the paths, N at a time, with a progress bar on a terminal. */
+/* `tracemount index [OPTION]... PATH...`: builds or refreshes the index files of every trace
+ * under the paths, N at a time, with a progress bar on a terminal; `--list` and `--prune`:
+ * the cache folder's index files, their traces and their state. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -10,13 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "tracemount/context.h"
 #include "tracemount/index_file.h"
+#include "tracemount/source.h"
 #include "tracemount/trace.h"
+#include "tracemount/util.h"
 #include "tracemount/walk.h"
 
 #define MAX_JOBS 64
@@ -32,7 +36,8 @@ struct run {
 	struct tm_context *ctx;
 	struct job *jobs;
 	size_t n_jobs, cap;
-	unsigned walk_errors;
+	unsigned walk_errors;	   /* paths that could not be read */
+	unsigned not_traces;	   /* files named on the command line that are not traces */
 	atomic_size_t next;	   /* the next job to take */
 	atomic_size_t finished;	   /* jobs done */
 	atomic_uint_fast64_t done; /* bytes of the jobs done */
@@ -44,7 +49,7 @@ static int collect(void *arg, const char *path, const struct tm_format *fmt, con
 {
 	struct run *r = arg;
 	if (!fmt) {
-		fprintf(stderr, "tracemount: %s: %s\n", path, strerror(-err));
+		fprintf(stderr, "tracemount index: %s: %s\n", path, strerror(-err));
 		r->walk_errors++;
 		return 0;
 	}
@@ -95,17 +100,6 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void human(char *buf, size_t len, double bytes)
-{
-	const char *units[] = {"B", "KB", "MB", "GB", "TB"};
-	unsigned u = 0;
-	while (bytes >= 1000 && u < 4) {
-		bytes /= 1000;
-		u++;
-	}
-	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
-}
-
 /* Bytes done: the finished jobs' and the running ones' progress. The traces stay in the
  * context's table until it is freed, so a pointer read here is valid. */
 static uint64_t bytes_done(struct run *r, unsigned jobs)
@@ -133,9 +127,9 @@ static void draw(struct run *r, unsigned jobs, uint64_t total, double start)
 	for (unsigned i = 0; i < width; i++)
 		bar[i] = i < pct * width / 100 ? '#' : '.';
 	bar[width] = '\0';
-	human(a, sizeof(a), (double)done);
-	human(b, sizeof(b), (double)total);
-	human(c, sizeof(c), rate);
+	tm_cli_human_size(a, sizeof(a), (double)done);
+	tm_cli_human_size(b, sizeof(b), (double)total);
+	tm_cli_human_size(c, sizeof(c), rate);
 	if (rate > 0 && done < total) {
 		unsigned s = (unsigned)((double)(total - done) / rate);
 		snprintf(left, sizeof(left), ", %u:%02u left", s / 60, s % 60);
@@ -145,66 +139,190 @@ static void draw(struct run *r, unsigned jobs, uint64_t total, double start)
 	fflush(stderr);
 }
 
-static int parse(int argc, char **argv, unsigned *jobs, const char **cache)
+struct opts {
+	unsigned jobs;
+	bool jobs_given, force, list, prune;
+	const char *cache;
+	const char **formats; /* --format's GLOB:NAME, n_formats of them */
+	unsigned n_formats;
+};
+
+static void help(void)
 {
-	static const struct option longopts[] = {
-	    {"jobs", required_argument, NULL, 'j'},
-	    {"cache", required_argument, NULL, 'c'},
-	    {NULL, 0, NULL, 0},
-	};
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+j:c:", longopts, NULL)) != -1) {
-		char *end;
-		long n;
-		switch (c) {
-		case 'j':
-			n = strtol(optarg, &end, 10);
-			if (*end || n < 1 || n > MAX_JOBS) {
-				fprintf(stderr, "tracemount: index: -j takes 1 to %d\n", MAX_JOBS);
-				return 2;
-			}
-			*jobs = (unsigned)n;
-			break;
-		case 'c': *cache = optarg; break;
-		default: goto usage;
-		}
-	}
-	if (optind < argc)
-		return 0;
-usage:
-	fprintf(stderr, "tracemount: usage: tracemount index [-j N] [--cache DIR] PATH...\n");
+	printf("usage: tracemount index [OPTION]... PATH...\n"
+	       "       tracemount index --list [--cache DIR]\n"
+	       "       tracemount index --prune [--cache DIR]\n"
+	       "\n"
+	       "Builds the index file of every trace at or below each PATH ahead of time, so that\n"
+	       "a mount, tracemount cat and tracemount ls read it instead of decoding the trace.\n"
+	       "An index file that is up to date is kept. A file named as PATH must be a\n"
+	       "recognised trace; files below a folder that are not traces are skipped.\n"
+	       "\n"
+	       "options:\n"
+	       "    -c, --cache DIR         folder of index files (default "
+	       "$XDG_CACHE_HOME/tracemount,\n"
+	       "                            else ~/.cache/tracemount)\n"
+	       "    -F, --format GLOB:NAME  treat files matching GLOB as format NAME (repeatable,\n"
+	       "                            as the mount's -o format=GLOB:NAME)\n"
+	       "        --force             rebuild every index and rewrite its file, even one\n"
+	       "                            up to date\n"
+	       "    -j, --jobs N            index N traces at a time (1 to %d, default 1)\n"
+	       "        --list              list the cache folder's index files: name, size, age,\n"
+	       "                            format, state (ok, out of date (other build), trace\n"
+	       "                            gone, trace changed, refused: REASON) and trace\n"
+	       "        --prune             delete the index files whose trace is gone or\n"
+	       "                            changed, and those refused; keep the others\n"
+	       "    -h, --help              show this help\n"
+	       "\n",
+	       MAX_JOBS);
+	tm_cli_print_formats(stdout);
+}
+
+static int usage_error(const char *why)
+{
+	fprintf(stderr, "tracemount index: %s (see tracemount index --help)\n", why);
 	return 2;
 }
 
-int tm_cmd_index(int argc, char **argv)
+/* Returns 0, an exit status, or -1 when the help was printed. */
+static int parse(int argc, char **argv, struct opts *o)
 {
-	unsigned jobs = 1;
-	const char *cache = NULL;
-	char dir[PATH_MAX], err_msg[PATH_MAX + 256];
+	enum { OPT_FORCE = 256, OPT_LIST, OPT_PRUNE };
+	static const struct option longopts[] = {
+	    {"cache", required_argument, NULL, 'c'}, {"format", required_argument, NULL, 'F'},
+	    {"force", no_argument, NULL, OPT_FORCE}, {"jobs", required_argument, NULL, 'j'},
+	    {"list", no_argument, NULL, OPT_LIST},   {"prune", no_argument, NULL, OPT_PRUNE},
+	    {"help", no_argument, NULL, 'h'},	     {NULL, 0, NULL, 0},
+	};
+	int c;
+	if (!(o->formats = calloc((size_t)argc, sizeof(*o->formats)))) {
+		fprintf(stderr, "tracemount index: out of memory\n");
+		return 1;
+	}
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+:c:F:j:h", longopts, NULL)) != -1) {
+		char *end;
+		long n;
+		switch (c) {
+		case 'c': o->cache = optarg; break;
+		case 'F': o->formats[o->n_formats++] = optarg; break;
+		case OPT_FORCE: o->force = true; break;
+		case OPT_LIST: o->list = true; break;
+		case OPT_PRUNE: o->prune = true; break;
+		case 'j':
+			n = strtol(optarg, &end, 10);
+			if (!*optarg || *end || n < 1 || n > MAX_JOBS) {
+				fprintf(stderr, "tracemount index: -j %s: takes 1 to %d\n", optarg,
+					MAX_JOBS);
+				return 2;
+			}
+			o->jobs = (unsigned)n;
+			o->jobs_given = true;
+			break;
+		case 'h': help(); return -1;
+		default: tm_cli_bad_option("index", c, argv); return 2;
+		}
+	}
+	if (o->list && o->prune)
+		return usage_error("--list and --prune cannot be combined");
+	if ((o->list || o->prune) && optind < argc)
+		return usage_error(
+		    "--list and --prune work on the cache folder: they take no PATH");
+	if ((o->list || o->prune) && (o->force || o->jobs_given || o->n_formats))
+		return usage_error("--list and --prune take no --force, --format or -j");
+	if (!o->list && !o->prune && optind == argc)
+		return usage_error("usage: tracemount index [OPTION]... PATH...");
+	if (o->cache && strcmp(o->cache, "none") == 0)
+		return usage_error(
+		    "--cache none: index files need a cache folder (give --cache DIR)");
+	return 0;
+}
+
+/* The cache folder: --cache's, else the default one, in buf. Returns 0 or an exit status. */
+static int cache_dir(const struct opts *o, char *buf, size_t len, const char **dir)
+{
+	if (o->cache) {
+		*dir = o->cache;
+		return 0;
+	}
+	if (tm_index_store_default(buf, len) < 0) {
+		fprintf(stderr,
+			"tracemount index: no cache folder (neither XDG_CACHE_HOME nor HOME "
+			"is set): give --cache DIR\n");
+		return 1;
+	}
+	*dir = buf;
+	return 0;
+}
+
+/* A path named on the command line: a folder is walked (files in it that are not traces are
+ * skipped), a file must be a trace. A symbolic link named is followed, as by ls and find -H. */
+static int add_operand(struct run *r, const char *path)
+{
+	struct stat st, lst;
+	if (stat(path, &st) < 0 || lstat(path, &lst) < 0) {
+		fprintf(stderr, "tracemount index: %s: %s\n", path, strerror(errno));
+		r->walk_errors++;
+		return 0;
+	}
+	if (S_ISDIR(st.st_mode) && S_ISLNK(lst.st_mode)) {
+		char *resolved = realpath(path, NULL);
+		if (!resolved) {
+			fprintf(stderr, "tracemount index: %s: %s\n", path, strerror(errno));
+			r->walk_errors++;
+			return 0;
+		}
+		int err = tm_walk(r->ctx, AT_FDCWD, resolved, collect, r);
+		free(resolved);
+		return err;
+	}
+	if (S_ISDIR(st.st_mode))
+		return tm_walk(r->ctx, AT_FDCWD, path, collect, r);
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "tracemount index: %s: not a regular file or folder\n", path);
+		r->not_traces++;
+		return 0;
+	}
+	const struct tm_format *fmt = tm_context_detect(r->ctx, AT_FDCWD, path);
+	if (!fmt) {
+		fprintf(stderr,
+			"tracemount index: %s: not a recognised trace (name its format with "
+			"--format GLOB:NAME)\n",
+			path);
+		r->not_traces++;
+		return 0;
+	}
+	return collect(r, path, fmt, &st, 0);
+}
+
+static int run_index(struct opts *o, char **paths, int n_paths)
+{
+	char buf[PATH_MAX], err_msg[PATH_MAX + 256];
+	const char *cache;
 	struct run r = {0};
-	int status = parse(argc, argv, &jobs, &cache);
+	int status = cache_dir(o, buf, sizeof(buf), &cache);
 	if (status)
 		return status;
-	if (!cache && tm_index_store_default(dir, sizeof(dir)) == 0)
-		cache = dir;
-	if (!cache || strcmp(cache, "none") == 0) {
-		fprintf(stderr, "tracemount: index: no cache folder (give --cache DIR)\n");
-		return 2;
-	}
 	if (tm_context_new(TM_DEFAULT_MEMORY, &r.ctx) < 0) {
-		fprintf(stderr, "tracemount: out of memory\n");
+		fprintf(stderr, "tracemount index: out of memory\n");
 		return 1;
 	}
-	if (tm_context_set_store(r.ctx, cache, cache == dir, err_msg, sizeof(err_msg)) < 0) {
-		fprintf(stderr, "tracemount: %s\n", err_msg);
-		tm_context_free(r.ctx);
-		return 1;
+	/* The traces' paths are relative to the current folder (root_path NULL): their index
+	 * files record where they are resolved to. */
+	r.ctx->force_rebuild = o->force;
+	tm_cli_log_warnings(r.ctx, "index");
+	if (tm_context_set_store(r.ctx, cache, cache == buf, err_msg, sizeof(err_msg)) < 0) {
+		fprintf(stderr, "tracemount index: %s\n", err_msg);
+		goto out;
 	}
+	for (unsigned i = 0; i < o->n_formats; i++)
+		if ((status = tm_cli_add_format(r.ctx, "index", o->formats[i])) != 0)
+			goto out;
 	status = 1;
-	for (int i = optind; i < argc; i++)
-		if (tm_walk(r.ctx, AT_FDCWD, argv[i], collect, &r) < 0) {
-			fprintf(stderr, "tracemount: out of memory\n");
+	for (int i = 0; i < n_paths; i++)
+		if (add_operand(&r, paths[i]) < 0) {
+			fprintf(stderr, "tracemount index: out of memory\n");
 			goto out;
 		}
 	uint64_t total = 0;
@@ -215,7 +333,7 @@ int tm_cmd_index(int argc, char **argv)
 	struct worker workers[MAX_JOBS];
 	unsigned started = 0;
 	double start = now();
-	for (; started < jobs && started < r.n_jobs; started++) {
+	for (; started < o->jobs && started < r.n_jobs; started++) {
 		workers[started] = (struct worker){&r, started};
 		if (pthread_create(&threads[started], NULL, work, &workers[started]) != 0)
 			break;
@@ -237,25 +355,266 @@ int tm_cmd_index(int argc, char **argv)
 	unsigned failed = 0;
 	for (size_t k = 0; k < r.n_jobs; k++)
 		if (r.jobs[k].err) {
-			fprintf(stderr, "tracemount: %s: indexing failed: %s\n", r.jobs[k].path,
-				strerror(-r.jobs[k].err));
+			fprintf(stderr, "tracemount index: %s: indexing failed: %s\n",
+				r.jobs[k].path, strerror(-r.jobs[k].err));
 			failed++;
 		}
 	char size[32];
 	double secs = now() - start;
-	human(size, sizeof(size), (double)total);
+	tm_cli_human_size(size, sizeof(size), (double)total);
 	pthread_mutex_lock(&r.ctx->lock);
 	fprintf(stderr,
 		"tracemount index: %zu traces, %s in %.1f s: %" PRIu64 " indexed, %" PRIu64
-		" up to date, %" PRIu64 " out of date, %u failed%s; index files in %s\n",
+		" up to date, %" PRIu64 " out of date, %u failed%s%s; index files in %s\n",
 		r.n_jobs, size, secs, r.ctx->n_built, r.ctx->n_loaded, r.ctx->n_stale, failed,
-		r.walk_errors ? ", some paths unreadable" : "", cache);
+		r.walk_errors ? ", some paths unreadable" : "",
+		r.not_traces ? ", some paths not traces" : "", cache);
 	pthread_mutex_unlock(&r.ctx->lock);
-	status = failed || r.walk_errors ? 1 : 0;
+	status = failed || r.walk_errors || r.not_traces ? 1 : 0;
 out:
 	for (size_t k = 0; k < r.n_jobs; k++)
 		free(r.jobs[k].path);
 	free(r.jobs);
 	tm_context_free(r.ctx);
 	return status;
+}
+
+/* --list and --prune: what each index file is worth. */
+enum state { ST_OK, ST_STALE, ST_GONE, ST_CHANGED, ST_REFUSED, ST_UNKNOWN, ST_UNREADABLE };
+
+struct entry {
+	struct tm_index_file_info info;
+	enum state state;
+	char problem[256]; /* info.problem's text, "" for none */
+	char text[300];	   /* the state as shown */
+};
+
+struct listing {
+	struct entry *entries;
+	size_t n, cap;
+};
+
+static int gather(void *arg, const struct tm_index_file_info *info)
+{
+	struct listing *l = arg;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct entry *grown = realloc(l->entries, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		l->entries = grown;
+		l->cap = cap;
+	}
+	struct entry *e = &l->entries[l->n++];
+	e->info = *info;
+	/* info->problem need not outlive the call */
+	snprintf(e->problem, sizeof(e->problem), "%s", info->problem ? info->problem : "");
+	e->info.problem = NULL;
+	return 0;
+}
+
+static bool same_key(const struct tm_trace_key *a, const struct tm_trace_key *b)
+{
+	return a->size == b->size && a->mtime_sec == b->mtime_sec &&
+	       a->mtime_nsec == b->mtime_nsec && a->hash == b->hash;
+}
+
+/* Sets e's state from its problem and its trace as it is now. */
+static void judge(struct entry *e)
+{
+	const char *problem = e->problem;
+	bool stale = strncmp(problem, "out of date", strlen("out of date")) == 0;
+	struct tm_source src;
+	struct tm_trace_key key;
+	int err;
+
+	if (problem[0] && !stale) {
+		e->state = ST_REFUSED;
+		snprintf(e->text, sizeof(e->text), "refused: %s", problem);
+		return;
+	}
+	if (!e->info.trace[0]) {
+		e->state = ST_UNKNOWN;
+		snprintf(e->text, sizeof(e->text), "%strace unknown",
+			 stale ? "out of date (other build), " : "");
+		return;
+	}
+	if ((err = tm_source_open(AT_FDCWD, e->info.trace, &src)) == 0) {
+		err = tm_trace_key_of(&src, &key);
+		tm_source_close(&src);
+	}
+	/* gone: nothing there, or no longer a file (-EINVAL) */
+	if (err == -ENOENT || err == -ENOTDIR || err == -EINVAL)
+		e->state = ST_GONE;
+	else if (err)
+		e->state = ST_UNREADABLE;
+	else if (!same_key(&key, &e->info.key))
+		e->state = ST_CHANGED;
+	else
+		e->state = stale ? ST_STALE : ST_OK;
+	const char *texts[] = {
+	    [ST_OK] = "ok",
+	    [ST_STALE] = "out of date (other build)",
+	    [ST_GONE] = "trace gone",
+	    [ST_CHANGED] = "trace changed",
+	};
+	if (e->state == ST_UNREADABLE)
+		snprintf(e->text, sizeof(e->text), "trace unreadable: %s", strerror(-err));
+	else
+		snprintf(e->text, sizeof(e->text), "%s", texts[e->state]);
+}
+
+/* Whether --prune deletes it: refused, or its trace gone or changed, or out of date with no
+ * trace to tell (a mount would rewrite it if the trace were there). A fresh file whose trace
+ * cannot be read is kept: it may be read again. */
+static bool doomed(const struct entry *e)
+{
+	return e->state == ST_REFUSED || e->state == ST_GONE || e->state == ST_CHANGED ||
+	       (e->state == ST_UNKNOWN && e->problem[0]);
+}
+
+static void human_age(char *buf, size_t len, const struct timespec *written)
+{
+	struct timespec now_ts;
+	clock_gettime(CLOCK_REALTIME, &now_ts);
+	long long s = (long long)(now_ts.tv_sec - written->tv_sec);
+	if (s < 0)
+		s = 0; /* written by a clock ahead of ours */
+	if (s < 60)
+		snprintf(buf, len, "%lld s", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%lld min", s / 60);
+	else if (s < 86400)
+		snprintf(buf, len, "%lld h", s / 3600);
+	else
+		snprintf(buf, len, "%lld d", s / 86400);
+}
+
+struct widths {
+	int name, format, state;
+};
+
+/* One line: name, size, age, format, state, trace (escaped as ls -b does: one line each). */
+static int print_entry(const char *lead, const struct entry *e, const struct widths *w)
+{
+	char size[32], age[32];
+	char *trace = tm_escape_name(e->info.trace[0] ? e->info.trace : "?");
+	if (!trace)
+		return -ENOMEM;
+	tm_cli_human_size(size, sizeof(size), (double)e->info.size);
+	human_age(age, sizeof(age), &e->info.written);
+	printf("%s%-*s  %8s  %6s  %-*s  %-*s  %s\n", lead, w->name, e->info.name, size, age,
+	       w->format, e->info.format[0] ? e->info.format : "?", w->state, e->text, trace);
+	free(trace);
+	return 0;
+}
+
+static int list_or_prune(const struct opts *o)
+{
+	char buf[PATH_MAX], err_msg[PATH_MAX + 256], size[32];
+	const char *dir;
+	struct tm_index_store store;
+	struct listing l = {0};
+	struct stat st;
+	int status = cache_dir(o, buf, sizeof(buf), &dir), err;
+	if (status)
+		return status;
+	/* a folder not there holds no index file: nothing to make */
+	bool exists = stat(dir, &st) == 0, opened = false;
+	if (!exists && errno != ENOENT) {
+		fprintf(stderr, "tracemount index: cache folder %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	status = 1;
+	if (exists) {
+		if (tm_index_store_open(&store, dir, false, err_msg, sizeof(err_msg)) < 0) {
+			fprintf(stderr, "tracemount index: %s\n", err_msg);
+			return 1;
+		}
+		opened = true;
+		if ((err = tm_index_store_list(&store, gather, &l)) < 0) {
+			fprintf(stderr, "tracemount index: cache folder %s: %s\n", dir,
+				strerror(-err));
+			goto out;
+		}
+	}
+	struct widths w = {1, 1, 1};
+	unsigned counts[ST_UNREADABLE + 1] = {0};
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		struct entry *e = &l.entries[i];
+		judge(e);
+		int nl = (int)strlen(e->info.name), fl = (int)strlen(e->info.format),
+		    sl = (int)strlen(e->text);
+		w.name = nl > w.name ? nl : w.name;
+		w.format = fl > w.format ? fl : w.format;
+		w.state = sl > w.state ? sl : w.state;
+		counts[e->state]++;
+		bytes += e->info.size;
+	}
+	status = 0;
+	if (o->list) {
+		for (size_t i = 0; i < l.n; i++)
+			if (print_entry("", &l.entries[i], &w) < 0) {
+				fprintf(stderr, "tracemount index: out of memory\n");
+				status = 1;
+				goto out;
+			}
+		tm_cli_human_size(size, sizeof(size), (double)bytes);
+		fflush(stdout);
+		fprintf(stderr,
+			"tracemount index: %zu index files, %s in %s: %u ok, %u out of date, %u "
+			"trace gone, %u trace changed, %u refused",
+			l.n, size, dir, counts[ST_OK], counts[ST_STALE], counts[ST_GONE],
+			counts[ST_CHANGED], counts[ST_REFUSED]);
+		if (counts[ST_UNKNOWN] + counts[ST_UNREADABLE])
+			fprintf(stderr, ", %u trace unknown or unreadable",
+				counts[ST_UNKNOWN] + counts[ST_UNREADABLE]);
+		fputc('\n', stderr);
+		goto out;
+	}
+	unsigned removed = 0;
+	uint64_t freed = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		struct entry *e = &l.entries[i];
+		if (!doomed(e))
+			continue;
+		err = tm_index_store_remove(&store, e->info.name);
+		if (err < 0 && err != -ENOENT) { /* gone already: another prune */
+			fprintf(stderr, "tracemount index: %s/%s: cannot remove: %s\n", dir,
+				e->info.name, strerror(-err));
+			status = 1;
+			continue;
+		}
+		if (print_entry("removed ", e, &w) < 0) {
+			fprintf(stderr, "tracemount index: out of memory\n");
+			status = 1;
+		}
+		removed++;
+		freed += e->info.size;
+	}
+	tm_cli_human_size(size, sizeof(size), (double)freed);
+	fflush(stdout);
+	fprintf(stderr, "tracemount index: pruned %u of %zu index files (%s freed)\n", removed, l.n,
+		size);
+out:
+	if (opened)
+		tm_index_store_close(&store);
+	free(l.entries);
+	if (fflush(stdout) != 0 && !status) {
+		fprintf(stderr, "tracemount index: standard output: %s\n", strerror(errno));
+		status = 1;
+	}
+	return status;
+}
+
+int tm_cmd_index(int argc, char **argv)
+{
+	struct opts o = {.jobs = 1};
+	int status = parse(argc, argv, &o);
+	if (!status)
+		status = o.list || o.prune ? list_or_prune(&o)
+					   : run_index(&o, argv + optind, argc - optind);
+	free(o.formats);
+	return status < 0 ? 0 : status;
 }
