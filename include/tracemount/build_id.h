@@ -8,11 +8,17 @@
 #ifndef TRACEMOUNT_BUILD_ID_H
 #define TRACEMOUNT_BUILD_ID_H
 
+#include <stddef.h>
+
 /* "VERSION+src.HASH": the version and a hash of the sources, written by scripts/build-id. */
 extern const char tm_build_id[];
 
 /* tm_build_id and the versions of the libraries in use at run time, as one line such as
  * "0.1.0+src.0123456789abcdef capstone-4.0 json-c-0.16": what index files are keyed by. */
 const char *tm_build_key(void);
+
+/* The versions of the libraries the core runs with, "zlib 1.2.13, json-c 0.16, Capstone
+ * 4.0", in buf. */
+void tm_library_versions(char *buf, size_t len);
 
 #endif

@@ -33,10 +33,13 @@ struct tm_fs {
 	void (*log)(int priority, const char *line);
 	gid_t gid;
 	struct timespec mounted;
-	/* -o prefetch: the thread indexing every trace in the background */
+	/* -o prefetch: the thread indexing every trace in the background, and its progress for
+	 * .tracemount/status: traces found (known once the walk is over), indexed, failed */
 	pthread_t indexer;
 	bool indexing;
 	atomic_bool stop_indexing;
+	atomic_bool prefetch_walked, prefetch_over;
+	atomic_uint prefetch_total, prefetch_done, prefetch_failed;
 	/* The open files, released by tm_fs_destroy if the kernel never did: it sends no
 	 * RELEASE for files closed after a lazy unmount. */
 	pthread_mutex_t files_lock;
@@ -77,6 +80,10 @@ void tm_fs_destroy(struct tm_fs *fs);
 /* -o prefetch: indexes every trace under SOURCE, one at a time, on a thread of its own that
  * tm_fs_destroy stops. Returns 0 or -errno. */
 int tm_fs_prefetch_all(struct tm_fs *fs);
+
+/* The line of .tracemount/status on -o prefetch, "# prefetch: 59 of 130 traces, running\n"
+ * (or "off", "finding the traces", "..., done, 2 failed"), in buf. Returns snprintf's count. */
+int tm_fs_prefetch_state(struct tm_fs *fs, char *buf, size_t len);
 
 /* Sends a line to fs->log, if set. */
 void tm_fs_log(struct tm_fs *fs, int priority, const char *fmt, ...)
@@ -129,6 +136,9 @@ void tm_fs_release(struct tm_fs *fs, struct tm_fs_file *f);
 
 /* The attributes of a view of size bytes of a trace whose file has attributes trace. */
 void tm_fs_view_stat(const struct stat *trace, uint64_t size, struct stat *st);
+/* A source file or folder's attributes st as the mount shows them: read-only, and without
+ * set-user-ID, set-group-ID or sticky bits (a read-only view is no place for privilege). */
+void tm_fs_source_stat(struct stat *st);
 /* The attributes of .tracemount file which, len bytes long. */
 void tm_fs_meta_stat(struct tm_fs *fs, enum tm_meta_file which, size_t len, struct stat *st);
 

@@ -5,6 +5,7 @@
 
 #include "../fuse/tmfs.h"
 #include "commands.h"
+#include "tracemount/build_id.h"
 #include "tracemount/registry.h"
 #include "tracemount/util.h"
 
@@ -18,8 +19,9 @@ static void usage(FILE *out)
 	    "       tracemount index [-j N] [--cache DIR] PATH...\n"
 	    "       tracemount --help | --version\n"
 	    "\n"
-	    "Mounts SOURCE (a folder of traces, or one trace) read-only at MOUNTPOINT, showing\n"
-	    "every recognised trace as a folder of decoded views. Unmount with\n"
+	    "Mounts SOURCE (a folder of traces, or one trace) read-only, nosuid and nodev at\n"
+	    "MOUNTPOINT, an empty folder outside SOURCE (or SOURCE itself), showing every\n"
+	    "recognised trace as a folder of decoded views. Unmount with\n"
 	    "fusermount3 -u MOUNTPOINT. tracemount index builds the index files of the traces\n"
 	    "under each PATH ahead of time, N at a time.\n"
 	    "\n"
@@ -30,6 +32,7 @@ static void usage(FILE *out)
 	    "$XDG_CACHE_HOME/tracemount,\n"
 	    "                           else ~/.cache/tracemount); none: indexes in memory only\n"
 	    "    -o prefetch            index every trace in the background after mounting\n"
+	    "    -o nonempty            mount over a folder's files, or over another mount\n"
 	    "    -f, -d, -s, -o allow_other and the other libfuse options below\n"
 	    "\n"
 	    "formats:");
@@ -56,22 +59,53 @@ static void tune_allocator(void)
 	mallopt(M_ARENA_MAX, 1);
 }
 
+static void version(void)
+{
+	char libs[256];
+	tm_library_versions(libs, sizeof(libs));
+	printf("tracemount %s\nlibfuse %s, %s\n", TM_VERSION, tm_mount_libfuse_version(), libs);
+}
+
+/* The commands that need no mount, each with its own options and --help. */
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} commands[] = {
+    {"cat", tm_cmd_cat},
+    {"ls", tm_cmd_ls},
+    {"index", tm_cmd_index},
+};
+
+static int run_command(int argc, char **argv)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[0], commands[i].name) == 0)
+			return commands[i].run(argc, argv);
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	tune_allocator();
-	if (argc == 3 &&
-	    (strcmp(argv[1], "cat") == 0 || strcmp(argv[1], "ls") == 0 ||
-	     strcmp(argv[1], "index") == 0) &&
-	    is_help(argv[2])) {
-		usage(stdout);
-		return 0;
+	if (argc >= 2 && strcmp(argv[1], "help") == 0) {
+		if (argc == 2) {
+			usage(stdout);
+			tm_mount_help();
+			return 0;
+		}
+		/* `tracemount help cat`: as `tracemount cat --help` */
+		char *help_argv[] = {argv[2], "--help", NULL};
+		int status = run_command(2, help_argv);
+		if (status >= 0)
+			return status;
+		fprintf(stderr, "tracemount: help: no command '%s' (cat, ls, index)\n", argv[2]);
+		return 2;
 	}
-	if (argc >= 2 && strcmp(argv[1], "cat") == 0)
-		return tm_cmd_cat(argc - 1, argv + 1);
-	if (argc >= 2 && strcmp(argv[1], "ls") == 0)
-		return tm_cmd_ls(argc - 1, argv + 1);
-	if (argc >= 2 && strcmp(argv[1], "index") == 0)
-		return tm_cmd_index(argc - 1, argv + 1);
+	if (argc >= 2) {
+		int status = run_command(argc - 1, argv + 1);
+		if (status >= 0)
+			return status;
+	}
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
 			break;
@@ -81,7 +115,7 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		if (strcmp(argv[i], "-V") == 0 || strcmp(argv[i], "--version") == 0) {
-			printf("tracemount %s\n", TM_VERSION);
+			version();
 			return 0;
 		}
 	}

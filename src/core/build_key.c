@@ -4,6 +4,7 @@
 
 #include <capstone/capstone.h>
 #include <json-c/json_c_version.h>
+#include <zlib.h>
 
 #include "tracemount/build_id.h"
 
@@ -16,6 +17,14 @@ static void make_key(void)
 	cs_version(&major, &minor);
 	snprintf(key, sizeof(key), "%s capstone-%d.%d json-c-%s", tm_build_id, major, minor,
 		 json_c_version());
+}
+
+void tm_library_versions(char *buf, size_t len)
+{
+	int major = 0, minor = 0;
+	cs_version(&major, &minor);
+	snprintf(buf, len, "zlib %s, json-c %s, Capstone %d.%d", zlibVersion(), json_c_version(),
+		 major, minor);
 }
 
 const char *tm_build_key(void)

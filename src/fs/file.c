@@ -79,7 +79,7 @@ int tm_fs_fgetattr(struct tm_fs *fs, struct tm_fs_file *f, struct stat *st)
 	case TM_NODE_FILE:
 		if (fstat(f->src.fd, st) < 0)
 			return -errno;
-		st->st_mode &= ~(mode_t)0222;
+		tm_fs_source_stat(st);
 		return 0;
 	case TM_NODE_META: tm_fs_meta_stat(fs, f->meta, f->text_len, st); return 0;
 	default: return -EISDIR;

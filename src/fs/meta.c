@@ -50,6 +50,25 @@ static int formats_text(char **text, size_t *len)
 	return fclose(f) == 0 ? 0 : -ENOMEM;
 }
 
+/* The context's lines on its traces, then the prefetch line. */
+static int status_text(struct tm_fs *fs, char **text, size_t *len)
+{
+	char line[128];
+	int n = tm_fs_prefetch_state(fs, line, sizeof(line));
+	int err = tm_context_status(fs->ctx, text, len);
+	if (err)
+		return err;
+	char *grown = realloc(*text, *len + (size_t)n + 1);
+	if (!grown) {
+		free(*text);
+		return -ENOMEM;
+	}
+	memcpy(grown + *len, line, (size_t)n + 1);
+	*text = grown;
+	*len += (size_t)n;
+	return 0;
+}
+
 int tm_fs_meta_text(struct tm_fs *fs, enum tm_meta_file which, char **text, size_t *len)
 {
 	switch (which) {
@@ -58,7 +77,7 @@ int tm_fs_meta_text(struct tm_fs *fs, enum tm_meta_file which, char **text, size
 		*len = *text ? strlen(*text) : 0;
 		return *text ? 0 : -ENOMEM;
 	case TM_META_FORMATS: return formats_text(text, len);
-	case TM_META_STATUS: return tm_context_status(fs->ctx, text, len);
+	case TM_META_STATUS: return status_text(fs, text, len);
 	case TM_META_N: break;
 	}
 	return -ENOENT;

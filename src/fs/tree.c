@@ -57,6 +57,7 @@ int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, cha
 			snprintf(err, err_len, "%s: %s", source, strerror(errno));
 			return -errno;
 		}
+		ctx->root_path = realpath(source, NULL); /* recorded in index files */
 		return 0;
 	}
 	/* A single trace: through any symbolic links to the file itself, whose folder becomes the
@@ -95,7 +96,7 @@ int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, cha
 			 source);
 		goto out;
 	}
-	ret = (fs->single = strdup(base)) ? 0 : -ENOMEM;
+	ret = (fs->single = strdup(base)) && (ctx->root_path = strdup(dir)) ? 0 : -ENOMEM;
 out:
 	if (ret < 0 && fs->root_fd >= 0) {
 		close(fs->root_fd);
@@ -359,6 +360,11 @@ void tm_fs_view_stat(const struct stat *trace, uint64_t size, struct stat *st)
 	st->st_blocks = (blkcnt_t)((size + 511) / 512);
 }
 
+void tm_fs_source_stat(struct stat *st)
+{
+	st->st_mode &= ~(mode_t)(0222 | S_ISUID | S_ISGID | S_ISVTX);
+}
+
 void tm_fs_meta_stat(struct tm_fs *fs, enum tm_meta_file which, size_t len, struct stat *st)
 {
 	/* status names every trace seen, including those in folders others may not read */
@@ -378,7 +384,7 @@ int tm_fs_getattr(struct tm_fs *fs, const char *path, struct stat *st)
 	case TM_NODE_DIR:
 	case TM_NODE_FILE:
 		*st = n.st;
-		st->st_mode &= ~(mode_t)0222;
+		tm_fs_source_stat(st);
 		break;
 	case TM_NODE_LINK: *st = n.st; break;
 	case TM_NODE_TRACE:

@@ -14,6 +14,7 @@
 #include "tracemount/fs.h"
 #include "tracemount/index_file.h"
 #include "tracemount/util.h"
+#include "mountpoint.h"
 #include "tmfs.h"
 #include "tmfs_ops.h"
 
@@ -22,7 +23,8 @@
  * shows its new sizes (and drops its pages) at the next stat; look up missing names every
  * time so that new files show at once. */
 #define DEFAULT_OPTIONS                                                                            \
-	"-odefault_permissions,ro,subtype=tracemount,attr_timeout=1,entry_timeout=60,negative_"    \
+	"-odefault_permissions,ro,auto_unmount,subtype=tracemount,attr_timeout=1,entry_timeout="   \
+	"60,negative_"                                                                             \
 	"timeout=0"
 
 struct mount_opts {
@@ -31,6 +33,7 @@ struct mount_opts {
 	char *cache;
 	char *memory;
 	int prefetch;
+	int nonempty; /* mount over a folder's files or another mount */
 	char **formats;
 	unsigned n_formats;
 	int bad;
@@ -42,6 +45,7 @@ static const struct fuse_opt mount_specs[] = {
     {"cache=%s", offsetof(struct mount_opts, cache), 0},
     {"memory=%s", offsetof(struct mount_opts, memory), 0},
     {"prefetch", offsetof(struct mount_opts, prefetch), 1},
+    {"nonempty", offsetof(struct mount_opts, nonempty), 1},
     FUSE_OPT_KEY("format=", KEY_FORMAT),
     FUSE_OPT_END,
 };
@@ -81,7 +85,8 @@ static void free_opts(struct mount_opts *o)
 	free(o->memory);
 }
 
-/* Applies tracemount's own options to a new context; returns 0 or an exit status. */
+/* Applies tracemount's -o memory and -o format to a new context; returns 0 or an exit
+ * status. */
 static int make_context(struct mount_opts *o, struct tm_context **ctx)
 {
 	uint64_t memory = TM_DEFAULT_MEMORY;
@@ -91,17 +96,6 @@ static int make_context(struct mount_opts *o, struct tm_context **ctx)
 	}
 	if (tm_context_new((size_t)memory, ctx) < 0) {
 		fprintf(stderr, "tracemount: out of memory\n");
-		return 1;
-	}
-	char dir[PATH_MAX], err_msg[PATH_MAX + 256];
-	const char *cache = o->cache;
-	if (!cache && tm_index_store_default(dir, sizeof(dir)) == 0)
-		cache = dir;
-	if (cache && strcmp(cache, "none") != 0 &&
-	    tm_context_set_store(*ctx, cache, !o->cache, err_msg, sizeof(err_msg)) < 0) {
-		fprintf(stderr, "tracemount: -o cache: %s\n", err_msg);
-		tm_context_free(*ctx);
-		*ctx = NULL;
 		return 1;
 	}
 	for (unsigned i = 0; i < o->n_formats; i++) {
@@ -120,6 +114,28 @@ static int make_context(struct mount_opts *o, struct tm_context **ctx)
 			return err == -ENOMEM ? 1 : 2;
 		}
 	}
+	return 0;
+}
+
+/* Opens the cache folder of -o cache, or the default one (without which a mount still works,
+ * with its indexes in memory). Returns 0 or an exit status. */
+static int open_cache(struct mount_opts *o, struct tm_context *ctx)
+{
+	char dir[PATH_MAX], err_msg[PATH_MAX + 256];
+	const char *cache = o->cache;
+	if (!cache && tm_index_store_default(dir, sizeof(dir)) == 0)
+		cache = dir;
+	if (!cache || strcmp(cache, "none") == 0 ||
+	    tm_context_set_store(ctx, cache, !o->cache, err_msg, sizeof(err_msg)) == 0)
+		return 0;
+	if (o->cache) {
+		fprintf(stderr, "tracemount: -o cache: %s\n", err_msg);
+		return 1;
+	}
+	fprintf(stderr,
+		"tracemount: warning: %s; index files are not kept, indexes live in memory only "
+		"(give -o cache=DIR)\n",
+		err_msg);
 	return 0;
 }
 
@@ -146,8 +162,10 @@ static int add_default_options(struct fuse_args *args, const char *source)
 	err = fuse_opt_insert_arg(args, 1, DEFAULT_OPTIONS);
 	if (!err)
 		err = fuse_opt_insert_arg(args, 2, dash_o);
-	if (!err) /* last, so that a user's -o rw cannot undo it: the mount is read-only */
-		err = fuse_opt_add_arg(args, "-oro");
+	/* last, so that a user's -o rw, suid or dev (mount.fuse3 passes dev,suid) cannot undo
+	 * them: a read-only view of a folder is no place for privilege */
+	if (!err)
+		err = fuse_opt_add_arg(args, "-oro,nosuid,nodev");
 	free(dash_o);
 	return err;
 }
@@ -181,6 +199,11 @@ static int run_loop(struct fuse *fuse, const struct fuse_cmdline_opts *cmd)
 	return ret;
 }
 
+const char *tm_mount_libfuse_version(void)
+{
+	return fuse_pkgversion();
+}
+
 void tm_mount_help(void)
 {
 	printf("\nFUSE options:\n");
@@ -200,33 +223,38 @@ int tm_mount_main(int argc, char **argv)
 	int status = 2;
 
 	if (fuse_opt_parse(&args, &o, mount_specs, opt_proc) < 0 || o.bad)
+		goto out_usage;
+	if (!o.source || !o.mountpoint) {
+		fprintf(stderr,
+			"tracemount: %s is missing (usage: tracemount [options] SOURCE "
+			"MOUNTPOINT; see tracemount --help)\n",
+			o.source ? "MOUNTPOINT" : "SOURCE");
 		goto out;
-	struct stat st;
-	if (o.mountpoint && stat(o.mountpoint, &st) < 0) {
-		fprintf(stderr, "tracemount: %s: %s\n", o.mountpoint, strerror(errno));
+	}
+	struct stat st; /* libfuse would call a missing mount point a usage error */
+	if (stat(o.mountpoint, &st) < 0 &&
+	    tm_mountpoint_check(o.source, o.mountpoint, o.nonempty, err_msg, sizeof(err_msg)) < 0) {
+		fprintf(stderr, "tracemount: %s\n", err_msg);
 		status = 1;
 		goto out;
 	}
-	if (fuse_parse_cmdline(&args, &cmd) < 0)
-		goto out;
-	if (!o.source || !cmd.mountpoint) {
-		fprintf(stderr, "tracemount: usage: tracemount [options] SOURCE MOUNTPOINT "
-				"(see tracemount --help)\n");
-		goto out;
-	}
-	if ((status = make_context(&o, &ctx)) != 0)
-		goto out;
-	status = 1;
-	if (tm_fs_init(&fs, ctx, o.source, err_msg, sizeof(err_msg)) < 0) {
-		fprintf(stderr, "tracemount: %s\n", err_msg);
-		goto out;
-	}
+	if (fuse_parse_cmdline(&args, &cmd) < 0 || !cmd.mountpoint)
+		goto out_usage;
 	if (add_default_options(&args, o.source) < 0)
 		goto out;
-	status = 2; /* fuse_new fails on options it does not know, and says which */
+	/* fuse_new fails on options it does not know, and says which: usage errors first */
 	if (!(fuse = fuse_new(&args, &tm_fuse_operations, sizeof(tm_fuse_operations), &fs)))
-		goto out;
+		goto out_usage;
+	if ((status = make_context(&o, &ctx)) != 0)
+		goto out_destroy;
 	status = 1;
+	if (tm_fs_init(&fs, ctx, o.source, err_msg, sizeof(err_msg)) < 0 ||
+	    tm_mountpoint_check(o.source, o.mountpoint, o.nonempty, err_msg, sizeof(err_msg)) < 0) {
+		fprintf(stderr, "tracemount: %s\n", err_msg);
+		goto out_destroy;
+	}
+	if (open_cache(&o, ctx) != 0)
+		goto out_destroy;
 	if (fuse_mount(fuse, cmd.mountpoint) != 0)
 		goto out_destroy;
 	if (fuse_daemonize(cmd.foreground) != 0 ||
@@ -249,6 +277,10 @@ out_unmount:
 	fuse_unmount(fuse);
 out_destroy:
 	fuse_destroy(fuse);
+	goto out;
+out_usage:
+	fprintf(stderr, "tracemount: see tracemount --help for the options\n");
+	status = 2;
 out:
 	tm_fs_destroy(&fs);
 	tm_context_free(ctx);

@@ -8,4 +8,7 @@ int tm_mount_main(int argc, char **argv);
 /* Prints libfuse's options, after tracemount's own --help text. */
 void tm_mount_help(void);
 
+/* The version of libfuse in use. */
+const char *tm_mount_libfuse_version(void);
+
 #endif
