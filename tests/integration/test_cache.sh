@@ -25,7 +25,7 @@ VIEWS="dump.txt stats.json errors.txt raw"
 
 # summary MNT: the status summary line.
 summary() {
-	grep '^#' "$1/.tracemount/status"
+	grep '^# [0-9]* traces' "$1/.tracemount/status"
 }
 # read_all MNT DIR: every view of every trace into DIR.
 read_all() {
