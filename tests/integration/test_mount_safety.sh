@@ -228,14 +228,22 @@ mount_tm "$SRC" -o cache=none
 check_eq "without -o prefetch: the status says off" "# prefetch: off" \
 	"$(grep '^# prefetch' "$TM_MNT/.tracemount/status")"
 unmount_tm
+# two spixcounts files of one program: their SUM.spixcounts is a trace too
+mkdir -p "$SRC/bb"
+$PY "$(dirname "$0")/spix_expect.py" write "$SRC/bb/run1.bb" be "4:1:0,8:2:0" --tsum 7
+$PY "$(dirname "$0")/spix_expect.py" write "$SRC/bb/run2.bb" be "4:3:0,8:4:0" --tsum 7
 mount_tm "$SRC" -o cache=none -o prefetch
 for i in $(seq 1 200); do
 	grep -q "done" <(grep '^# prefetch' "$TM_MNT/.tracemount/status") && break
 	sleep 0.05
 done
-check_eq "-o prefetch: all traces done" "# prefetch: 2 of 2 traces, done" \
+check_eq "-o prefetch: all traces done, the sum too" "# prefetch: 5 of 5 traces, done" \
 	"$(grep '^# prefetch' "$TM_MNT/.tracemount/status")"
-check "-o prefetch: the log says how many and when done" grep -q "prefetch: done, 2 traces" \
+check "-o prefetch: the sum is indexed" grep -q "^bb/SUM.spixcounts	spixcounts	indexed" \
+	"$TM_MNT/.tracemount/status"
+check "-o prefetch: the status counts 5 traces" grep -q "^# 5 traces; indexes: 5 built" \
+	"$TM_MNT/.tracemount/status"
+check "-o prefetch: the log says how many and when done" grep -q "prefetch: done, 5 traces" \
 	"$TM_TMP/daemon.log"
 unmount_tm
 
