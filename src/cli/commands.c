@@ -172,7 +172,7 @@ static int parse_args(struct cli_trace *ct, int argc, char **argv, int n_operand
 	}
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:c:F:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:F:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': cache = optarg; break;
 		case 'F':

@@ -201,7 +201,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	}
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:c:F:j:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:F:j:h", longopts, NULL)) != -1) {
 		char *end;
 		long n;
 		switch (c) {
@@ -312,13 +312,14 @@ static int run_index(struct opts *o, char **paths, int n_paths)
 	 * files record where they are resolved to. */
 	r.ctx->force_rebuild = o->force;
 	tm_cli_log_warnings(r.ctx, "index");
-	if (tm_context_set_store(r.ctx, cache, cache == buf, err_msg, sizeof(err_msg)) < 0) {
-		fprintf(stderr, "tracemount index: %s\n", err_msg);
-		goto out;
-	}
 	for (unsigned i = 0; i < o->n_formats; i++)
 		if ((status = tm_cli_add_format(r.ctx, "index", o->formats[i])) != 0)
 			goto out;
+	if (tm_context_set_store(r.ctx, cache, cache == buf, err_msg, sizeof(err_msg)) < 0) {
+		fprintf(stderr, "tracemount index: %s\n", err_msg);
+		status = 1;
+		goto out;
+	}
 	status = 1;
 	for (int i = 0; i < n_paths; i++)
 		if (add_operand(&r, paths[i]) < 0) {
