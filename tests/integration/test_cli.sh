@@ -1,6 +1,7 @@
 #!/bin/bash
 # The command line: exit codes and messages of every usage and error case, `tracemount cat`
-# and `tracemount ls` against the mounted views and an independent reference decoder,
+# and `tracemount ls` (their messages, help, --format NAME or GLOB:NAME, options after the
+# operands, "--") against the mounted views and an independent reference decoder,
 # --format / -o format= overrides, single-file mounts and -o memory= budgets.
 #
 # Expectations come from the product brief (exit codes 0/1/2, errors naming the file, view
@@ -119,12 +120,41 @@ run_tm ls "$SRC/t.byu" "$SRC/t.dat"
 check_eq "ls with two operands: exit status" 2 "$RC"
 run_tm ls --no-such-option "$SRC/t.byu"
 check_eq "ls with an unknown option: exit status" 2 "$RC"
+check_eq "ls with an unknown option: the message" \
+	"tracemount ls: unknown option '--no-such-option' (see tracemount ls --help)" "$ERR"
+run_tm cat "$SRC/t.byu" raw --cache
+check_eq "cat --cache without DIR: exit status" 2 "$RC"
+check_eq "cat --cache without DIR: the message" \
+	"tracemount cat: option needs an argument: '--cache' (see tracemount cat --help)" "$ERR"
+run_tm cat "$SRC/t.byu"
+check_eq "cat without VIEW: the message" \
+	"tracemount cat: usage: tracemount cat [OPTION]... TRACE VIEW (see tracemount cat --help)" \
+	"$ERR"
+for cmd in cat ls; do
+	run_tm "$cmd" --help
+	check_eq "$cmd --help: exit status" 0 "$RC"
+	check_eq "$cmd --help: nothing on stderr" "" "$ERR"
+	for word in "usage: tracemount $cmd" --cache --format GLOB:NAME --help byu; do
+		check "$cmd --help mentions $word" grep -qF -- "$word" "$OUT"
+	done
+done
 run_tm cat --format nosuchformat "$SRC/t.dat" raw
 check_eq "cat --format with an unknown format: exit status" 2 "$RC"
 check "cat --format with an unknown format: message names it" contains "$ERR" nosuchformat
 run_tm ls --format nosuchformat "$SRC/t.dat"
 check_eq "ls --format with an unknown format: exit status" 2 "$RC"
 check "ls --format with an unknown format: message names it" contains "$ERR" nosuchformat
+check_eq "ls --format with an unknown format: the message" \
+	"tracemount ls: --format nosuchformat: unknown format (see tracemount ls --help)" "$ERR"
+run_tm cat --format '*.dat:nosuchformat' "$SRC/t.dat" raw
+check_eq "cat --format GLOB:NAME with an unknown format: exit status" 2 "$RC"
+check_eq "cat --format GLOB:NAME with an unknown format: the message" \
+	"tracemount cat: --format *.dat:nosuchformat: unknown format (see tracemount cat --help)" \
+	"$ERR"
+run_tm ls --format '*.dat:' "$SRC/t.dat"
+check_eq "ls --format GLOB: without NAME: exit status" 2 "$RC"
+check_eq "ls --format GLOB: without NAME: the message" \
+	"tracemount ls: --format *.dat:: expected GLOB:NAME" "$ERR"
 
 # ---------------------------------------------------------------------------------------
 # Errors: exit 1 and a message naming the file (or the view).
@@ -142,6 +172,8 @@ check_eq "cat of a view folder: exit status" 1 "$RC"
 run_tm cat "$SRC/missing.byu" raw
 check_eq "cat of a missing file: exit status" 1 "$RC"
 check "cat of a missing file: message names the file" contains "$ERR" missing.byu
+check_eq "cat of a missing file: the message" \
+	"tracemount cat: $SRC/missing.byu: No such file or directory" "$ERR"
 run_tm ls "$SRC/missing.byu"
 check_eq "ls of a missing file: exit status" 1 "$RC"
 check "ls of a missing file: message names the file" contains "$ERR" missing.byu
@@ -151,9 +183,18 @@ check "cat of a file that is not a trace: message names the file" contains "$ERR
 run_tm ls "$SRC/t.dat"
 check_eq "ls of a .dat file without --format: exit status" 1 "$RC"
 check "ls of a .dat file without --format: message names the file" contains "$ERR" t.dat
+check_eq "ls of a .dat file without --format: the message" \
+	"tracemount ls: $SRC/t.dat: not a recognised trace (name its format with --format NAME)" \
+	"$ERR"
+run_tm cat --format '*.txt:byu' "$SRC/t.dat" raw
+check_eq "cat --format with a glob that does not match: exit status" 1 "$RC"
 run_tm ls "$SRC/sub"
 check_eq "ls of a folder: exit status" 1 "$RC"
 check "ls of a folder: message names it" contains "$ERR" sub
+check_eq "ls of a folder: the message" "tracemount ls: $SRC/sub: not a regular file" "$ERR"
+run_tm cat "$SRC/t.byu" no-such-view
+check_eq "cat of an unknown view: the message" \
+	"tracemount cat: $SRC/t.byu: no view 'no-such-view' (see tracemount ls $SRC/t.byu)" "$ERR"
 
 # ---------------------------------------------------------------------------------------
 # `tracemount cat` from inside SOURCE (relative path) equals the mounted view; the views agree
@@ -224,6 +265,20 @@ cp "$OUT" "$TM_TMP/dat.din"
 run_tm cat t.byu convert/t.din
 check "the .din of t.dat equals the .din of the same bytes as t.byu" cmp -s "$OUT" \
 	"$TM_TMP/dat.din"
+run_tm cat t.dat dump.txt --format byu
+check_eq "cat t.dat dump.txt --format byu (an option after the operands): exit status" 0 "$RC"
+check "cat t.dat dump.txt --format byu equals the reference decoder" cmp -s "$OUT" \
+	"$TM_TMP/t.ref"
+run_tm cat --format '*.dat:byu' t.dat dump.txt
+check_eq "cat --format '*.dat:byu' t.dat dump.txt: exit status" 0 "$RC"
+check "cat --format '*.dat:byu' t.dat dump.txt equals the reference decoder" cmp -s "$OUT" \
+	"$TM_TMP/t.ref"
+run_tm cat --format 'sub/*.dat:byu' sub/s.dat dump.txt
+check "cat --format with a glob of a relative path equals the reference decoder" cmp -s \
+	"$OUT" "$TM_TMP/t.ref"
+run_tm ls -F '*.dat:byu' --cache none t.dat
+check "ls -F GLOB:NAME --cache none lists the brief's BYU views" cmp -s \
+	<(awk '{print $2}' "$OUT" | LC_ALL=C sort) <(expected_views t)
 run_tm ls --format byu t.dat
 check_eq "ls --format byu t.dat: exit status" 0 "$RC"
 check "ls --format byu t.dat lists the brief's BYU views" cmp -s \
@@ -232,6 +287,15 @@ cp "$OUT" "$TM_TMP/dat.ls"
 run_tm ls t.byu
 check "ls of t.dat and of t.byu (same bytes) agree" cmp -s "$OUT" "$TM_TMP/dat.ls"
 cd / || exit 1
+
+# A trace whose name starts with '-' follows "--".
+mkdir -p "$TM_TMP/dash"
+cp "$SRC/t.byu" "$TM_TMP/dash/-t.byu"
+run_tm cat -- "$TM_TMP/dash/-t.byu" dump.txt
+check "cat -- -t.byu dump.txt equals the reference decoder" cmp -s "$OUT" "$TM_TMP/t.ref"
+(cd "$TM_TMP/dash" && "$TRACEMOUNT" ls --cache none -- -t.byu >"$TM_TMP/dash.ls" 2>&1)
+check "ls -- -t.byu lists the brief's BYU views" cmp -s \
+	<(awk '{print $2}' "$TM_TMP/dash.ls" | LC_ALL=C sort) <(expected_views -t)
 
 # -o format='*.dat:byu' makes .dat files trace folders (the glob matches base names).
 mount_tm "$SRC" -o 'format=*.dat:byu'
