@@ -83,7 +83,7 @@ done
 check "--version: meson.build names a version" test -n "$VERSION"
 run_tm --version
 check_eq "--version exits 0" 0 "$RC"
-check_eq "--version prints the version" "tracemount $VERSION" "$(cat "$OUT")"
+check_eq "--version prints the version first" "tracemount $VERSION" "$(head -n 1 "$OUT")"
 check_eq "--version writes nothing to stderr" "" "$ERR"
 
 # ---------------------------------------------------------------------------------------
