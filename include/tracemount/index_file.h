@@ -5,10 +5,10 @@
  * time, a hash of its first and last 64 KiB) and the format, so that the same trace under
  * another path or mount shares it. A file holds a header (magic, version, format, the build
  * key of the code that wrote it (build_id.h), the content key, a fingerprint of the format's
- * record and view layout, sizes, checksums) and the index as
- * it is in memory: rows, stats.json, errors.txt, the gzip access points, the table views'
- * bytes (deflated). Files are written
- * to a temporary name and renamed; one that does not check out in every field is rebuilt,
+ * record and view layout, sizes, checksums), the absolute path of the trace it was built from
+ * (for `tracemount index --list` and `--prune`), and the index as it is in memory: rows,
+ * stats.json, errors.txt, the gzip access points, the table views' bytes (deflated). Files are
+ * written to a temporary name and renamed; one that does not check out in every field is rebuilt,
  * never trusted. */
 #ifndef TRACEMOUNT_INDEX_FILE_H
 #define TRACEMOUNT_INDEX_FILE_H

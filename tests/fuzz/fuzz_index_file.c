@@ -7,7 +7,8 @@
  * follows; the rest is a list of 5-byte patches, each a 32-bit little-endian offset (modulo
  * the file's size) and a byte XORed there. The trace is indexed and its index file written
  * to a cache folder; the patches damage that file; a second context, as a second mount would,
- * reads the file (or refuses it and indexes again) and every view is read whole. */
+ * reads the file (or refuses it and indexes again) and every view is read whole; before that,
+ * the folder's list (tm_index_store_list) reads the damaged file's header. */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,6 +68,25 @@ static void mount_once(const struct tm_format *fmt, struct tm_source *src, int r
 	tm_context_free(ctx);
 }
 
+static int list_one(void *arg, const struct tm_index_file_info *info)
+{
+	size_t *n = arg;
+	*n += strlen(info->format) + strlen(info->trace) + (info->problem != NULL);
+	return 0;
+}
+
+/* Lists the cache folder, as tracemount index --list does. */
+static void list_folder(void)
+{
+	struct tm_index_store s;
+	char err[256];
+	size_t n = 0;
+	if (tm_index_store_open(&s, cache_path, true, err, sizeof(err)) < 0)
+		abort();
+	(void)tm_index_store_list(&s, list_one, &n);
+	tm_index_store_close(&s);
+}
+
 /* Applies the patches to the index file at path. */
 static void damage(const char *path, const uint8_t *patches, size_t n, int reseal)
 {
@@ -116,6 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path, sizeof(path), "%s/%s", cache_path, name);
 	mount_once(fmt, &src, 0);
 	damage(path, data + 4 + len, size - 4 - len, !(data[1] & 1));
+	list_folder();
 	mount_once(fmt, &src, 1);
 	unlink(path); /* the next input's trace has another key */
 	tm_source_close(&src);
