@@ -287,7 +287,7 @@ check_eq "index --list after a trace gone and one changed" \
 		printf 'tt6 trace changed %s\n' "$REAL/sub/t.tt6")" "$(listing)"
 check "index --list: the total counts them" grep -q ': 2 ok, 0 out of date, 1 trace gone, 1 trace changed, 0 refused$' <<<"$ERR"
 grep -E 'trace (gone|changed)' "$OUT" | cut -d' ' -f1 | LC_ALL=C sort >"$TM_TMP/doomed"
-freed=$(cd "$CACHE" && cat $(cat "$TM_TMP/doomed") | wc -c)
+freed=$(cd "$CACHE" && xargs cat <"$TM_TMP/doomed" | wc -c)
 run_tm index --prune --cache "$CACHE"
 check_eq "index --prune: exit status" 0 "$RC"
 check_eq "index --prune: the summary" \
