@@ -125,7 +125,12 @@ static int open_cache(struct mount_opts *o, struct tm_context *ctx)
 	const char *cache = o->cache;
 	if (!cache && tm_index_store_default(dir, sizeof(dir)) == 0)
 		cache = dir;
-	if (!cache || strcmp(cache, "none") == 0 ||
+	if (!cache) {
+		fprintf(stderr, "tracemount: warning: no cache folder (neither XDG_CACHE_HOME nor "
+				"HOME is set): indexes live in memory only (give -o cache=DIR)\n");
+		return 0;
+	}
+	if (strcmp(cache, "none") == 0 ||
 	    tm_context_set_store(ctx, cache, !o->cache, err_msg, sizeof(err_msg)) == 0)
 		return 0;
 	if (o->cache) {

@@ -222,6 +222,18 @@ touch "$TM_TMP/notafolder"
 )
 TM_FAILS=$((TM_FAILS + $?))
 
+(
+	unset XDG_CACHE_HOME HOME
+	mount_tm "$SRC"
+	check "neither XDG_CACHE_HOME nor HOME: a warning" \
+		grep -q "warning: no cache folder.*memory" "$TM_TMP/daemon.log"
+	check "neither XDG_CACHE_HOME nor HOME: the status says cache none" \
+		grep -q "cache none$" "$TM_MNT/.tracemount/status"
+	unmount_tm
+	exit "$TM_FAILS"
+)
+TM_FAILS=$((TM_FAILS + $?))
+
 # ---------------------------------------------------------------------------------------
 # .tracemount/status: the state of -o prefetch.
 mount_tm "$SRC" -o cache=none

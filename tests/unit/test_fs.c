@@ -260,7 +260,7 @@ START_TEST(test_getattr)
 	char *text;
 	size_t len;
 	ck_assert_int_eq(tm_context_status(ctx, &text, &len), 0);
-	ck_assert_uint_eq(attrs("/.tracemount/status").st_size, len);
+	ck_assert_uint_eq(attrs("/.tracemount/status").st_size, len + strlen("# prefetch: off\n"));
 	free(text);
 
 	ck_assert_int_eq(tm_fs_getattr(&fs, "/missing", &st), -ENOENT);
