@@ -99,12 +99,13 @@ uint64_t tm_gz_piece_start(const struct tm_gz_index *ix, uint64_t k);
 
 /* Decompresses piece k into out, which has room for its bytes (see tm_gz_inflate_span). */
 int tm_gz_inflate_piece(struct tm_source *file, const struct tm_gz_index *ix, uint64_t k,
-			uint8_t *out);
+			uint8_t *out, char *why, size_t why_len);
 
 /* Decompresses span k of the gzip file `file` into out, which has room for the span's
  * points[k + 1].out - points[k].out bytes. Returns 0, or -EIO when the file no longer
- * decompresses as indexed, or -errno. Thread-safe: no shared state. */
+ * decompresses as indexed, or -errno, with the reason (zlib's message, or where the file
+ * ended) in why (may be NULL). Thread-safe: no shared state. */
 int tm_gz_inflate_span(struct tm_source *file, const struct tm_gz_index *ix, uint64_t k,
-		       uint8_t *out);
+		       uint8_t *out, char *why, size_t why_len);
 
 #endif

@@ -320,6 +320,7 @@ int tm_trace_index(struct tm_trace *t, struct tm_source *src, const struct tm_in
 }
 
 struct piece_load {
+	struct tm_trace *trace;
 	struct tm_source *src;
 	const struct tm_gz_index *gz;
 	uint64_t piece;
@@ -335,13 +336,20 @@ static int load_piece(void *arg, struct tm_cached_chunk *c)
 		return -ENOMEM;
 	c->mem = sizeof(*c) + size;
 	c->len = size;
-	return tm_gz_inflate_piece(a->src, a->gz, a->piece, (uint8_t *)c->bytes);
+	char why[192] = "";
+	int err =
+	    tm_gz_inflate_piece(a->src, a->gz, a->piece, (uint8_t *)c->bytes, why, sizeof(why));
+	if (err && *why) /* the index pass saw it whole: the file changed since */
+		tm_context_log(a->trace->ctx, LOG_ERR,
+			       "%s: decompressing from offset %" PRIu64 ": %s", a->trace->path,
+			       tm_gz_piece_start(a->gz, a->piece), why);
+	return err;
 }
 
 int tm_trace_piece(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
 		   struct tm_source *src, uint64_t piece, struct tm_cached_chunk **out)
 {
-	struct piece_load arg = {src, ix->gz, piece};
+	struct piece_load arg = {t, src, ix->gz, piece};
 	return tm_chunk_cache_load(ctx->cache, tm_cache_owner(t->uid, TM_RAW_VIEW), piece,
 				   load_piece, &arg, out);
 }

@@ -1,5 +1,7 @@
 /* Gzip access points: detection, and decompressing one span from its point. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -153,7 +155,7 @@ uint64_t tm_gz_piece_start(const struct tm_gz_index *ix, uint64_t p)
 /* Decompresses the bytes [skip, skip + want) of span k into out: those before are inflated
  * into a scratch buffer and dropped. */
 static int inflate_range(struct tm_source *file, const struct tm_gz_index *ix, uint64_t k,
-			 uint64_t skip, size_t want, uint8_t *out)
+			 uint64_t skip, size_t want, uint8_t *out, char *why, size_t why_len)
 {
 	const struct tm_gz_point *p = &ix->points[k];
 	size_t done = 0, trailer = 0;
@@ -167,7 +169,9 @@ static int inflate_range(struct tm_source *file, const struct tm_gz_index *ix, u
 		if (!z.avail_in) {
 			ssize_t n = tm_source_read(file, in, INPUT_BLOCK, in_off);
 			if (n <= 0) {
-				err = n < 0 ? (int)n : -EIO; /* the file shrank */
+				err = n < 0 ? (int)n : -EIO;
+				if (!n && why)
+					snprintf(why, why_len, "the file ends at %" PRIu64, in_off);
 				break;
 			}
 			in_off += (uint64_t)n;
@@ -199,10 +203,13 @@ static int inflate_range(struct tm_source *file, const struct tm_gz_index *ix, u
 			if (inflateReset2(&z, 15 + 16) != Z_OK)
 				err = -EIO;
 		} else if (ret != Z_OK && ret != Z_BUF_ERROR && (skip || done < want)) {
-			err = -EIO;
+			err = ret == Z_MEM_ERROR ? -ENOMEM : -EIO;
 		} else if (ret == Z_BUF_ERROR && !got && z.avail_in) {
 			err = -EIO; /* no progress with input to spare */
 		}
+		if (err && why)
+			snprintf(why, why_len, "zlib: %s, in the bytes before %" PRIu64,
+				 z.msg ? z.msg : zError(ret), in_off);
 	}
 	inflateEnd(&z);
 	free(in);
@@ -211,16 +218,16 @@ static int inflate_range(struct tm_source *file, const struct tm_gz_index *ix, u
 }
 
 int tm_gz_inflate_piece(struct tm_source *file, const struct tm_gz_index *ix, uint64_t p,
-			uint8_t *out)
+			uint8_t *out, char *why, size_t why_len)
 {
 	uint64_t k = span_of_piece(ix, p), start = tm_gz_piece_start(ix, p);
 	size_t len = (size_t)(tm_gz_piece_start(ix, p + 1) - start);
-	return inflate_range(file, ix, k, start - ix->points[k].out, len, out);
+	return inflate_range(file, ix, k, start - ix->points[k].out, len, out, why, why_len);
 }
 
 int tm_gz_inflate_span(struct tm_source *file, const struct tm_gz_index *ix, uint64_t k,
-		       uint8_t *out)
+		       uint8_t *out, char *why, size_t why_len)
 {
 	return inflate_range(file, ix, k, 0, (size_t)(ix->points[k + 1].out - ix->points[k].out),
-			     out);
+			     out, why, why_len);
 }

@@ -115,7 +115,7 @@ static void check_spans(struct mem_source *file, const struct scanned *s)
 						   : TM_GZ_SPAN);
 		ck_assert_uint_le(p->bits, 7);
 		uint8_t *buf = malloc(len + 1);
-		ck_assert_int_eq(tm_gz_inflate_span(&file->src, ix, k, buf), 0);
+		ck_assert_int_eq(tm_gz_inflate_span(&file->src, ix, k, buf, NULL, 0), 0);
 		ck_assert_int_eq(memcmp(buf, s->out + p->out, len), 0);
 		free(buf);
 		ck_assert_uint_eq(tm_gz_span_of(ix, p->out), k);
@@ -213,7 +213,7 @@ START_TEST(long_spans_read_in_pieces)
 		ck_assert(end > start && end - start <= TM_GZ_PIECE);
 		ck_assert_uint_eq(tm_gz_piece_of(ix, start), p);
 		ck_assert_uint_eq(tm_gz_piece_of(ix, end - 1), p);
-		ck_assert_int_eq(tm_gz_inflate_piece(&file.src, ix, p, buf), 0);
+		ck_assert_int_eq(tm_gz_inflate_piece(&file.src, ix, p, buf, NULL, 0), 0);
 		ck_assert_int_eq(memcmp(buf, data + start, (size_t)(end - start)), 0);
 		at = end;
 	}
@@ -357,11 +357,17 @@ START_TEST(spans_of_a_changed_file_fail)
 	struct scanned s = scan(&file, 65536);
 	uint64_t last = s.ix->n_points - 1;
 	uint8_t *buf = malloc(len);
+	char why[192] = "";
 	file.len = (size_t)s.ix->points[last].in + 10; /* the file shrank */
-	ck_assert_int_eq(tm_gz_inflate_span(&file.src, s.ix, last, buf), -EIO);
+	ck_assert_int_eq(tm_gz_inflate_span(&file.src, s.ix, last, buf, why, sizeof(why)), -EIO);
+	ck_assert_msg(strstr(why, "the file ends at") != NULL, "%s", why);
 	file.len = gz_len;
+	file.data[2] = 7; /* damaged since it was indexed: the member's compression method */
+	ck_assert_int_eq(tm_gz_inflate_span(&file.src, s.ix, 0, buf, why, sizeof(why)), -EIO);
+	ck_assert_msg(strstr(why, "zlib: unknown compression method") != NULL, "%s", why);
+	file.data[2] = 8;
 	file.fail = -EIO;
-	ck_assert_int_eq(tm_gz_inflate_span(&file.src, s.ix, 0, buf), -EIO);
+	ck_assert_int_eq(tm_gz_inflate_span(&file.src, s.ix, 0, buf, NULL, 0), -EIO);
 	free(buf);
 	scanned_free(&s);
 	mem_source_free(&file);
