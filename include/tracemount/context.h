@@ -12,7 +12,7 @@
 struct tm_format;
 struct tm_trace;
 struct tm_chunk_cache;
-struct tm_prefetch;
+struct tm_readahead;
 struct tm_index_store;
 struct stat;
 
@@ -25,7 +25,7 @@ struct tm_override {
 
 struct tm_context {
 	struct tm_chunk_cache *cache;
-	struct tm_prefetch *prefetch;
+	struct tm_readahead *readahead; /* renders ahead of streaming readers */
 	struct tm_override *overrides;
 	unsigned n_overrides;
 

@@ -3,7 +3,7 @@
  * A read finds its chunk through the index and copies from that chunk's rendered bytes,
  * which the chunk cache keeps: sequential reads continue from memory, and only a jump costs a
  * chunk's decode. Reads of one open file may run in parallel: a reader's only mutable state is
- * a hint, the offset where a streaming reader goes next, from which the context's prefetcher
+ * a hint, the offset where a streaming reader goes next, from which the context's read-ahead
  * renders the next chunk on another core while the current one is copied. */
 #ifndef TRACEMOUNT_READER_H
 #define TRACEMOUNT_READER_H
@@ -23,7 +23,7 @@ struct tm_reader {
 	struct tm_source *src;
 	const struct tm_index *index; /* NULL for raw */
 	unsigned view;
-	_Atomic uint64_t next_off; /* where a streaming reader reads next: a prefetch hint */
+	_Atomic uint64_t next_off; /* where a streaming reader reads next: a read-ahead hint */
 };
 
 /* Prepares a reader of view `view` of t; builds the index unless the view is raw. */

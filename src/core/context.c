@@ -16,7 +16,7 @@
 #include "tracemount/context.h"
 #include "tracemount/index.h"
 #include "tracemount/index_file.h"
-#include "tracemount/prefetch.h"
+#include "tracemount/readahead.h"
 #include "tracemount/registry.h"
 #include "tracemount/source.h"
 #include "tracemount/trace.h"
@@ -29,7 +29,7 @@ int tm_context_new(size_t memory, struct tm_context **out)
 	ctx->table_size = 256;
 	ctx->table = calloc(ctx->table_size, sizeof(*ctx->table));
 	if (!ctx->table || tm_chunk_cache_new(memory, &ctx->cache) < 0 ||
-	    tm_prefetch_new(&ctx->prefetch) < 0) {
+	    tm_readahead_new(&ctx->readahead) < 0) {
 		tm_chunk_cache_free(ctx->cache);
 		free(ctx->table);
 		free(ctx);
@@ -55,7 +55,7 @@ void tm_context_free(struct tm_context *ctx)
 {
 	if (!ctx)
 		return;
-	tm_prefetch_free(ctx->prefetch); /* first: its worker uses the cache and the traces */
+	tm_readahead_free(ctx->readahead); /* first: its worker uses the cache and the traces */
 	for (size_t i = 0; i < ctx->table_size; i++) {
 		while (ctx->table[i]) {
 			struct tm_trace *t = ctx->table[i];

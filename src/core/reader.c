@@ -10,7 +10,7 @@
 #include "tracemount/format.h"
 #include "tracemount/gzip.h"
 #include "tracemount/index.h"
-#include "tracemount/prefetch.h"
+#include "tracemount/readahead.h"
 #include "tracemount/reader.h"
 #include "tracemount/source.h"
 #include "tracemount/table.h"
@@ -208,10 +208,48 @@ int tm_reader_render(const struct tm_reader *r, uint64_t chunk)
 	return err;
 }
 
+/* A read-ahead request's own reader: a copy of the streaming one, with its own handle on the
+ * source and a reference on the trace, so that it outlives the reader's file. */
+struct ahead {
+	struct tm_reader reader;
+	struct tm_source src;
+};
+
+static int ahead_render(void *arg, uint64_t chunk)
+{
+	return tm_reader_render(&((struct ahead *)arg)->reader, chunk);
+}
+
+static void ahead_release(void *arg)
+{
+	struct ahead *a = arg;
+	tm_source_close(&a->src);
+	tm_context_trace_put(a->reader.ctx, a->reader.trace);
+	free(a);
+}
+
+static void request_ahead(const struct tm_reader *r, uint64_t first, uint64_t last)
+{
+	struct ahead *a = calloc(1, sizeof(*a));
+	if (!a || tm_source_dup(r->src, &a->src) < 0) {
+		free(a);
+		return;
+	}
+	/* field by field: r->next_off is another thread's atomic */
+	a->reader.ctx = r->ctx;
+	a->reader.trace = r->trace;
+	a->reader.index = r->index;
+	a->reader.view = r->view;
+	a->reader.src = &a->src;
+	tm_context_trace_hold(r->ctx, r->trace);
+	struct tm_readahead_job job = {ahead_render, ahead_release, a, first, last};
+	tm_readahead_request(r->ctx->readahead, &job);
+}
+
 /* A read that starts where the last one ended streams: have the chunks that the next read of
- * the same size will need, and at least the next two, rendered ahead on the prefetcher's
+ * the same size will need, and at least the next two, rendered ahead on the read-ahead
  * thread, unless they are there. */
-static void prefetch_next(struct tm_reader *r, uint64_t off, uint64_t end, uint64_t last_chunk)
+static void read_ahead(struct tm_reader *r, uint64_t off, uint64_t end, uint64_t last_chunk)
 {
 	uint64_t expected = atomic_exchange(&r->next_off, end), last = 0;
 	if (off != expected || last_chunk + 1 >= n_chunks(r))
@@ -225,7 +263,7 @@ static void prefetch_next(struct tm_reader *r, uint64_t off, uint64_t end, uint6
 		last = n_chunks(r) - 1;
 	uint64_t owner = tm_cache_owner(r->trace->uid, is_raw(r) ? TM_RAW_VIEW : r->view);
 	if (!tm_chunk_cache_contains(r->ctx->cache, owner, last))
-		tm_prefetch_request(r->ctx->prefetch, r, last_chunk + 1, last);
+		request_ahead(r, last_chunk + 1, last);
 }
 
 /* Reads a view made of cached chunks: a record view, or a gzip trace's raw bytes. */
@@ -249,7 +287,7 @@ static ssize_t read_chunks(struct tm_reader *r, char *out, size_t size, uint64_t
 		tm_chunk_cache_release(r->ctx->cache, cc);
 	}
 	if (done)
-		prefetch_next(r, off, off + done, chunk);
+		read_ahead(r, off, off + done, chunk);
 	return (ssize_t)done;
 }
 
