@@ -3,9 +3,10 @@
 # bytes into a record, an empty and a 1-byte file, random bytes, all-INVALID files (and the
 # 64-record and 90% edges of the "probably not BYU" rule), the real 12-byte BYU files of
 # $REALTRACES/byu12 mislabelled as BYU with -o format='*.tr:byu' (and one of them with 2
-# garbage bytes appended). Every view is compared with expectations computed here without
-# tracemount (dump.txt: the spec's reference decoder; the rest: a Python pass over that output
-# and over the raw bytes); a clean trace in the same mount still reads correctly afterwards.
+# garbage bytes appended). Every view is compared with the tests' BYU model, which computes
+# them without tracemount (byu_model: tests/unit/byu_ref.c), and dump.txt also with the spec's
+# reference decoder (byu_refdec); a clean trace in the same mount still reads correctly
+# afterwards.
 #
 # Process start-up is slow on the machines this runs on, so one Python process does the
 # comparisons of all traces and prints one "description<TAB>expected<TAB>actual" line per
@@ -69,59 +70,18 @@ else
 fi
 
 for t in $TRACES $REAL; do
-	mkdir -p "$EXP/$t"
-	"$BYU_REFDEC" <"$SRC/$t" >"$EXP/$t/dump.txt"
+	"$BYU_MODEL" "$EXP/$t" "${t##*/}" 16384 <"$SRC/$t"
+	"$BYU_REFDEC" <"$SRC/$t" >"$EXP/$t/refdec.txt"
 done
 
-export BYU_EXPECT_DIR
-BYU_EXPECT_DIR=$(cd "$(dirname "$0")" && pwd) # byu_expect.py: the expected stats.json
+export TESTS_DIR
+TESTS_DIR=$(cd "$(dirname "$0")" && pwd) # trace_bytes.py: stats.json compared
 cat >"$TM_TMP/byu_check.py" <<'EOF'
-# expect EXP SRC REL...: class/NAME.txt (reference dump lines by name), class/NAME.byu (raw
-#   records by the spec's table at control >> 4), din, errors (expected errors.txt lines).
-# compare EXP SRC MNT REL...: one "description<TAB>expected<TAB>actual" line per check.
+# compare EXP SRC MNT REL...: one "description<TAB>expected<TAB>actual" line per check of the
+# mounted views against the model's (EXP/REL, written by byu_model).
 import json, os, random, sys
-sys.path.insert(0, os.environ["BYU_EXPECT_DIR"])
-from byu_expect import expected_stats, stats_value
-
-CLASSES = ["invalid", "int_ack", "special", "io_read", "io_write", "i_fetch", "nc_i_fetch",
-           "d_read", "nc_d_read", "write_back", "d_write"]
-BY_CONTROL = ["invalid", "int_ack", "invalid", "special", "invalid", "io_read", "invalid",
-              "io_write", "i_fetch", "nc_i_fetch", "invalid", "invalid", "d_read",
-              "nc_d_read", "write_back", "d_write"]
-DIN = {"I_FETCH": "2", "NC_I_FETCH": "2", "D_READ": "0", "NC_D_READ": "0",
-       "D_WRITE": "1", "WRITE_BACK": "1"}
-FLAG = "probably not a 6-byte BYU trace"
-CHUNK = 16384
-
-def dump_lines(exp, rel):
-    with open(os.path.join(exp, rel, "dump.txt")) as f:
-        return f.read().splitlines()
-
-def flagged(lines):
-    inv = sum(1 for l in lines if l.split()[2] == "INVALID")
-    return len(lines) >= 64 and inv * 10 >= len(lines) * 9
-
-def expect(exp, src, rels):
-    for rel in rels:
-        out = os.path.join(exp, rel)
-        os.makedirs(os.path.join(out, "class"), exist_ok=True)
-        lines = dump_lines(exp, rel)
-        raw = open(os.path.join(src, rel), "rb").read()
-        for name in CLASSES:
-            with open(os.path.join(out, "class", name + ".txt"), "w") as f:
-                f.writelines(l + "\n" for l in lines if l.split()[2].lower() == name)
-            with open(os.path.join(out, "class", name + ".byu"), "wb") as f:
-                f.write(b"".join(raw[i:i + 6] for i in range(0, len(raw) - 5, 6)
-                                 if BY_CONTROL[raw[i + 5] >> 4] == name))
-        with open(os.path.join(out, "din"), "w") as f:
-            f.writelines("%s %s\n" % (DIN[l.split()[2]], l.split()[0])
-                         for l in lines if l.split()[2] in DIN)
-        errors = []
-        if len(raw) % 6:
-            errors.append("offset %d: trailing partial record: %d of 6 bytes, not decoded"
-                          % (len(raw) // 6 * 6, len(raw) % 6))
-        with open(os.path.join(out, "errors"), "w") as f:
-            f.writelines(e + "\n" for e in errors)
+sys.path.insert(0, os.environ["TESTS_DIR"])
+from trace_bytes import json_checks
 
 def read(path):
     try:
@@ -191,90 +151,53 @@ def compare(exp, src, mnt, rels):
         out.append("%s\t%s\t%s" % (desc, json.dumps(want, sort_keys=True), json.dumps(got, sort_keys=True)))
     for rel in rels:
         e, m = os.path.join(exp, rel), os.path.join(mnt, rel)
-        stem = os.path.splitext(os.path.basename(rel))[0]
-        lines = dump_lines(exp, rel)
-        raw = read(os.path.join(src, rel))
-        views = [("raw", os.path.join(src, rel)), ("dump.txt", os.path.join(e, "dump.txt"))]
-        for name in CLASSES:
-            views.append(("class/%s.txt" % name, os.path.join(e, "class", name + ".txt")))
-            views.append(("class/%s.byu" % name, os.path.join(e, "class", name + ".byu")))
-        views.append(("convert/%s.din" % stem, os.path.join(e, "din")))
-        # Each view's byte offset after every CHUNK records, computed from the reference.
-        per = {v: 0 for v, _ in views}
-        bounds = {v: [] for v, _ in views}
-        for i, l in enumerate(lines):
-            op = l.split()[2]
-            per["raw"] += 6
-            per["dump.txt"] += len(l) + 1
-            per["class/%s.txt" % op.lower()] += len(l) + 1
-            if op in DIN:
-                per["convert/%s.din" % stem] += len(l.split()[0]) + 3
-            if (i + 1) % CHUNK == 0:
-                for v in per:
-                    bounds[v].append(per[v])
-        for i in range(0, len(raw) - 5, 6):
-            per["class/%s.byu" % BY_CONTROL[raw[i + 5] >> 4]] += 6
-            if (i // 6 + 1) % CHUNK == 0:
-                for name in CLASSES:
-                    bounds["class/%s.byu" % name].append(per["class/%s.byu" % name])
-        for view, path in views:
-            want = read(path)
+        views = open(os.path.join(e, "views.list")).read().split()
+        # Each record view's byte offsets after every chunk of records, from the model.
+        bounds = {}
+        for line in open(os.path.join(e, "bounds")):
+            v, *offs = line.split()
+            bounds[v] = [int(o) for o in offs]
+        for view in views:
+            if view == "stats.json":
+                continue
+            want = read(os.path.join(e, view))
             check("%s: %s content" % (rel, view), "equal", same(want, read(os.path.join(m, view))))
             check("%s: %s stat size" % (rel, view), len(want), size(os.path.join(m, view)))
+            if view == "errors.txt":
+                continue
             for direct in (False, True):
                 check("%s: %s windows at chunk boundaries, the end and random (%s)"
                       % (rel, view, "O_DIRECT" if direct else "page cache"), None,
                       read_windows(rel, view, os.path.join(m, view), want, bounds[view], direct))
-        check("%s: the trace folder holds exactly the views" % rel,
-              sorted([v for v, _ in views] + ["errors.txt", "stats.json"]),
+        check("%s: the trace folder holds exactly the views" % rel, sorted(views),
               sorted(os.path.relpath(os.path.join(d, f), m)
                      for d, _, fs in os.walk(m) for f in fs))
 
-        # errors.txt: the partial-record line exactly, the flag when expected, nothing else.
-        got = read(os.path.join(m, "errors.txt"))
-        check("%s: errors.txt stat size equals its length" % rel,
-              len(got) if isinstance(got, bytes) else got, size(os.path.join(m, "errors.txt")))
-        got = got.decode(errors="replace").splitlines() if isinstance(got, bytes) else [got]
-        want_lines = open(os.path.join(e, "errors")).read().splitlines()
-        for w in want_lines:
-            check("%s: errors.txt has the line %r" % (rel, w), True, w in got)
-        if not want_lines:
-            check("%s: errors.txt reports no partial record" % rel, [],
-                  [g for g in got if "partial record" in g])
-        flag = flagged(lines)
-        check("%s: errors.txt flags %r iff >= 64 records, >= 90%% INVALID" % (rel, FLAG),
-              1 if flag else 0, sum(1 for g in got if FLAG in g))
-        check("%s: errors.txt has no other lines" % rel, len(want_lines) + flag, len(got))
-
-        # stats.json against the reference dump.
+        # stats.json against the model's.
         try:
             d = json.loads(read(os.path.join(m, "stats.json")))
         except Exception as ex:
             d = {}
             check("%s: stats.json parses" % rel, "valid JSON", str(ex))
-        for key, w in expected_stats(lines, len(raw), os.path.basename(rel)):
-            check("%s: stats.json %s" % (rel, key), w, stats_value(d, key, w))
+        for key, w, g in json_checks(json.load(open(os.path.join(e, "stats.json"))), d):
+            check("%s: %s" % (rel, key), w, g)
     print("\n".join(out))
 
-if sys.argv[1] == "expect":
-    expect(sys.argv[2], sys.argv[3], sys.argv[4:])
-else:
-    compare(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+compare(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:])
 EOF
-"$PY" "$TM_TMP/byu_check.py" expect "$EXP" "$SRC" $TRACES $REAL
-check "expectations written" test -s "$EXP/good.byu/din"
+check "expectations written" test -s "$EXP/good.byu/convert/good.din"
 
 mount_tm "$SRC" -o 'format=*.tr:byu'
 MNT=$TM_MNT
 
 # Every view of every trace, stat sizes, errors.txt and stats.json.
-"$PY" "$TM_TMP/byu_check.py" compare "$EXP" "$SRC" "$MNT" $TRACES $REAL >"$TM_TMP/results"
+"$PY" "$TM_TMP/byu_check.py" "$EXP" "$SRC" "$MNT" $TRACES $REAL >"$TM_TMP/results"
 check "comparisons ran" test -s "$TM_TMP/results"
 while IFS=$'\t' read -r what want got; do
 	check_eq "$what" "$want" "$got"
 done <"$TM_TMP/results"
 
-# Checks that do not depend on the expectation code above being right.
+# Checks that do not depend on the model being right.
 check_eq "odd/empty.byu: dump.txt is empty" 0 "$(stat -c %s "$MNT/odd/empty.byu/dump.txt")"
 check_eq "odd/empty.byu: errors.txt is empty" 0 "$(wc -c <"$MNT/odd/empty.byu/errors.txt")"
 check_eq "odd/empty.byu: every view but stats.json is empty" "" \
@@ -287,7 +210,7 @@ for k in 1 2 3 4 5; do
 		"offset 6000: trailing partial record: $k of 6 bytes, not decoded" \
 		"$(cat "$MNT/cut/trunc$k.byu/errors.txt")"
 	check "cut/trunc$k.byu: dump.txt equals the reference decoder" \
-		cmp "$EXP/cut/trunc$k.byu/dump.txt" "$MNT/cut/trunc$k.byu/dump.txt"
+		cmp "$EXP/cut/trunc$k.byu/refdec.txt" "$MNT/cut/trunc$k.byu/dump.txt"
 done
 check "edge/inv64.byu: flagged" grep -q "$FLAG" "$MNT/edge/inv64.byu/errors.txt"
 check "edge/inv90of100.byu: flagged" grep -q "$FLAG" "$MNT/edge/inv90of100.byu/errors.txt"
@@ -296,10 +219,10 @@ check_eq "edge/inv89of100.byu: not flagged" "" "$(cat "$MNT/edge/inv89of100.byu/
 check "odd/allinv.byu: flagged" grep -q "$FLAG" "$MNT/odd/allinv.byu/errors.txt"
 check_eq "odd/random.byu: 50000 records decoded" 50000 "$(wc -l <"$MNT/odd/random.byu/dump.txt")"
 check "odd/random.byu: dump.txt equals the reference decoder" \
-	cmp "$EXP/odd/random.byu/dump.txt" "$MNT/odd/random.byu/dump.txt"
+	cmp "$EXP/odd/random.byu/refdec.txt" "$MNT/odd/random.byu/dump.txt"
 for t in $REAL; do
 	check "$t: (real 12-byte trace) dump.txt equals the reference decoder" \
-		cmp "$EXP/$t/dump.txt" "$MNT/$t/dump.txt"
+		cmp "$EXP/$t/refdec.txt" "$MNT/$t/dump.txt"
 	check "$t: (real 12-byte trace) flagged in errors.txt" grep -q "$FLAG" "$MNT/$t/errors.txt"
 	check "$t: (real 12-byte trace) probably_not_byu in stats.json" \
 		grep -q '"probably_not_byu": *true' "$MNT/$t/stats.json"
@@ -327,8 +250,8 @@ cd - >/dev/null || exit 1
 
 # After all of that, the clean trace still reads correctly, whole and in windows.
 check "daemon still running after the bad inputs" kill -0 "$TM_DAEMON_PID"
-check "good.byu: dump.txt still equals the reference decoder" cmp "$EXP/good.byu/dump.txt" "$MNT/good.byu/dump.txt"
-check "good.byu: convert/good.din still equals the expectation" cmp "$EXP/good.byu/din" "$MNT/good.byu/convert/good.din"
+check "good.byu: dump.txt still equals the reference decoder" cmp "$EXP/good.byu/refdec.txt" "$MNT/good.byu/dump.txt"
+check "good.byu: convert/good.din still equals the expectation" cmp "$EXP/good.byu/convert/good.din" "$MNT/good.byu/convert/good.din"
 size=$(stat -c %s "$EXP/good.byu/dump.txt")
 for off in 0 12345 300001 $((size - 7)) "$size"; do
 	check "good.byu: dump.txt window at $off (O_DIRECT)" cmp \

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Reads at random offsets and lengths of BYU views through the mount, each compared with the
-# same window of an expectation computed here without tracemount (reference decoder output,
-# awk over it, raw records filtered with od/awk/xxd). Windows straddle the 16384-record chunk
-# boundaries, start before the end and run past it, start exactly at the end and beyond it.
+# same window of the view the tests' BYU model computes without tracemount (byu_model:
+# tests/unit/byu_ref.c). Windows straddle the 16384-record chunk boundaries, start before the end and run
+# past it, start exactly at the end and beyond it.
 # Half the reads use O_DIRECT (dd iflag=direct), which bypasses the page cache so the daemon
 # sees the exact offset and length; the others go through the page cache. Then several
 # processes read in parallel, on the same view and on different views, of a fresh mount whose
@@ -17,44 +17,17 @@ EXP=$TM_TMP/expected
 mkdir -p "$SRC" "$EXP"
 "$GEN_BYU" -n 120000 -s 21 -m mixed >"$SRC/r.byu"
 
-# Independent expectations.
-"$BYU_REFDEC" <"$SRC/r.byu" >"$EXP/dump.txt"
-awk '$3 == "D_READ"' "$EXP/dump.txt" >"$EXP/d_read.txt"
-od -An -v -tx1 -w6 "$SRC/r.byu" | awk 'NF == 6 && substr($6, 1, 1) == "f" { print $1 $2 $3 $4 $5 $6 }' |
-	xxd -r -p >"$EXP/d_write.byu"
-awk '$3 == "I_FETCH" || $3 == "NC_I_FETCH" { print "2 " $1 }
-     $3 == "D_READ" || $3 == "NC_D_READ" { print "0 " $1 }
-     $3 == "D_WRITE" || $3 == "WRITE_BACK" { print "1 " $1 }' "$EXP/dump.txt" >"$EXP/r.din"
-cp "$SRC/r.byu" "$EXP/raw"
-check "expected d_write.byu is non-trivial" test "$(wc -c <"$EXP/d_write.byu")" -gt 100000
-
-# Byte offsets, in each view, of the chunk boundaries (after every CHUNK records of the trace).
-awk -v C=$CHUNK '
-	{ line = length($0) + 1; d += line }
-	$3 == "D_READ" { t += line }
-	$3 == "D_WRITE" { b += 6 }
-	$3 ~ /^(I_FETCH|NC_I_FETCH|D_READ|NC_D_READ|WRITE_BACK|D_WRITE)$/ { n += length("0 " $1) + 1 }
-	NR % C == 0 { print d, t, b, n }' "$EXP/dump.txt" >"$EXP/bounds"
-check_eq "chunk boundaries computed" 7 "$(wc -l <"$EXP/bounds")"
+# The model's views, and their byte offsets after every CHUNK records of the trace.
+"$BYU_MODEL" "$EXP" r.byu $CHUNK <"$SRC/r.byu"
+check "the model's dump.txt is the reference decoder's output" cmp "$EXP/dump.txt" \
+	<("$BYU_REFDEC" <"$SRC/r.byu")
+check "expected class/d_write.byu is non-trivial" test "$(wc -c <"$EXP/class/d_write.byu")" -gt 100000
+check_eq "chunk boundaries computed" 7 "$(awk '$1 == "dump.txt" { print NF - 1 }' "$EXP/bounds")"
 
 VIEWS="dump.txt class/d_read.txt class/d_write.byu convert/r.din"
 # expected_of VIEW: sets EXPF to the view's expectation (no subshell: forks are slow here).
 expected_of() {
-	case $1 in
-	dump.txt) EXPF=$EXP/dump.txt ;;
-	class/d_read.txt) EXPF=$EXP/d_read.txt ;;
-	class/d_write.byu) EXPF=$EXP/d_write.byu ;;
-	convert/r.din) EXPF=$EXP/r.din ;;
-	raw) EXPF=$EXP/raw ;;
-	esac
-}
-bound_col() {
-	case $1 in
-	dump.txt) echo 1 ;;
-	class/d_read.txt) echo 2 ;;
-	class/d_write.byu) echo 3 ;;
-	convert/r.din) echo 4 ;;
-	esac
+	EXPF=$EXP/$1
 }
 
 # rd FILE OFF LEN BS [direct]
@@ -105,8 +78,7 @@ for view in $VIEWS; do
 	exp=$EXPF
 	size=$(stat -c %s "$exp")
 	check_eq "$view: stat size equals the expectation's" "$size" "$(stat -c %s "$TM_MNT/r.byu/$view")"
-	col=$(bound_col "$view")
-	bounds=($(awk -v c="$col" '{ print $c }' "$EXP/bounds"))
+	read -ra bounds < <(awk -v v="$view" '$1 == v { $1 = ""; print }' "$EXP/bounds")
 	# Around every chunk boundary: the byte before and after, a short window across it, and
 	# one running from inside the chunk before to inside the chunk after the next.
 	for i in "${!bounds[@]}"; do

@@ -1,9 +1,9 @@
 #!/bin/bash
-# Every view of BYU traces, byte for byte, against expectations computed here without
-# tracemount: dump.txt from the spec's reference decoder (byu_refdec), class streams and the
-# .din conversion from that output and from the raw bytes with od/awk/xxd, stats.json from a
-# Python pass over the reference dump. Also stat sizes, wc -l, tail, head -c, `tracemount cat`
-# (the same bytes as the mount) and `tracemount ls` (the same sizes as stat).
+# Every view of BYU traces, byte for byte, against the tests' BYU model (byu_model:
+# tests/unit/byu_ref.c), which computes them without tracemount, and dump.txt and the class
+# streams also with the spec's reference decoder (byu_refdec). Also stat sizes, wc -l, tail,
+# head -c, `tracemount cat` (the same bytes as the mount) and `tracemount ls` (the same sizes
+# as stat).
 . "$(dirname "$0")/lib.sh"
 
 CLASSES="invalid int_ack special io_read io_write i_fetch nc_i_fetch d_read nc_d_read write_back d_write"
@@ -19,88 +19,32 @@ mkdir -p "$SRC/sub/deep" "$EXP"
 "$GEN_BYU" -n 5 -s 3 -m mixed >"$SRC/sub/tiny.byu"
 TRACES="prog.byu sub/deep/small.v2.byu sub/tiny.byu"
 
-# expected TRACE OUTDIR STEM: the expected views, laid out as in the mount: OUTDIR/raw,
-# dump.txt, errors.txt, class/NAME.{txt,byu}, convert/STEM.din.
-expected() {
-	local trace=$1 out=$2 stem=$3 name upper
-	mkdir -p "$out/class" "$out/convert"
-	cp "$trace" "$out/raw"
-	: >"$out/errors.txt"
-	"$BYU_REFDEC" <"$trace" >"$out/dump.txt"
-	for name in $CLASSES; do
-		upper=$(echo "$name" | tr a-z A-Z)
-		awk -v op="$upper" '$3 == op' "$out/dump.txt" >"$out/class/$name.txt"
-		: >"$out/class/$name.hex"
-	done
-	# The raw records, one per line as six hex bytes; the class is the spec's table at the
-	# control byte's high nibble. A trailing partial record has fewer fields and is skipped.
-	od -An -v -tx1 -w6 "$trace" | awk -v dir="$out/class" '
-		BEGIN {
-			split("invalid int_ack invalid special invalid io_read invalid io_write " \
-			      "i_fetch nc_i_fetch invalid invalid d_read nc_d_read write_back d_write",
-			      cls, " ")
-		}
-		NF == 6 {
-			c = index("0123456789abcdef", substr($6, 1, 1))
-			print $1 $2 $3 $4 $5 $6 > (dir "/" cls[c] ".hex")
-		}'
-	for name in $CLASSES; do
-		xxd -r -p "$out/class/$name.hex" >"$out/class/$name.byu"
-		rm "$out/class/$name.hex"
-	done
-	awk '$3 == "I_FETCH" || $3 == "NC_I_FETCH" { print "2 " $1 }
-	     $3 == "D_READ" || $3 == "NC_D_READ" { print "0 " $1 }
-	     $3 == "D_WRITE" || $3 == "WRITE_BACK" { print "1 " $1 }' "$out/dump.txt" >"$out/convert/$stem.din"
-}
-
 # head_equal N MOUNTED EXPECTED: head -c N of the mounted view equals the first N bytes of the
 # expectation (cmp -n fails on a length difference too).
 head_equal() {
 	head -c "$1" "$2" | cmp -n "$1" - "$3"
 }
 
-# stats_compare TRACE REFDUMP SOURCE_REL STATS_JSON: prints "key<TAB>expected<TAB>actual".
+# stats_compare EXPECTED_JSON STATS_JSON: prints "key<TAB>expected<TAB>actual".
 stats_compare() {
 	"$PY" - "$(dirname "$0")" "$@" <<'EOF'
-import json, os, sys
+import json, sys
 sys.path.insert(0, sys.argv[1])
-from byu_expect import ORDER, expected_stats, stats_value
-trace, dump, source, stats = sys.argv[2:6]
-exp = [("top-level keys", ["format", "source", "bytes", "records", "classes", "errors",
-                           "truncated", "byu"]), ("class order", ORDER)]
-exp += expected_stats(open(dump), os.path.getsize(trace), source)
-want = dict(exp)
+from trace_bytes import json_checks
+want = json.load(open(sys.argv[2]))
 try:
-    d = json.load(open(stats))
+    got = json.load(open(sys.argv[3]))
 except Exception as e:
-    d = {}
+    got = {}
     print("parse\tvalid JSON\t%s" % e)
-def get(key):
-    if key == "top-level keys":
-        return list(d.keys())
-    if key == "class order":
-        return list(d.get("classes", {}).keys())
-    return stats_value(d, key, want[key])
-for k, v in exp:
-    print("%s\t%s\t%s" % (k, json.dumps(v, sort_keys=True), json.dumps(get(k), sort_keys=True)))
+for k, w, g in json_checks(want, got):
+    print("%s\t%s\t%s" % (k, json.dumps(w, sort_keys=True), json.dumps(g, sort_keys=True)))
 EOF
 }
 
 for t in $TRACES; do
-	base=${t##*/}
-	stem=${base%.*}
-	expected "$SRC/$t" "$EXP/$t" "$stem"
-	{
-		echo raw
-		echo dump.txt
-		echo stats.json
-		echo errors.txt
-		for name in $CLASSES; do
-			echo "class/$name.txt"
-			echo "class/$name.byu"
-		done
-		echo "convert/$stem.din"
-	} | sort >"$EXP/$t/views.list"
+	"$BYU_MODEL" "$EXP/$t" "${t##*/}" <"$SRC/$t"
+	sort -o "$EXP/$t/views.list" "$EXP/$t/views.list"
 done
 
 mount_tm "$SRC"
@@ -118,17 +62,19 @@ for t in $TRACES; do
 
 	# Content of every view against its independent expectation.
 	check "$t: raw equals the source file" cmp "$SRC/$t" "$m/raw"
-	check "$t: dump.txt equals the reference decoder" cmp "$e/dump.txt" "$m/dump.txt"
+	check "$t: dump.txt equals the model's" cmp "$e/dump.txt" "$m/dump.txt"
+	check "$t: dump.txt equals the reference decoder's output" cmp <("$BYU_REFDEC" <"$SRC/$t") \
+		"$m/dump.txt"
 	for name in $CLASSES; do
-		check "$t: class/$name.txt equals the reference lines of that class" \
+		check "$t: class/$name.txt equals the model's lines of that class" \
 			cmp "$e/class/$name.txt" "$m/class/$name.txt"
-		check "$t: class/$name.byu equals the source records of that class" \
+		check "$t: class/$name.byu equals the model's records of that class" \
 			cmp "$e/class/$name.byu" "$m/class/$name.byu"
 		"$BYU_REFDEC" <"$m/class/$name.byu" >"$TM_TMP/redecoded"
 		check "$t: class/$name.byu decodes (reference decoder) to class/$name.txt" \
 			cmp "$TM_TMP/redecoded" "$m/class/$name.txt"
 	done
-	check "$t: convert/$stem.din equals the reference dump converted" \
+	check "$t: convert/$stem.din equals the model's" \
 		cmp "$e/convert/$stem.din" "$m/convert/$stem.din"
 	check "$t: errors.txt is empty for a clean trace" cmp /dev/null "$m/errors.txt"
 	check_eq "$t: stats.json ends with a newline" 0a "$(tail -c 1 "$m/stats.json" | od -An -tx1 | tr -d ' ')"
@@ -138,7 +84,7 @@ for t in $TRACES; do
 		"$(cat "$m"/class/*.txt | wc -l)"
 
 	# stats.json.
-	stats_compare "$SRC/$t" "$e/dump.txt" "${t##*/}" "$m/stats.json" >"$TM_TMP/stats.cmp"
+	stats_compare "$e/stats.json" "$m/stats.json" >"$TM_TMP/stats.cmp"
 	check "$t: stats.json compared" test -s "$TM_TMP/stats.cmp"
 	while IFS=$'\t' read -r key want got; do
 		check_eq "$t: stats.json $key" "$want" "$got"

@@ -1,4 +1,6 @@
+#define _GNU_SOURCE 1
 #include <ctype.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,14 +37,23 @@ const char *byu_ref_class_name(uint8_t control, char *buf)
 	return buf;
 }
 
-int byu_ref_class_index(uint8_t control)
+const char *byu_ref_class(unsigned i)
+{
+	static const char *const names[BYU_REF_N_CLASSES] = {
+	    "invalid",	  "int_ack", "special",	  "io_read",	"io_write", "i_fetch",
+	    "nc_i_fetch", "d_read",  "nc_d_read", "write_back", "d_write"};
+	return i < BYU_REF_N_CLASSES ? names[i] : NULL;
+}
+
+/* The index of the class of a control byte in byu_ref_class's order. */
+static unsigned class_of(uint8_t control)
 {
 	char name[16];
 	byu_ref_class_name(control, name);
-	for (unsigned c = 0; c < tm_format_byu.n_classes; c++)
-		if (strcmp(tm_format_byu.classes[c], name) == 0)
-			return (int)c;
-	return -1;
+	for (unsigned c = 0; c < BYU_REF_N_CLASSES; c++)
+		if (strcmp(byu_ref_class(c), name) == 0)
+			return c;
+	abort(); /* the op table names only these */
 }
 
 int byu_ref_din_label(uint8_t control)
@@ -65,6 +76,47 @@ size_t byu_ref_dump_line(const uint8_t *rec, char *out)
 			 byu_ref_op[rec[5] >> 4]);
 	memcpy(out, line, (size_t)n);
 	return (size_t)n;
+}
+
+/* NAME less its last extension, as convert/NAME.din names it. */
+static char *stem_of(const char *name)
+{
+	const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+	const char *dot = strrchr(base, '.');
+	size_t n = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+	char *stem = strndup(base, n);
+	if (!stem)
+		abort();
+	return stem;
+}
+
+static char *path_of(const char *fmt, const char *a, const char *b)
+{
+	char *p;
+	if (asprintf(&p, fmt, a, b) < 0)
+		abort();
+	return p;
+}
+
+char **byu_ref_view_paths(const char *name, size_t *n)
+{
+	char **v = malloc((5 + 2 * BYU_REF_N_CLASSES) * sizeof(*v));
+	char *stem = stem_of(name);
+	size_t k = 0;
+	if (!v)
+		abort();
+	v[k++] = path_of("%s%s", "raw", "");
+	v[k++] = path_of("%s%s", "dump.txt", "");
+	v[k++] = path_of("%s%s", "stats.json", "");
+	v[k++] = path_of("%s%s", "errors.txt", "");
+	for (unsigned c = 0; c < BYU_REF_N_CLASSES; c++) {
+		v[k++] = path_of("class/%s.%s", byu_ref_class(c), "txt");
+		v[k++] = path_of("class/%s.%s", byu_ref_class(c), "byu");
+	}
+	v[k++] = path_of("convert/%s%s", stem, ".din");
+	free(stem);
+	*n = k;
+	return v;
 }
 
 int byu_ref_view_parse(const char *path, struct byu_ref_view *v)
@@ -137,9 +189,41 @@ size_t byu_ref_view_render(const struct byu_ref_view *v, const uint8_t *rec, cha
 	return n;
 }
 
+int byu_ref_flagged(uint64_t records, uint64_t invalid)
+{
+	return records >= 64 && invalid * 10 >= records * 9;
+}
+
+/* errors.txt (doc/views.md's BYU messages), in the order found: the trailing partial record
+ * while decoding, then the finding about the whole trace. */
+static char *errors_txt(const uint8_t *data, size_t len, size_t *out_len)
+{
+	struct byu_ref_stats s;
+	char *text = NULL;
+	size_t cap = 0;
+	FILE *f = open_memstream(&text, &cap);
+	if (!f)
+		abort();
+	byu_ref_stats(data, len, &s);
+	if (len % BYU_REF_LEN)
+		fprintf(f, "offset %zu: trailing partial record: %zu of 6 bytes, not decoded\n",
+			len / BYU_REF_LEN * BYU_REF_LEN, len % BYU_REF_LEN);
+	if (s.probably_not_byu)
+		fprintf(f,
+			"%" PRIu64 " of %" PRIu64 " records are INVALID: probably not a 6-byte BYU "
+			"trace (a 12-byte BYU trace, or another format?)\n",
+			s.classes[0], s.records);
+	if (fclose(f))
+		abort();
+	*out_len = cap;
+	return text;
+}
+
 char *byu_ref_view(const char *path, const uint8_t *data, size_t len, size_t *out_len)
 {
 	struct byu_ref_view v;
+	if (strcmp(path, "errors.txt") == 0)
+		return errors_txt(data, len, out_len);
 	if (byu_ref_view_parse(path, &v) < 0) {
 		fprintf(stderr, "byu_ref_view: unknown view %s\n", path);
 		abort();
@@ -163,6 +247,105 @@ char *byu_ref_view(const char *path, const uint8_t *data, size_t len, size_t *ou
 		pos += byu_ref_view_render(&v, data + i * BYU_REF_LEN, out + pos);
 	*out_len = pos;
 	return out;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t distinct(uint32_t *v, size_t n)
+{
+	uint64_t d = 0;
+	qsort(v, n, sizeof(*v), cmp_u32);
+	for (size_t i = 0; i < n; i++)
+		d += i == 0 || v[i] != v[i - 1];
+	return d;
+}
+
+void byu_ref_stats(const uint8_t *data, size_t len, struct byu_ref_stats *s)
+{
+	size_t n = len / BYU_REF_LEN;
+	uint32_t *lines = malloc((n + 1) * sizeof(*lines)),
+		 *pages = malloc((n + 1) * sizeof(*pages));
+	if (!lines || !pages)
+		abort();
+	memset(s, 0, sizeof(*s));
+	s->bytes = len;
+	s->records = n;
+	s->truncated = len % BYU_REF_LEN != 0;
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *r = data + i * BYU_REF_LEN;
+		uint32_t addr = byu_ref_addr(r);
+		s->classes[class_of(r[5])]++;
+		s->byte_enables[r[4]]++;
+		switch (byu_ref_din_label(r[5])) {
+		case -1: continue;
+		case 2: s->din_fetches++; break;
+		case 0: s->din_reads++; break;
+		default: s->din_writes++; break;
+		}
+		/* a clear bit requests that byte of the 8-byte bus */
+		s->bytes_requested += 8 - (uint64_t)__builtin_popcount(r[4]);
+		if (!s->have_addresses || addr < s->address_min)
+			s->address_min = addr;
+		if (!s->have_addresses || addr > s->address_max)
+			s->address_max = addr;
+		s->have_addresses = 1;
+		lines[s->memory_references] = addr >> 6;
+		pages[s->memory_references] = addr >> 12;
+		s->memory_references++;
+	}
+	s->distinct_lines_64b = distinct(lines, s->memory_references);
+	s->distinct_pages_4k = distinct(pages, s->memory_references);
+	s->invalid_fraction = n ? (double)s->classes[0] / (double)n : 0.0;
+	s->probably_not_byu = byu_ref_flagged(n, s->classes[0]);
+	s->errors = (uint64_t)s->truncated + (uint64_t)s->probably_not_byu;
+	free(lines);
+	free(pages);
+}
+
+static void address_json(FILE *out, const char *key, int have, uint32_t addr)
+{
+	if (have)
+		fprintf(out, "    \"%s\": \"0x%08x\",\n", key, (unsigned)addr);
+	else
+		fprintf(out, "    \"%s\": null,\n", key);
+}
+
+void byu_ref_stats_json(const struct byu_ref_stats *s, const char *source, FILE *out)
+{
+	const char *sep = "";
+	fprintf(out,
+		"{\n  \"format\": \"byu\",\n  \"source\": \"%s\",\n  \"bytes\": %" PRIu64
+		",\n  \"records\": %" PRIu64 ",\n  \"classes\": {",
+		source, s->bytes, s->records);
+	for (unsigned c = 0; c < BYU_REF_N_CLASSES; c++)
+		fprintf(out, "%s\n    \"%s\": %" PRIu64, c ? "," : "", byu_ref_class(c),
+			s->classes[c]);
+	fprintf(out,
+		"\n  },\n  \"errors\": %" PRIu64 ",\n  \"truncated\": %s,\n  \"byu\": {\n"
+		"    \"memory_references\": %" PRIu64 ",\n    \"byte_enables\": {",
+		s->errors, s->truncated ? "true" : "false", s->memory_references);
+	for (unsigned v = 0; v < 256; v++) {
+		if (!s->byte_enables[v])
+			continue;
+		fprintf(out, "%s\n      \"%02x\": %" PRIu64, sep, v, s->byte_enables[v]);
+		sep = ",";
+	}
+	fprintf(out, "\n    },\n");
+	address_json(out, "address_min", s->have_addresses, s->address_min);
+	address_json(out, "address_max", s->have_addresses, s->address_max);
+	fprintf(
+	    out,
+	    "    \"distinct_lines_64b\": %" PRIu64 ",\n    \"distinct_pages_4k\": %" PRIu64
+	    ",\n    \"bytes_requested\": %" PRIu64 ",\n    \"din\": {\n      \"fetches\": %" PRIu64
+	    ",\n      \"reads\": %" PRIu64 ",\n      \"writes\": %" PRIu64
+	    "\n    },\n    \"invalid_fraction\": %.17g,\n    \"probably_not_byu\": %s\n  }\n}\n",
+	    s->distinct_lines_64b, s->distinct_pages_4k, s->bytes_requested, s->din_fetches,
+	    s->din_reads, s->din_writes, s->invalid_fraction,
+	    s->probably_not_byu ? "true" : "false");
 }
 
 uint64_t byu_ref_rand(uint64_t *state)
@@ -198,31 +381,4 @@ uint8_t *byu_ref_gen(size_t n, size_t trailing, uint64_t seed, size_t rare_mod)
 	for (size_t i = 0; i < trailing; i++)
 		data[n * BYU_REF_LEN + i] = (uint8_t)(0xa0 + i);
 	return data;
-}
-
-static void counting_init(void *state)
-{
-	*(uint64_t *)state = BYU_REF_COUNT_BASE;
-}
-
-static int counting_decode(void *state, const struct tm_decode_in *in, void *recs, size_t max,
-			   size_t *n_out, size_t *used, struct tm_diag *diag)
-{
-	int ret = tm_format_byu.decode(NULL, in, recs, max, n_out, used, diag);
-	struct byu_ref_decoded *r = recs;
-	uint64_t *count = state;
-	for (size_t i = 0; i < *n_out; i++)
-		r[i].addr = (uint32_t)(*count)++;
-	return ret;
-}
-
-const struct tm_format *byu_ref_counting(void)
-{
-	static struct tm_format counting;
-	counting = tm_format_byu;
-	counting.name = "byu_counting";
-	counting.state_size = sizeof(uint64_t);
-	counting.state_init = counting_init;
-	counting.decode = counting_decode;
-	return &counting;
 }

@@ -1,5 +1,5 @@
-/* The BYU decoder, its render ops, its probe and its statistics, against the spec's table and
- * reference decoder (byu_ref.c) and values worked out by hand. */
+/* The BYU decoder, its render ops, its probe and its statistics, against the tests' BYU model
+ * (byu_ref.c) and values worked out by hand. */
 #include <check.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -58,13 +58,11 @@ START_TEST(test_record_layout)
 	ck_assert_uint_eq(F->raw_record_len, 6);
 	ck_assert_ptr_nonnull(F->decode);
 	ck_assert_ptr_nonnull(F->dump);
-	/* the spec's eleven operation names, each a class */
-	const char *names[] = {"invalid",   "int_ack",	  "special",	"io_read",
-			       "io_write",  "i_fetch",	  "nc_i_fetch", "d_read",
-			       "nc_d_read", "write_back", "d_write"};
-	ck_assert_uint_eq(F->n_classes, sizeof(names) / sizeof(names[0]));
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		ck_assert_msg(class_index(names[i]) >= 0, "no class %s", names[i]);
+	/* the spec's eleven operation names, each a class, in doc/views.md's order */
+	ck_assert_uint_eq(F->n_classes, BYU_REF_N_CLASSES);
+	for (unsigned c = 0; c < BYU_REF_N_CLASSES; c++)
+		ck_assert_msg(class_index(byu_ref_class(c)) == (int)c, "class %s",
+			      byu_ref_class(c));
 }
 END_TEST
 
@@ -229,8 +227,7 @@ START_TEST(test_dump_render)
 	for (size_t i = 0; i < N_RECORD_ROWS; i++) {
 		const struct record_row *row = &record_rows[i];
 		char expected[64], out[64];
-		int len = snprintf(expected, sizeof(expected), "%08x %02x %s\n", row->addr, row->be,
-				   byu_ref_op[row->control >> 4]);
+		int len = (int)byu_ref_dump_line(row->bytes, expected);
 		memset(out, '#', sizeof(out));
 		size_t n = F->dump->render(&c, i, out);
 		ck_assert_uint_eq(n, (size_t)len);
@@ -278,17 +275,13 @@ START_TEST(test_din_render)
 		memcpy(raw + i * 6, record_rows[i].bytes, 6);
 	struct tm_chunk c = chunk_of(raw, sizeof(raw), recs, N_RECORD_ROWS);
 	unsigned rendered = 0;
+	struct byu_ref_view model;
+	ck_assert_int_eq(byu_ref_view_parse("convert/t.din", &model), 0);
 	for (size_t i = 0; i < N_RECORD_ROWS; i++) {
-		const struct record_row *row = &record_rows[i];
-		int label =
-		    strcmp(row->cls, "i_fetch") == 0 || strcmp(row->cls, "nc_i_fetch") == 0   ? 2
-		    : strcmp(row->cls, "d_read") == 0 || strcmp(row->cls, "nc_d_read") == 0   ? 0
-		    : strcmp(row->cls, "d_write") == 0 || strcmp(row->cls, "write_back") == 0 ? 1
-											      : -1;
-		if (label < 0)
-			continue;
 		char expected[32], out[32];
-		int len = snprintf(expected, sizeof(expected), "%d %08x\n", label, row->addr);
+		int len = (int)byu_ref_view_render(&model, record_rows[i].bytes, expected);
+		if (!len)
+			continue;
 		memset(out, '#', sizeof(out));
 		size_t n = din->ops->render(&c, i, out);
 		ck_assert_uint_eq(n, (size_t)len);
@@ -369,77 +362,47 @@ static int64_t get_int(json_object *o, const char *key)
 	return json_object_get_int64(v);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t distinct(uint64_t *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_u64);
-	uint64_t d = 0;
-	for (size_t i = 0; i < n; i++)
-		d += i == 0 || v[i] != v[i - 1];
-	return d;
-}
-
-/* Checks stats.json against statistics computed here from the records. */
+/* Checks stats.json and errors.txt against the model's (byu_ref.c). */
 static void check_stats(const uint8_t *data, size_t len)
 {
-	size_t n = len / 6;
-	uint64_t be_hist[256] = {0}, classes[16] = {0}, mem = 0, bytes = 0;
-	uint32_t amin = UINT32_MAX, amax = 0;
-	uint64_t *lines = malloc((n + 1) * sizeof(*lines)),
-		 *pages = malloc((n + 1) * sizeof(*pages));
-	char name[16];
+	struct byu_ref_stats want;
 	struct built b;
 
-	ck_assert(lines && pages);
-	for (size_t i = 0; i < n; i++) {
-		const uint8_t *r = data + i * 6;
-		uint32_t addr = byu_ref_addr(r);
-		be_hist[r[4]]++;
-		classes[r[5] >> 4]++;
-		if (byu_ref_din_label(r[5]) < 0)
-			continue;
-		bytes += (uint64_t)__builtin_popcount(~(unsigned)r[4] & 0xffu);
-		amin = addr < amin ? addr : amin;
-		amax = addr > amax ? addr : amax;
-		lines[mem] = addr >> 6;
-		pages[mem] = addr >> 12;
-		mem++;
-	}
-
+	byu_ref_stats(data, len, &want);
 	build(&b, data, len);
 	ck_assert_str_eq(json_object_get_string(get(b.root, "format")), "byu");
 	ck_assert_str_eq(json_object_get_string(get(b.root, "source")), "dir/s.byu");
-	ck_assert_int_eq(get_int(b.root, "bytes"), (int64_t)len);
-	ck_assert_int_eq(get_int(b.root, "records"), (int64_t)n);
-	ck_assert(json_object_get_boolean(get(b.root, "truncated")) == (len % 6 != 0));
+	ck_assert_int_eq(get_int(b.root, "bytes"), (int64_t)want.bytes);
+	ck_assert_int_eq(get_int(b.root, "records"), (int64_t)want.records);
+	ck_assert_int_eq(get_int(b.root, "errors"), (int64_t)want.errors);
+	ck_assert(json_object_get_boolean(get(b.root, "truncated")) == want.truncated);
 	json_object *cls = get(b.root, "classes");
-	for (unsigned c = 0; c < F->n_classes; c++) {
-		uint64_t want = 0;
-		for (unsigned nib = 0; nib < 16; nib++)
-			if (strcmp(byu_ref_class_name((uint8_t)(nib << 4), name), F->classes[c]) ==
-			    0)
-				want += classes[nib];
-		ck_assert_int_eq(get_int(cls, F->classes[c]), (int64_t)want);
-	}
-	ck_assert_int_eq(get_int(b.own, "memory_references"), (int64_t)mem);
-	ck_assert_int_eq(get_int(b.own, "bytes_requested"), (int64_t)bytes);
-	ck_assert_int_eq(get_int(b.own, "distinct_lines_64b"), (int64_t)distinct(lines, mem));
-	ck_assert_int_eq(get_int(b.own, "distinct_pages_4k"), (int64_t)distinct(pages, mem));
-	if (mem) {
-		char want[16];
-		snprintf(want, sizeof(want), "0x%08x", amin);
-		ck_assert_str_eq(json_object_get_string(get(b.own, "address_min")), want);
-		snprintf(want, sizeof(want), "0x%08x", amax);
-		ck_assert_str_eq(json_object_get_string(get(b.own, "address_max")), want);
+	ck_assert_int_eq(json_object_object_length(cls), BYU_REF_N_CLASSES);
+	for (unsigned c = 0; c < BYU_REF_N_CLASSES; c++)
+		ck_assert_int_eq(get_int(cls, byu_ref_class(c)), (int64_t)want.classes[c]);
+	ck_assert_int_eq(get_int(b.own, "memory_references"), (int64_t)want.memory_references);
+	ck_assert_int_eq(get_int(b.own, "bytes_requested"), (int64_t)want.bytes_requested);
+	ck_assert_int_eq(get_int(b.own, "distinct_lines_64b"), (int64_t)want.distinct_lines_64b);
+	ck_assert_int_eq(get_int(b.own, "distinct_pages_4k"), (int64_t)want.distinct_pages_4k);
+	if (want.have_addresses) {
+		char addr[16];
+		snprintf(addr, sizeof(addr), "0x%08x", want.address_min);
+		ck_assert_str_eq(json_object_get_string(get(b.own, "address_min")), addr);
+		snprintf(addr, sizeof(addr), "0x%08x", want.address_max);
+		ck_assert_str_eq(json_object_get_string(get(b.own, "address_max")), addr);
 	} else {
 		ck_assert(json_object_is_type(get(b.own, "address_min"), json_type_null));
 		ck_assert(json_object_is_type(get(b.own, "address_max"), json_type_null));
 	}
+	json_object *din = get(b.own, "din");
+	ck_assert_int_eq(get_int(din, "fetches"), (int64_t)want.din_fetches);
+	ck_assert_int_eq(get_int(din, "reads"), (int64_t)want.din_reads);
+	ck_assert_int_eq(get_int(din, "writes"), (int64_t)want.din_writes);
+	double fraction = json_object_get_double(get(b.own, "invalid_fraction"));
+	ck_assert_msg(fraction - want.invalid_fraction < 5e-6 * want.invalid_fraction + 1e-12 &&
+			  want.invalid_fraction - fraction < 5e-6 * want.invalid_fraction + 1e-12,
+		      "invalid_fraction %g, expected %g", fraction, want.invalid_fraction);
+	ck_assert(json_object_get_boolean(get(b.own, "probably_not_byu")) == want.probably_not_byu);
 	/* the byte-enable histogram: one key per value seen, two lower-case hex digits */
 	json_object *be = get(b.own, "byte_enables");
 	unsigned keys = 0;
@@ -447,17 +410,22 @@ static void check_stats(const uint8_t *data, size_t len)
 		char key[3];
 		snprintf(key, sizeof(key), "%02x", v);
 		json_object *o = NULL;
-		if (!be_hist[v]) {
+		if (!want.byte_enables[v]) {
 			ck_assert_msg(!json_object_object_get_ex(be, key, &o), "key %s", key);
 			continue;
 		}
-		ck_assert_int_eq(get_int(be, key), (int64_t)be_hist[v]);
+		ck_assert_int_eq(get_int(be, key), (int64_t)want.byte_enables[v]);
 		keys++;
 	}
 	ck_assert_int_eq(json_object_object_length(be), (int)keys);
+	size_t errors_len;
+	char *errors = byu_ref_view("errors.txt", data, len, &errors_len);
+	ck_assert_msg(b.ix->errors_len == errors_len &&
+			  memcmp(b.ix->errors_txt, errors, errors_len) == 0,
+		      "errors.txt \"%.*s\", expected \"%s\"", (int)b.ix->errors_len,
+		      b.ix->errors_txt, errors);
+	free(errors);
 	unbuild(&b);
-	free(lines);
-	free(pages);
 }
 
 START_TEST(test_stats_crafted)
@@ -566,6 +534,7 @@ static void check_suspect(size_t n, size_t invalid, bool suspect)
 		ck_assert_int_eq(b.ix->errors_txt[b.ix->errors_len - 1], '\n');
 	}
 	unbuild(&b);
+	check_stats(data, n * 6);
 	free(data);
 }
 
