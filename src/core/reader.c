@@ -180,7 +180,8 @@ static int load_piece(void *arg, struct tm_cached_chunk *c)
 	return tm_table_inflate(t, a->chunk, (uint8_t *)c->bytes);
 }
 
-static int load_chunk(const struct tm_reader *r, uint64_t k, struct tm_cached_chunk **out)
+/* Chunk k of r's view, from the cache, rendered (or inflated, or decompressed) if absent. */
+static int view_chunk(const struct tm_reader *r, uint64_t k, struct tm_cached_chunk **out)
 {
 	if (is_raw(r))
 		return tm_trace_piece(r->ctx, r->trace, r->index, r->src, k, out);
@@ -202,7 +203,7 @@ static ssize_t read_memory(const char *data, size_t data_len, void *out, size_t 
 int tm_reader_render(const struct tm_reader *r, uint64_t chunk)
 {
 	struct tm_cached_chunk *cc;
-	int err = load_chunk(r, chunk, &cc);
+	int err = view_chunk(r, chunk, &cc);
 	if (!err)
 		tm_chunk_cache_release(r->ctx->cache, cc);
 	return err;
@@ -276,7 +277,7 @@ static ssize_t read_chunks(struct tm_reader *r, char *out, size_t size, uint64_t
 		struct tm_cached_chunk *cc;
 		if (find_chunk(r, off + done, &chunk) < 0)
 			break; /* end of the view */
-		int err = load_chunk(r, chunk, &cc);
+		int err = view_chunk(r, chunk, &cc);
 		if (err)
 			return err; /* a short count would read as the view's end */
 		size_t in = (size_t)(off + done - chunk_start(r, chunk)), n = cc->len - in;

@@ -386,7 +386,7 @@ struct chunk_load {
 };
 
 /* Decodes a chunk from the trace bytes into c, restarting from its checkpoint. */
-static int load_chunk(void *arg, struct tm_cached_chunk *c)
+static int decode_chunk(void *arg, struct tm_cached_chunk *c)
 {
 	const struct chunk_load *a = arg;
 	const struct tm_format *fmt = a->t->fmt;
@@ -439,7 +439,7 @@ int tm_trace_chunk(struct tm_context *ctx, struct tm_trace *t, const struct tm_i
 		   struct tm_source *src, uint64_t chunk, struct tm_cached_chunk **out)
 {
 	struct chunk_load arg = {ctx, t, ix, src, chunk};
-	return tm_chunk_cache_load(ctx->cache, t->uid, chunk, load_chunk, &arg, out);
+	return tm_chunk_cache_load(ctx->cache, t->uid, chunk, decode_chunk, &arg, out);
 }
 
 void tm_trace_chunk_release(struct tm_context *ctx, struct tm_cached_chunk *c)
