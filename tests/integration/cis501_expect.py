@@ -5,10 +5,10 @@ Python string splitting, never from tracemount's output.
         writes OUTDIR/dump.txt, OUTDIR/class/TAG.txt and TAG.trace for the seven tag classes,
         OUTDIR/convert/STEM.din and OUTDIR/meta.json (counts, bad lines, CRLF lines, whether the
         last line lacks its newline, macro opcode of every record) and OUTDIR/counts.txt (the
-        counts in cis501_ref's format, less its first line). TRACE may be gzip (.gz).
+        counts in the course's reference parser's words, less its first line). TRACE may be
+        gzip (.gz).
     cis501_expect.py counts TRACE [--max-line N]
-        prints the counts in cis501_ref's format (Micro-ops: N ...), for comparing the two
-        independent readers.
+        prints the counts in the course's reference parser's words (Micro-ops: N ...).
     cis501_expect.py compare OUTDIR MOUNTED_FOLDER LABEL
         compares every view of a mounted trace folder with OUTDIR and prints one
         "description<TAB>expected<TAB>actual" line per check.
@@ -234,7 +234,8 @@ def expect(path, outdir, stem, max_line):
 
 
 def counts_text(c):
-    """The counts in cis501_ref's format, less its first line."""
+    """The counts as the course's reference parser (simulator.c) prints them, less its first
+    line ("Processing trace...")."""
     return ("Processed %d trace records.\nMicro-ops: %d\nMacro-ops: %d\nLoads: %d\nStores: %d\n"
             "Taken: %d\nNot taken: %d\nFlags read: %d\nFlags written: %d\n" % (
                 c["micro_ops"], c["micro_ops"], c["macro_ops"], c["loads"], c["stores"],

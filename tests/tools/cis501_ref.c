@@ -1,6 +1,7 @@
-/* An independent reader of CIS501 x86 micro-op traces (specs/002), written the way the course's
- * reference parser (simulator.c, "Trace Parser" of the spec) reads them, for the tests to check
- * tracemount's counts against:
+/* A reader of CIS501 x86 micro-op traces (specs/002), written the way the course's reference
+ * parser (simulator.c, "Trace Parser" of the spec) reads them: scripts/bench-gzip's baseline.
+ * (The tests' CIS501 model, the expected views and counts, is tests/integration/
+ * cis501_expect.py.)
  *
  *   cis501_ref [--lines] [FILE]        (standard input when FILE is absent)
  *
@@ -16,7 +17,7 @@
  * line with one fails); N is then the 1-based line number of the first bad line.
  *
  * Output: "Processing trace...", "Processed N trace records.", "Micro-ops: N", "Macro-ops: M"
- * (the reference's lines), then counts the tests use: "Loads: N", "Stores: N", "Taken: N",
+ * (the reference's lines), then more counts: "Loads: N", "Stores: N", "Taken: N",
  * "Not taken: N", "Flags read: N", "Flags written: N". */
 #define __STDC_FORMAT_MACROS
 #define _GNU_SOURCE 1

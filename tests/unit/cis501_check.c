@@ -147,45 +147,6 @@ char *render_all(const struct tm_render_ops *ops, const void *raw, size_t len,
 	return text;
 }
 
-size_t ref_split(const char *text, size_t len, struct ref_line **out)
-{
-	size_t n = 0, cap = 64;
-	struct ref_line *v = malloc(cap * sizeof(*v));
-	ck_assert_ptr_nonnull(v);
-	for (size_t pos = 0; pos < len;) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t end = nl ? (size_t)(nl - text) + 1 : len;
-		if (n == cap) {
-			cap *= 2;
-			v = realloc(v, cap * sizeof(*v));
-			ck_assert_ptr_nonnull(v);
-		}
-		struct ref_line *l = &v[n++];
-		l->orig = text + pos;
-		l->orig_len = end - pos;
-		char *copy = strndup(text + pos, end - pos), *save = NULL;
-		int k = 0;
-		for (char *t = strtok_r(copy, " \t\r\n", &save); t;
-		     t = strtok_r(NULL, " \t\r\n", &save)) {
-			ck_assert_int_lt(k, 14);
-			l->f[k++] = strdup(t);
-		}
-		ck_assert_int_eq(k, 14);
-		free(copy);
-		pos = end;
-	}
-	*out = v;
-	return n;
-}
-
-void ref_free(struct ref_line *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		for (int k = 0; k < 14; k++)
-			free(v[i].f[k]);
-	free(v);
-}
-
 void text_add(struct text *t, const char *s, size_t n)
 {
 	if (t->len + n + 1 > t->cap) {
@@ -212,54 +173,6 @@ void text_addf(struct text *t, const char *fmt_, ...)
 	va_end(ap);
 	ck_assert(n >= 0 && (size_t)n < sizeof(buf));
 	text_add(t, buf, (size_t)n);
-}
-
-/* Tags of a reference line, from its characters. */
-unsigned ref_tags(const struct ref_line *l)
-{
-	unsigned t = 0;
-	t |= strcmp(l->f[7], "L") == 0 ? T_LOAD : strcmp(l->f[7], "S") == 0 ? T_STORE : 0;
-	t |= strcmp(l->f[6], "T") == 0 ? T_BRANCH | T_TAKEN : 0;
-	t |= strcmp(l->f[6], "N") == 0 ? T_BRANCH | T_NOT_TAKEN : 0;
-	t |= strcmp(l->f[5], "R") == 0 ? T_READ : strcmp(l->f[5], "W") == 0 ? T_WRITE : 0;
-	return t;
-}
-
-void ref_views(const struct ref_line *v, size_t n, struct ref_views *out)
-{
-	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < n; i++) {
-		const struct ref_line *l = &v[i];
-		struct text line = {0};
-		if (strcmp(l->f[0], "1") == 0) {
-			out->macro_ops++;
-			text_addf(&out->din, "2 %s\n", l->f[1]);
-		}
-		if (strcmp(l->f[7], "L") == 0 || strcmp(l->f[7], "S") == 0)
-			text_addf(&out->din, "%c %s\n", l->f[7][0] == 'L' ? '0' : '1', l->f[9]);
-		for (int k = 0; k < 14; k++)
-			text_addf(&line, "%s ", l->f[k]);
-		text_addf(&line, "%" PRIu64 "\n", out->macro_ops);
-		text_add(&out->dump, line.b, line.len);
-		unsigned t = ref_tags(l);
-		for (unsigned k = 0; k < N_TAGS; k++) {
-			if (!(t >> k & 1))
-				continue;
-			text_add(&out->tag_txt[k], line.b, line.len);
-			text_add(&out->tag_raw[k], l->orig, l->orig_len);
-		}
-		free(line.b);
-	}
-}
-
-void ref_views_free(struct ref_views *r)
-{
-	free(r->dump.b);
-	free(r->din.b);
-	for (unsigned k = 0; k < N_TAGS; k++) {
-		free(r->tag_txt[k].b);
-		free(r->tag_raw[k].b);
-	}
 }
 
 void build(struct built *b, const void *data, size_t len)

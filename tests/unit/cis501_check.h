@@ -1,6 +1,7 @@
 /* What the CIS501 unit tests share: the record as cis501.h lays it out, the classes and tags,
- * decoding and rendering through the format table, an independent reading of a trace by plain
- * splitting, and traces built and read through the core. */
+ * decoding and rendering through the format table, and traces built and read through the
+ * core. The expected views of whole traces are the CIS501 model's (cis501_expect.py, run by
+ * model_expect). */
 #ifndef TM_TEST_CIS501_CHECK_H
 #define TM_TEST_CIS501_CHECK_H
 
@@ -106,18 +107,6 @@ const struct tm_view_desc *din_view(void);
 char *render_all(const struct tm_render_ops *ops, const void *raw, size_t len,
 		 const struct decoded *d, size_t *out_len);
 
-/* An independent reading of a clean trace: lines split on white space. */
-
-struct ref_line {
-	const char *orig; /* the line with its newline */
-	size_t orig_len;
-	char *f[14]; /* the fields, NUL-terminated copies */
-};
-
-size_t ref_split(const char *text, size_t len, struct ref_line **out);
-
-void ref_free(struct ref_line *v, size_t n);
-
 /* A growing text. */
 struct text {
 	char *b;
@@ -129,20 +118,6 @@ void text_add(struct text *t, const char *s, size_t n);
 void text_adds(struct text *t, const char *s);
 
 void text_addf(struct text *t, const char *fmt_, ...) __attribute__((format(printf, 2, 3)));
-
-/* Tags of a reference line, from its characters. */
-unsigned ref_tags(const struct ref_line *l);
-
-/* The views of a clean trace in normal form (lower-case hex, no leading zeros, as the course's
- * traces are): dump lines are its fields joined by single spaces plus the macro-op number. */
-struct ref_views {
-	struct text dump, din, tag_txt[N_TAGS], tag_raw[N_TAGS];
-	uint64_t macro_ops;
-};
-
-void ref_views(const struct ref_line *v, size_t n, struct ref_views *out);
-
-void ref_views_free(struct ref_views *r);
 
 /* Through the core. */
 

@@ -1,47 +1,67 @@
 /* The CIS501 views and statistics (src/formats/cis501_views.c, cis501_stats.c): the course's
- * real gcc-1K.trace and sjeng-1K.trace.gz against counts and lines worked out here from the
- * file by plain splitting, every view through the core, din and stats.json of hand-written
- * traces, and the limits of the statistics. */
+ * real gcc-1K.trace and sjeng-1K.trace.gz against the CIS501 model's views (cis501_expect.py),
+ * every view through the core, din and stats.json of hand-written traces, and the limits of the
+ * statistics. */
 #include "cis501_check.h"
+
+/* The model's reading of a trace: its meta.json (records, counts, every record's original
+ * line and macro opcode), parsed. */
+static json_object *model_meta(const char *dir)
+{
+	size_t len;
+	char *text = model_file(dir, "meta.json", &len);
+	json_object *meta = json_tokener_parse(text);
+	ck_assert_msg(meta != NULL, "the model's meta.json does not parse");
+	free(text);
+	return meta;
+}
 
 START_TEST(test_real_gcc)
 {
 	const struct tm_format *f = fmt();
-	size_t len;
+	size_t len, want_dump_len, want_din_len;
 	char *text = realtrace("gcc-1K.trace", &len);
 	if (!text)
 		return;
-	struct ref_line *lines;
-	size_t n_lines = ref_split(text, len, &lines);
-	ck_assert_uint_eq(n_lines, 1000);
-	struct ref_views ref;
-	ref_views(lines, n_lines, &ref);
-	ck_assert_uint_eq(ref.macro_ops, 754);
+	char *model = model_expect("cis501_expect.py", "gcc-1K.trace", text, len, "");
+	json_object *meta = model_meta(model);
+	ck_assert_int_eq(get_int(meta, "records"), 1000);
+	/* the course's figure for its reference parser */
+	ck_assert_int_eq(get_int(get(meta, "counts"), "macro_ops"), 754);
+	json_object *origs = get(meta, "origs");
+	char *want_dump = model_file(model, "dump.txt", &want_dump_len);
+	char *want_din = model_file(model, "convert/gcc-1K.din", &want_din_len);
 
 	for (size_t max = 1; max <= 4096; max *= 8) {
 		struct decoded d;
 		decode_all(text, len, max, &d);
 		ck_assert_uint_eq(d.n, 1000);
 		ck_assert_msg(d.diag.count == 0, "errors: %.*s", (int)d.diag.len, d.diag.text);
-		size_t macros = 0;
+		size_t macros = 0, line_off = 0;
 		for (size_t i = 0; i < d.n; i++) {
+			const char *orig =
+			    json_object_get_string(json_object_array_get_idx(origs, i));
 			macros += d.r[i].uop == 1;
-			EXPECT(d.r[i].head.raw_len == lines[i].orig_len &&
-				   text + d.r[i].head.raw_rel == lines[i].orig,
+			EXPECT(d.r[i].head.raw_len == strlen(orig) &&
+				   d.r[i].head.raw_rel == line_off &&
+				   memcmp(text + line_off, orig, strlen(orig)) == 0,
 			       "record %zu: raw bytes", i);
+			line_off += strlen(orig);
 		}
 		ck_assert_uint_eq(macros, 754);
 		size_t dump_len, din_len;
 		char *dump = render_all(f->dump, text, len, &d, &dump_len);
-		expect_same_text("dump.txt", ref.dump.b, ref.dump.len, dump, dump_len);
+		expect_same_text("dump.txt", want_dump, want_dump_len, dump, dump_len);
 		char *din = render_all(din_view()->ops, text, len, &d, &din_len);
-		expect_same_text("din", ref.din.b, ref.din.len, din, din_len);
+		expect_same_text("din", want_din, want_din_len, din, din_len);
 		free(dump);
 		free(din);
 		decoded_free(&d);
 	}
-	ref_views_free(&ref);
-	ref_free(lines, n_lines);
+	free(want_dump);
+	free(want_din);
+	json_object_put(meta);
+	model_free(model);
 	free(text);
 }
 END_TEST
@@ -129,8 +149,9 @@ START_TEST(test_real_sjeng)
 }
 END_TEST
 
-/* Every view of a trace through the core, read as the mount reads it: gcc-1K.trace repeated
- * so that it spans several chunks, each decoded again from its checkpoint. */
+/* Every view of a trace through the core, read as the mount reads it, against the model's:
+ * gcc-1K.trace repeated so that it spans several chunks, each decoded again from its
+ * checkpoint. */
 START_TEST(test_views_through_core)
 {
 	const struct tm_format *f = fmt();
@@ -144,33 +165,26 @@ START_TEST(test_views_through_core)
 	for (size_t k = 0; k < copies; k++)
 		memcpy(text + k * one_len, one, one_len);
 	text[len] = 0;
-	struct ref_line *lines;
-	size_t n_lines = ref_split(text, len, &lines);
-	struct ref_views ref;
-	ref_views(lines, n_lines, &ref);
-	ck_assert_uint_eq(ref.macro_ops, 754 * copies);
+	char *model = model_expect("cis501_expect.py", "gcc.trace", text, len, "");
+	json_object *meta = model_meta(model);
+	ck_assert_int_eq(get_int(get(meta, "counts"), "macro_ops"), 754 * (int64_t)copies);
 
 	struct mounted m;
 	mount_trace(&m, "gcc.trace", fmt(), text, len);
-	size_t got_len;
-	char *got = read_view(&m, "dump.txt", &got_len);
-	expect_same_text("dump.txt", ref.dump.b, ref.dump.len, got, got_len);
-	free(got);
-	got = read_view(&m, "convert/gcc.din", &got_len);
-	expect_same_text("convert/gcc.din", ref.din.b, ref.din.len, got, got_len);
-	free(got);
-	for (unsigned t = 0; t < N_TAGS; t++) {
+	static const char *const compared[] = {"dump.txt", "convert/gcc.din"};
+	size_t got_len, want_len;
+	for (unsigned v = 0; v < 2 + 2 * N_TAGS; v++) {
 		char path[64];
-		snprintf(path, sizeof(path), "class/%s.txt", tags[t]);
-		got = read_view(&m, path, &got_len);
-		expect_same_text(path, ref.tag_txt[t].b ? ref.tag_txt[t].b : "", ref.tag_txt[t].len,
-				 got, got_len);
+		if (v < 2)
+			snprintf(path, sizeof(path), "%s", compared[v]);
+		else
+			snprintf(path, sizeof(path), "class/%s.%s", tags[(v - 2) / 2],
+				 v % 2 ? "trace" : "txt");
+		char *got = read_view(&m, path, &got_len);
+		char *want = model_file(model, path, &want_len);
+		expect_same_text(path, want, want_len, got, got_len);
 		free(got);
-		snprintf(path, sizeof(path), "class/%s.trace", tags[t]);
-		got = read_view(&m, path, &got_len);
-		expect_same_text(path, ref.tag_raw[t].b ? ref.tag_raw[t].b : "", ref.tag_raw[t].len,
-				 got, got_len);
-		free(got);
+		free(want);
 	}
 	/* the families partition the trace: J lines are cond_branch, CALL lines call */
 	struct text want_txt = {0}, want_raw = {0};
@@ -178,21 +192,24 @@ START_TEST(test_views_through_core)
 	for (unsigned c = 0; c < N_FAMILIES; c++) {
 		char path[64];
 		snprintf(path, sizeof(path), "class/%s.txt", families[c]);
-		got = read_view(&m, path, &got_len);
+		free(read_view(&m, path, &got_len));
 		total += got_len;
-		free(got);
 	}
-	ck_assert_uint_eq(total, ref.dump.len);
-	const char *p = ref.dump.b;
-	for (size_t i = 0; i < n_lines; i++) {
+	char *dump = model_file(model, "dump.txt", &want_len);
+	ck_assert_uint_eq(total, want_len);
+	json_object *macros = get(meta, "macros"), *origs = get(meta, "origs");
+	const char *p = dump;
+	for (size_t i = 0; i < json_object_array_length(macros); i++) {
 		const char *e = strchr(p, '\n') + 1;
-		if (strcmp(lines[i].f[12], "J") == 0) {
+		if (strcmp(json_object_get_string(json_object_array_get_idx(macros, i)), "J") ==
+		    0) {
 			text_add(&want_txt, p, (size_t)(e - p));
-			text_add(&want_raw, lines[i].orig, lines[i].orig_len);
+			text_adds(&want_raw,
+				  json_object_get_string(json_object_array_get_idx(origs, i)));
 		}
 		p = e;
 	}
-	got = read_view(&m, "class/cond_branch.txt", &got_len);
+	char *got = read_view(&m, "class/cond_branch.txt", &got_len);
 	expect_same_text("class/cond_branch.txt", want_txt.b, want_txt.len, got, got_len);
 	free(got);
 	got = read_view(&m, "class/cond_branch.trace", &got_len);
@@ -203,9 +220,10 @@ START_TEST(test_views_through_core)
 	free(got);
 	free(want_txt.b);
 	free(want_raw.b);
+	free(dump);
 	unmount_trace(&m);
-	ref_views_free(&ref);
-	ref_free(lines, n_lines);
+	json_object_put(meta);
+	model_free(model);
 	free(text);
 	free(one);
 }

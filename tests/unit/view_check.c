@@ -118,3 +118,48 @@ void expect_same_text(const char *what, const char *want, size_t want_len, const
 		     what, i, want_len, got_len, (int)(want_len - from > 80 ? 80 : want_len - from),
 		     want + from, (int)(got_len - from > 80 ? 80 : got_len - from), got + from);
 }
+
+char *model_expect(const char *model, const char *name, const void *data, size_t len,
+		   const char *args)
+{
+	const char *python = getenv("TM_PYTHON"), *models = getenv("TM_MODELS");
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char *dir, *trace, *cmd;
+	ck_assert_msg(python && models,
+		      "TM_PYTHON or TM_MODELS is not set (tests/unit/meson.build)");
+	ck_assert_int_gt(asprintf(&dir, "%s/tm-model.XXXXXX", tmp), 0);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_gt(asprintf(&trace, "%s/%s", dir, name), 0);
+	FILE *f = fopen(trace, "wb");
+	ck_assert_msg(f != NULL, "cannot create %s", trace);
+	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+	const char *dot = strrchr(name, '.');
+	int stem_len = dot && dot != name ? (int)(dot - name) : (int)strlen(name);
+	ck_assert_int_gt(asprintf(&cmd, "'%s' '%s/%s' expect '%s' '%s/out' '%.*s' %s", python,
+				  models, model, trace, dir, stem_len, name, args),
+			 0);
+	int status = system(cmd);
+	ck_assert_msg(status == 0, "%s: exit status %d", cmd, status);
+	free(cmd);
+	free(trace);
+	return dir;
+}
+
+char *model_file(const char *dir, const char *rel, size_t *len)
+{
+	char *path, *text;
+	ck_assert_int_gt(asprintf(&path, "%s/out/%s", dir, rel), 0);
+	text = read_file(path, len);
+	free(path);
+	return text;
+}
+
+void model_free(char *dir)
+{
+	char *cmd;
+	ck_assert_int_gt(asprintf(&cmd, "rm -rf '%s'", dir), 0);
+	ck_assert_int_eq(system(cmd), 0);
+	free(cmd);
+	free(dir);
+}

@@ -36,4 +36,16 @@ char *read_view(struct mounted *m, const char *path, size_t *len);
 void expect_same_text(const char *what, const char *want, size_t want_len, const char *got,
 		      size_t got_len);
 
+/* The tests' Python model of a format (TM_MODELS/MODEL, tests/integration/FORMAT_expect.py, run
+ * with TM_PYTHON): `MODEL expect TRACE OUT STEM ARGS...` on data saved as a trace named name
+ * (STEM: name less its extension). Returns a temporary folder holding OUT; the unit tests
+ * compare the product's views with the files the model writes there, as the integration
+ * tests do. */
+char *model_expect(const char *model, const char *name, const void *data, size_t len,
+		   const char *args);
+/* OUT/rel, the whole file, NUL-terminated. */
+char *model_file(const char *dir, const char *rel, size_t *len);
+/* Removes the folder. */
+void model_free(char *dir);
+
 #endif
