@@ -1,8 +1,6 @@
 /* FUSE operations: each one translates to the FUSE-free tree in src/fs/. */
-#include <errno.h>
 #include <fuse.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "tracemount/fs.h"
 #include "tmfs_ops.h"
@@ -96,91 +94,11 @@ static int tmfs_statfs(const char *path, struct statvfs *st)
 	return tm_fs_statfs(fs_of(), st);
 }
 
-/* Everything that would change the tree fails: the mount is read-only. */
-static int rofs_path(const char *path, mode_t mode)
-{
-	(void)path;
-	(void)mode;
-	return -EROFS;
-}
-static int rofs_mknod(const char *p, mode_t m, dev_t d)
-{
-	(void)d;
-	return rofs_path(p, m);
-}
-static int rofs_unlink(const char *p)
-{
-	return rofs_path(p, 0);
-}
-static int rofs_two(const char *a, const char *b)
-{
-	(void)b;
-	return rofs_path(a, 0);
-}
-static int rofs_rename(const char *a, const char *b, unsigned int flags)
-{
-	(void)flags;
-	return rofs_two(a, b);
-}
-static int rofs_chmod(const char *p, mode_t m, struct fuse_file_info *fi)
-{
-	(void)fi;
-	return rofs_path(p, m);
-}
-static int rofs_chown(const char *p, uid_t u, gid_t g, struct fuse_file_info *fi)
-{
-	(void)u;
-	(void)g;
-	(void)fi;
-	return rofs_path(p, 0);
-}
-static int rofs_truncate(const char *p, off_t size, struct fuse_file_info *fi)
-{
-	(void)size;
-	(void)fi;
-	return rofs_path(p, 0);
-}
-static int rofs_write(const char *p, const char *buf, size_t size, off_t off,
-		      struct fuse_file_info *fi)
-{
-	(void)buf;
-	(void)size;
-	(void)off;
-	(void)fi;
-	return rofs_path(p, 0);
-}
-static int rofs_create(const char *p, mode_t m, struct fuse_file_info *fi)
-{
-	(void)fi;
-	return rofs_path(p, m);
-}
-static int rofs_utimens(const char *p, const struct timespec tv[2], struct fuse_file_info *fi)
-{
-	(void)tv;
-	(void)fi;
-	return rofs_path(p, 0);
-}
-static int rofs_setxattr(const char *p, const char *name, const char *value, size_t size, int flags)
-{
-	(void)name;
-	(void)value;
-	(void)size;
-	(void)flags;
-	return rofs_path(p, 0);
-}
-static int rofs_removexattr(const char *p, const char *name)
-{
-	(void)name;
-	return rofs_path(p, 0);
-}
-static int rofs_fallocate(const char *p, int mode, off_t off, off_t len, struct fuse_file_info *fi)
-{
-	(void)off;
-	(void)len;
-	(void)fi;
-	return rofs_path(p, (mode_t)mode);
-}
-
+/* No operation changes the tree: the mount is always read-only (mount.c adds -o ro last), so
+ * the kernel answers EROFS to mknod, mkdir, unlink, rmdir, symlink, rename, link, chmod, chown,
+ * truncate, utimens, setxattr, removexattr and creation without asking the daemon, and sends
+ * only opens for reading (tm_fs_open checks O_ACCMODE all the same), so no write or fallocate
+ * can follow. Were root to remount it read-write, those calls would fail as not implemented. */
 const struct fuse_operations tm_fuse_operations = {
     .init = tmfs_init,
     .getattr = tmfs_getattr,
@@ -190,20 +108,4 @@ const struct fuse_operations tm_fuse_operations = {
     .read = tmfs_read,
     .release = tmfs_release,
     .statfs = tmfs_statfs,
-    .mknod = rofs_mknod,
-    .mkdir = rofs_path,
-    .unlink = rofs_unlink,
-    .rmdir = rofs_unlink,
-    .symlink = rofs_two,
-    .rename = rofs_rename,
-    .link = rofs_two,
-    .chmod = rofs_chmod,
-    .chown = rofs_chown,
-    .truncate = rofs_truncate,
-    .write = rofs_write,
-    .create = rofs_create,
-    .utimens = rofs_utimens,
-    .setxattr = rofs_setxattr,
-    .removexattr = rofs_removexattr,
-    .fallocate = rofs_fallocate,
 };
