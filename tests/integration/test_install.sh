@@ -1,7 +1,7 @@
 #!/bin/bash
-# meson install: into a DESTDIR, the binary, the manual page, the documents of doc/ and the
-# packaging examples each land where a user or a package looks for them, and nothing else is
-# installed; the manual page renders without a warning.
+# meson install: into a DESTDIR, the binary, the manual page (with meson.build's version), the
+# documents of doc/ and the packaging examples each land where a user or a package looks for
+# them, and nothing else is installed; the manual page renders without a warning.
 source "$(dirname "$0")/lib.sh"
 
 # The build folder: the one holding $TRACEMOUNT (meson puts the executable of the top-level
@@ -38,8 +38,17 @@ bin=$bindir/tracemount
 check "bin/tracemount is installed, executable" test -f "$bin" -a -x "$bin"
 check_eq "the installed tracemount runs: --version" "tracemount" \
 	"$("$bin" --version 2>/dev/null | head -1 | awk '{ print $1 }')"
+# The manual page: doc/tracemount.1 with meson.build's version (the only place it is written)
+# for its @VERSION@, on the .TH line among others.
 man=$mandir/man1/tracemount.1
-check "share/man/man1/tracemount.1 is the manual page" cmp -s "$src/doc/tracemount.1" "$man"
+version=$(meson introspect --projectinfo "$build" | "$PY" -c 'import json, sys
+print(json.load(sys.stdin)["version"])')
+check "doc/tracemount.1 writes no version but @VERSION@" test -z \
+	"$(grep -n 'tracemount [0-9][0-9]*\.[0-9]' "$src/doc/tracemount.1")"
+check "share/man/man1/tracemount.1 is the manual page, of version $version" cmp -s \
+	<(sed "s/@VERSION@/$version/g" "$src/doc/tracemount.1") "$man"
+check_eq "the installed manual page's .TH names version $version" "\"tracemount $version\"" \
+	"$(awk 'NR == 1 && $1 == ".TH" { print $5, $6 }' "$man")"
 
 # Every document of doc/ (the manual page apart), as it is in the tree.
 want="bin/tracemount man1/tracemount.1"
