@@ -59,7 +59,7 @@ static int walk_dir(struct tm_context *ctx, int dirfd, char *path, size_t len, w
 		memcpy(names[n++], e, sz);
 	}
 	closedir(d);
-	if (!r)
+	if (!r && n) /* qsort takes no NULL array, even empty */
 		qsort(names, n, sizeof(*names), by_name);
 	/* below ".", children are "a", not "./a": the paths the mount uses */
 	size_t at = len == 1 && path[0] == '.' ? 0 : len + 1;

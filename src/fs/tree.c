@@ -57,6 +57,7 @@ int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, cha
 			snprintf(err, err_len, "%s: %s", source, strerror(errno));
 			return -errno;
 		}
+		free(ctx->root_path);
 		ctx->root_path = realpath(source, NULL); /* recorded in index files */
 		return 0;
 	}
@@ -96,7 +97,9 @@ int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, cha
 			 source);
 		goto out;
 	}
-	ret = (fs->single = strdup(base)) && (ctx->root_path = strdup(dir)) ? 0 : -ENOMEM;
+	free(ctx->root_path);
+	ctx->root_path = strdup(dir);
+	ret = (fs->single = strdup(base)) && ctx->root_path ? 0 : -ENOMEM;
 out:
 	if (ret < 0 && fs->root_fd >= 0) {
 		close(fs->root_fd);

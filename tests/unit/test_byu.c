@@ -421,7 +421,7 @@ static void check_stats(const uint8_t *data, size_t len)
 	size_t errors_len;
 	char *errors = byu_ref_view("errors.txt", data, len, &errors_len);
 	ck_assert_msg(b.ix->errors_len == errors_len &&
-			  memcmp(b.ix->errors_txt, errors, errors_len) == 0,
+			  (!errors_len || memcmp(b.ix->errors_txt, errors, errors_len) == 0),
 		      "errors.txt \"%.*s\", expected \"%s\"", (int)b.ix->errors_len,
 		      b.ix->errors_txt, errors);
 	free(errors);
