@@ -61,7 +61,8 @@ void tm_context_free(struct tm_context *ctx);
 int tm_context_add_override(struct tm_context *ctx, const char *spec);
 
 /* The format of the file at path (relative to dirfd), or NULL: overrides first, then the
- * formats' probes. Reads the file's head only if some format needs it. */
+ * formats' bids (format.h). Opens the file to read its head only when its name leaves the
+ * answer open (tm_format_detect_needs_head). */
 const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, const char *path);
 
 /* The same, given the file's head (its first TM_PROBE_HEAD_LEN bytes, or fewer). */

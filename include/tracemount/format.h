@@ -131,11 +131,30 @@ struct tm_format {
 	size_t chunk_records;	 /* records between checkpoints */
 	uint32_t raw_record_len; /* bytes per record when fixed, else 0 */
 
-	/* Confidence 0-100 that a file is in this format. name is the file's base name; head
-	 * holds up to the file's first 4 KiB. Extensions are weak evidence (50), magic numbers
-	 * and plausible first records strong (90+). */
-	int (*probe)(const char *name, const uint8_t *head, size_t head_len);
-	bool probe_needs_head; /* probe looks at content, so detection must read the file */
+	/* Detection (tm_format_detect, registry.h): each format bids its confidence, 0 to 100,
+	 * that a file is in it, and the highest bid above 0 wins. Names are weak evidence (50),
+	 * magic numbers and plausible first records strong (90 and up). Bidding has two rounds,
+	 * so that a file is opened only when its content could change the answer:
+	 *   1. every format bids on the name (name_bid);
+	 *   2. only if some format's content_bid_max exceeds the best bid of round 1, the file's
+	 *      head is read and the formats with a content_bid bid again on it, their content bid
+	 *      replacing their name bid; the others keep their name bid.
+	 * So a name bid at least as high as every content_bid_max is final without any I/O, and
+	 * a content bid beats a name bid only by exceeding it. An unreadable or empty file is
+	 * decided by round 1. A tie goes to the format listed first in the registry. */
+
+	/* Bid on the file's base name alone, without I/O: name is the name without ".gz" for a
+	 * gzip trace. Called for every file of every folder listed. NULL: bids 0. */
+	int (*name_bid)(const char *name);
+	/* Bid on the file's content: head holds its first head_len bytes (1 to
+	 * TM_PROBE_HEAD_LEN; decompressed for a gzip trace, so possibly cut mid-line), never
+	 * NULL; name as for name_bid, which the bid may weigh too (a name with content that
+	 * contradicts it may bid lower than name_bid). Called only in round 2. NULL: the
+	 * format is recognised by its name alone. */
+	int (*content_bid)(const char *name, const uint8_t *head, size_t head_len);
+	/* The highest bid content_bid can return (a higher one counts as this): what decides
+	 * whether round 2 is worth a read. Keep it at the bid of the strongest evidence. */
+	int content_bid_max;
 
 	/* Sets up the decoder state at the start of the trace. Optional (zeroed state). */
 	void (*state_init)(void *state);

@@ -2,6 +2,7 @@
 #ifndef TRACEMOUNT_REGISTRY_H
 #define TRACEMOUNT_REGISTRY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,12 +15,26 @@ extern const struct tm_format *const tm_formats[];
 
 const struct tm_format *tm_format_find(const char *name);
 
-/* The format with the highest probe score above zero for a file, or NULL. head may be NULL
- * when the caller has not read the file; formats that need content then score on the name. */
+/* The format with the highest bid above 0 for a file, by the two rounds of format.h, or NULL.
+ * name is the file's base name (".gz" and all); head holds its first head_len bytes as read
+ * (a gzip head is decompressed here), or is NULL when the caller has not read them, which
+ * leaves round 1's answer. A head given when round 1 is final is not looked at, so callers
+ * that read it anyway get the answer of those that do not. */
 const struct tm_format *tm_format_detect(const char *name, const uint8_t *head, size_t head_len);
 
-/* Whether any format looks at content, i.e. whether detection needs the file's head. */
-int tm_format_detect_needs_head(void);
+/* Whether detection of a file of this base name needs the file's head: false when round 1 is
+ * final, and tm_format_detect(name, NULL, 0) is the answer without any I/O. */
+bool tm_format_detect_needs_head(const char *name);
+
+/* The two above over the NULL-terminated list formats instead of tm_formats (for tests). */
+const struct tm_format *tm_formats_detect(const struct tm_format *const *formats, const char *name,
+					  const uint8_t *head, size_t head_len);
+bool tm_formats_need_head(const struct tm_format *const *formats, const char *name);
+
+/* Format f's bid for a file as detection counts it, 0 to 100: by content when head is given
+ * (head_len > 0) and f has a content_bid, capped at its content_bid_max; else by name. */
+int tm_format_bid(const struct tm_format *f, const char *name, const uint8_t *head,
+		  size_t head_len);
 
 /* Whether name ends in "." plus one of extensions. */
 int tm_name_has_extension(const char *name, const char *const *extensions);

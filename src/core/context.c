@@ -154,7 +154,8 @@ const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, con
 	const struct tm_format *fmt = find_override(ctx, path);
 	if (fmt)
 		return fmt;
-	if (!tm_format_detect_needs_head())
+	/* the name alone decides most files: a listing then opens none of them */
+	if (!tm_format_detect_needs_head(base_name(path)))
 		return tm_format_detect(base_name(path), NULL, 0);
 
 	uint8_t head[TM_PROBE_HEAD_LEN];

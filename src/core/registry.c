@@ -1,4 +1,5 @@
-/* The one list of formats. Adding a format: one file in src/formats/, one line here. */
+/* The one list of formats, and detection by their bids. Adding a format: one file in
+ * src/formats/, one line here. */
 #include <limits.h>
 #include <string.h>
 
@@ -14,14 +15,16 @@ extern const struct tm_format tm_format_qemu4v;
 extern const struct tm_format tm_format_full;
 extern const struct tm_format tm_format_spixcounts;
 
+/* The order carries one meaning only, stated in format.h: of two equal bids for a file, the
+ * format listed first wins. Everything else finds a format by its name (-o format=, index
+ * files, the fuzz targets' inputs), so a new format may go anywhere. */
 const struct tm_format *const tm_formats[] = {
-    &tm_format_byu,    /* BYU Pentium bus traces, 6-byte records */
-    &tm_format_tt6,    /* PowerPC TT6 (Amber) */
-    &tm_format_tt6e,   /* PowerPC TT6E */
-    &tm_format_cis501, /* Penn CIS501 x86 micro-op text */
-    &tm_format_tarmac, /* ARM Tarmac text */
-    &tm_format_qemu4v, /* QEMU4V text (Tarmac syntax) */
-    /* last: the fuzz corpora pick a format by its place in this list */
+    &tm_format_byu,	   /* BYU Pentium bus traces, 6-byte records */
+    &tm_format_tt6,	   /* PowerPC TT6 (Amber) */
+    &tm_format_tt6e,	   /* PowerPC TT6E */
+    &tm_format_cis501,	   /* Penn CIS501 x86 micro-op text */
+    &tm_format_tarmac,	   /* ARM Tarmac text */
+    &tm_format_qemu4v,	   /* QEMU4V text (Tarmac syntax) */
     &tm_format_full,	   /* PowerPC FULL: registers per instruction */
     &tm_format_spixcounts, /* SpixTools basic-block counts */
     NULL,
@@ -35,44 +38,95 @@ const struct tm_format *tm_format_find(const char *name)
 	return NULL;
 }
 
-static const struct tm_format *probe_all(const char *name, const uint8_t *head, size_t head_len)
+int tm_format_bid(const struct tm_format *f, const char *name, const uint8_t *head, size_t head_len)
+{
+	int bid;
+	if (head && head_len && f->content_bid) {
+		bid = f->content_bid(name, head, head_len);
+		if (bid > f->content_bid_max)
+			bid = f->content_bid_max;
+	} else {
+		bid = f->name_bid ? f->name_bid(name) : 0;
+	}
+	return bid < 0 ? 0 : bid > 100 ? 100 : bid;
+}
+
+/* One round: head NULL is round 1. A content bid beats an equal name bid only by exceeding it,
+ * so that round 2 keeps what round 1 found whenever round 1 alone would have been final. */
+static const struct tm_format *best_bidder(const struct tm_format *const *formats, const char *name,
+					   const uint8_t *head, size_t head_len, int *best_bid)
 {
 	const struct tm_format *best = NULL;
-	int best_score = 0;
-	for (const struct tm_format *const *f = tm_formats; *f; f++) {
-		int score = (*f)->probe(name, head, head_len);
-		if (score > best_score) {
+	bool best_by_content = false;
+	*best_bid = 0;
+	for (const struct tm_format *const *f = formats; *f; f++) {
+		bool by_content = head && head_len && (*f)->content_bid;
+		int bid = tm_format_bid(*f, name, head, head_len);
+		if (bid > *best_bid ||
+		    (best && bid == *best_bid && best_by_content && !by_content)) {
 			best = *f;
-			best_score = score;
+			*best_bid = bid;
+			best_by_content = by_content;
 		}
 	}
 	return best;
 }
 
-/* A gzip trace is recognised by the name without ".gz" and its decompressed head. */
-const struct tm_format *tm_format_detect(const char *name, const uint8_t *head, size_t head_len)
+static bool content_could_exceed(const struct tm_format *const *formats, int name_bid)
+{
+	for (const struct tm_format *const *f = formats; *f; f++)
+		if ((*f)->content_bid && (*f)->content_bid_max > name_bid)
+			return true;
+	return false;
+}
+
+/* A gzip trace is named by its name without ".gz". */
+static const char *name_without_gz(const char *name, char stem[NAME_MAX + 1])
+{
+	size_t n = strlen(name);
+	if (n <= 3 || n > NAME_MAX || strcmp(name + n - 3, ".gz") != 0)
+		return name;
+	memcpy(stem, name, n - 3);
+	stem[n - 3] = '\0';
+	return stem;
+}
+
+bool tm_formats_need_head(const struct tm_format *const *formats, const char *name)
+{
+	char stem[NAME_MAX + 1];
+	int bid;
+	best_bidder(formats, name_without_gz(name, stem), NULL, 0, &bid);
+	return content_could_exceed(formats, bid);
+}
+
+const struct tm_format *tm_formats_detect(const struct tm_format *const *formats, const char *name,
+					  const uint8_t *head, size_t head_len)
 {
 	uint8_t inflated[TM_PROBE_HEAD_LEN];
 	char stem[NAME_MAX + 1];
-	size_t n = strlen(name);
-	if (head && tm_gz_detect(name, head, head_len)) {
+	const char *stem_name = name_without_gz(name, stem);
+	int bid;
+	const struct tm_format *by_name = best_bidder(formats, stem_name, NULL, 0, &bid);
+	if (!head || !head_len || !content_could_exceed(formats, bid))
+		return by_name;
+	/* a gzip trace is recognised by its decompressed head */
+	if (tm_gz_detect(name, head, head_len)) {
 		head_len = tm_gz_inflate_head(head, head_len, inflated, sizeof(inflated));
 		head = inflated;
 	}
-	if (n > 3 && n <= NAME_MAX && strcmp(name + n - 3, ".gz") == 0) {
-		memcpy(stem, name, n - 3);
-		stem[n - 3] = '\0';
-		name = stem;
-	}
-	return probe_all(name, head, head_len);
+	if (!head_len)
+		return by_name;
+	return best_bidder(formats, stem_name, head, head_len, &bid);
 }
 
-int tm_format_detect_needs_head(void)
+bool tm_format_detect_needs_head(const char *name)
 {
-	for (const struct tm_format *const *f = tm_formats; *f; f++)
-		if ((*f)->probe_needs_head)
-			return 1;
-	return 0;
+	return tm_formats_need_head(tm_formats, name);
+}
+
+const struct tm_format *tm_format_detect(const char *name, const uint8_t *head, size_t head_len)
+{
+	return tm_formats_detect(tm_formats, name, head, head_len);
 }
 
 int tm_name_has_extension(const char *name, const char *const *extensions)

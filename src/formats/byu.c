@@ -79,12 +79,12 @@ struct byu_record {
 
 static const char *const byu_extensions[] = {"byu", NULL};
 
-/* Six-byte records carry no magic: the name is the only evidence. */
-static int byu_probe(const char *name, const uint8_t *head, size_t head_len)
+/* Six-byte records carry no magic, so any bytes are a BYU trace and the name is the only
+ * evidence there can be: a .byu name is final (100, above any content bid), and detection
+ * never opens a .byu file. No other format's files are named so. */
+static int byu_name_bid(const char *name)
 {
-	(void)head;
-	(void)head_len;
-	return tm_name_has_extension(name, byu_extensions) ? 50 : 0;
+	return tm_name_has_extension(name, byu_extensions) ? 100 : 0;
 }
 
 static int byu_decode(void *state, const struct tm_decode_in *in, void *recs, size_t max,
@@ -321,7 +321,7 @@ const struct tm_format tm_format_byu = {
     .record_size = sizeof(struct byu_record),
     .chunk_records = 16384,
     .raw_record_len = BYU_RECORD_LEN,
-    .probe = byu_probe,
+    .name_bid = byu_name_bid,
     .decode = byu_decode,
     .dump = &byu_dump_ops,
     .stats_size = sizeof(struct byu_stats),

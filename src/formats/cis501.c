@@ -529,13 +529,16 @@ static bool has_trace_name(const char *name)
 
 #define PROBE_LINES 8
 
+static int cis501_name_bid(const char *name)
+{
+	return has_trace_name(name) ? 50 : 0;
+}
+
 /* The first complete lines of the head, parsed: all of them CIS501 is strong evidence, as the
  * 14 typed fields of a line rarely happen by chance. */
-static int cis501_probe(const char *name, const uint8_t *head, size_t head_len)
+static int cis501_content_bid(const char *name, const uint8_t *head, size_t head_len)
 {
 	bool named = has_trace_name(name);
-	if (!head || !head_len)
-		return named ? 50 : 0;
 	pthread_once(&family_once, family_init);
 	unsigned good = 0, bad = 0;
 	const uint8_t *p = head, *e = head + head_len;
@@ -603,8 +606,9 @@ const struct tm_format tm_format_cis501 = {
     .state_size = sizeof(struct cis501_state),
     .stats_size = sizeof(struct cis501_stats),
     .chunk_records = 8192,
-    .probe = cis501_probe,
-    .probe_needs_head = true,
+    .name_bid = cis501_name_bid,
+    .content_bid = cis501_content_bid,
+    .content_bid_max = 95,
     .decode = cis501_decode,
     .dump = &cis501_dump_ops,
     .stats_init = cis501_stats_init,

@@ -48,10 +48,11 @@ struct full_state {
 	uint8_t prev[FULL_MAX_RECORD]; /* the previous record, once num > 0 */
 };
 
-static int full_probe(const char *name, const uint8_t *head, size_t head_len)
+/* The magic word, whatever the name: FULL traces have no extension of their own. */
+static int full_content_bid(const char *name, const uint8_t *head, size_t head_len)
 {
 	(void)name;
-	return head && head_len >= 4 && tm_be32(head) == FULL_MAGIC ? 95 : 0;
+	return head_len >= 4 && tm_be32(head) == FULL_MAGIC ? 95 : 0;
 }
 
 static void full_state_init(void *p)
@@ -283,8 +284,8 @@ const struct tm_format tm_format_full = {
     .state_size = sizeof(struct full_state),
     .stats_size = sizeof(struct full_stats),
     .chunk_records = 256,
-    .probe = full_probe,
-    .probe_needs_head = true,
+    .content_bid = full_content_bid,
+    .content_bid_max = 95,
     .state_init = full_state_init,
     .decode = full_decode,
     .dump = &full_dump_ops,

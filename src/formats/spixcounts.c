@@ -42,12 +42,15 @@ static bool magic_at(const uint8_t *p, size_t len, bool *big_endian)
 	return tm_spix_word(p, *big_endian) == TM_SPIX_MAGIC;
 }
 
-static int spix_probe(const char *name, const uint8_t *head, size_t head_len)
+static int spix_name_bid(const char *name)
+{
+	return tm_name_has_extension(name, spix_extensions) ? 40 : 0;
+}
+
+static int spix_content_bid(const char *name, const uint8_t *head, size_t head_len)
 {
 	bool be;
-	if (head && magic_at(head, head_len, &be))
-		return 95;
-	return tm_name_has_extension(name, spix_extensions) ? 40 : 0;
+	return magic_at(head, head_len, &be) ? 95 : spix_name_bid(name);
 }
 
 /* The file's end, where it is not where the header says. */
@@ -343,8 +346,9 @@ const struct tm_format tm_format_spixcounts = {
     .stats_size = sizeof(struct spix_stats),
     .chunk_records = 65536,
     .raw_record_len = 8,
-    .probe = spix_probe,
-    .probe_needs_head = true,
+    .name_bid = spix_name_bid,
+    .content_bid = spix_content_bid,
+    .content_bid_max = 95,
     .decode = spix_decode,
     .stats_init = spix_stats_init,
     .stats_update = spix_stats_update,

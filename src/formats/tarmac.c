@@ -672,28 +672,37 @@ static struct evidence probe_content(const uint8_t *head, size_t head_len)
 	return e;
 }
 
-static int tarmac_probe(const char *name, const uint8_t *head, size_t head_len)
+static bool qemu4v_named(const char *name)
 {
-	bool named = tm_name_has_extension(name, tarmac_extensions);
-	if (tm_name_has_extension(name, qemu4v_extensions) || is_tracer_log(name))
+	return tm_name_has_extension(name, qemu4v_extensions) || is_tracer_log(name);
+}
+
+static int tarmac_name_bid(const char *name)
+{
+	return !qemu4v_named(name) && tm_name_has_extension(name, tarmac_extensions) ? 50 : 0;
+}
+
+static int tarmac_content_bid(const char *name, const uint8_t *head, size_t head_len)
+{
+	if (qemu4v_named(name))
 		return 0;
-	if (!head || !head_len)
-		return named ? 50 : 0;
 	struct evidence e = probe_content(head, head_len);
-	if (named)
+	if (tm_name_has_extension(name, tarmac_extensions))
 		return e.records > e.unknown ? 95 : 50;
 	if (!e.records || e.unknown)
 		return 0;
 	return e.numeric_cpu ? 80 : 90;
 }
 
-static int qemu4v_probe(const char *name, const uint8_t *head, size_t head_len)
+static int qemu4v_name_bid(const char *name)
 {
-	bool named = tm_name_has_extension(name, qemu4v_extensions) || is_tracer_log(name);
-	if (!head || !head_len)
-		return named ? 50 : 0;
+	return qemu4v_named(name) ? 50 : 0;
+}
+
+static int qemu4v_content_bid(const char *name, const uint8_t *head, size_t head_len)
+{
 	struct evidence e = probe_content(head, head_len);
-	if (named)
+	if (qemu4v_named(name))
 		return e.records > e.unknown ? 95 : 50;
 	return e.records && !e.unknown && e.numeric_cpu ? 92 : 0;
 }
@@ -781,11 +790,11 @@ static bool tarmac_instruction(const struct tm_chunk *c, size_t i, struct tm_ins
 #define TARMAC_FORMAT_COMMON                                                                       \
 	.classes = tarmac_classes, .n_classes = TARMAC_N_CLASSES, .group_view = "cpu/%u.txt",      \
 	.record_size = sizeof(struct tarmac_record), .state_size = sizeof(struct tarmac_state),    \
-	.stats_size = sizeof(struct tarmac_stats), .chunk_records = 8192,                          \
-	.probe_needs_head = true, .decode = tarmac_decode, .dump = &tarmac_dump_ops,               \
-	.stats_init = tarmac_stats_init, .stats_update = tarmac_stats_update,                      \
-	.stats_finish = tarmac_stats_finish, .stats_free = tarmac_stats_free,                      \
-	.extra_views = tarmac_extra_views, .n_extra_views = 1, .instruction = tarmac_instruction
+	.stats_size = sizeof(struct tarmac_stats), .chunk_records = 8192, .content_bid_max = 95,   \
+	.decode = tarmac_decode, .dump = &tarmac_dump_ops, .stats_init = tarmac_stats_init,        \
+	.stats_update = tarmac_stats_update, .stats_finish = tarmac_stats_finish,                  \
+	.stats_free = tarmac_stats_free, .extra_views = tarmac_extra_views, .n_extra_views = 1,    \
+	.instruction = tarmac_instruction
 
 const struct tm_format tm_format_tarmac = {
     .name = "tarmac",
@@ -793,7 +802,8 @@ const struct tm_format tm_format_tarmac = {
     .recognition = "extension .tarmac, or lines such as \"N clk IT (...)\"",
     .extensions = tarmac_extensions,
     .class_ext = "tarmac",
-    .probe = tarmac_probe,
+    .name_bid = tarmac_name_bid,
+    .content_bid = tarmac_content_bid,
     TARMAC_FORMAT_COMMON,
 };
 
@@ -804,6 +814,7 @@ const struct tm_format tm_format_qemu4v = {
 		   "numeric cpu before IT",
     .extensions = qemu4v_extensions,
     .class_ext = "qemu4v",
-    .probe = qemu4v_probe,
+    .name_bid = qemu4v_name_bid,
+    .content_bid = qemu4v_content_bid,
     TARMAC_FORMAT_COMMON,
 };

@@ -40,18 +40,15 @@ struct tt6_state {
 static const char *const tt6_extensions[] = {"tt6", NULL};
 static const char *const tt6e_extensions[] = {"tt6e", NULL};
 
-/* No magic number: the name is the evidence. */
-static int tt6_probe(const char *name, const uint8_t *head, size_t head_len)
+/* No magic number: the name is the evidence, and weak (50), so that a FULL trace named .tt6
+ * is read as FULL, whose magic word outbids it. */
+static int tt6_name_bid(const char *name)
 {
-	(void)head;
-	(void)head_len;
 	return tm_name_has_extension(name, tt6_extensions) ? 50 : 0;
 }
 
-static int tt6e_probe(const char *name, const uint8_t *head, size_t head_len)
+static int tt6e_name_bid(const char *name)
 {
-	(void)head;
-	(void)head_len;
 	return tm_name_has_extension(name, tt6e_extensions) ? 50 : 0;
 }
 
@@ -319,7 +316,7 @@ const struct tm_format tm_format_tt6 = {
     .extensions = tt6_extensions,
     .class_ext = "tt6",
     .class_stream = &tt6_stream_ops,
-    .probe = tt6_probe,
+    .name_bid = tt6_name_bid,
     .decode = tt6_decode,
     .stats_finish = tt6_stats_finish,
     .extra_views = tt6_extra_views,
@@ -333,7 +330,7 @@ const struct tm_format tm_format_tt6e = {
     .extensions = tt6e_extensions,
     .class_ext = "tt6e",
     .class_stream = &tt6e_stream_ops,
-    .probe = tt6e_probe,
+    .name_bid = tt6e_name_bid,
     .decode = tt6e_decode,
     .stats_finish = tt6e_stats_finish,
     .extra_views = tt6e_extra_views,

@@ -298,16 +298,16 @@ END_TEST
 
 START_TEST(test_probe)
 {
-	ck_assert_int_gt(F->probe("a.byu", NULL, 0), 0);
-	ck_assert_int_gt(F->probe("trace.file.byu", NULL, 0), 0);
+	ck_assert_int_gt(tm_format_bid(F, "a.byu", NULL, 0), 0);
+	ck_assert_int_gt(tm_format_bid(F, "trace.file.byu", NULL, 0), 0);
 	const char *others[] = {"a.txt", "a.byu.txt", "byu", "abyu", "a.by", "a.byuu", "a_byu"};
 	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
-		ck_assert_msg(F->probe(others[i], NULL, 0) == 0, "%s scored", others[i]);
+		ck_assert_msg(tm_format_bid(F, others[i], NULL, 0) == 0, "%s scored", others[i]);
 	/* six-byte records have no magic: content alone is no evidence */
 	uint8_t head[60];
 	for (size_t i = 0; i < 10; i++)
 		byu_ref_put(head + i * 6, 0x1000 + 8 * (uint32_t)i, 0, 0x80);
-	ck_assert_int_eq(F->probe("a.dat", head, sizeof(head)), 0);
+	ck_assert_int_eq(tm_format_bid(F, "a.dat", head, sizeof(head)), 0);
 	ck_assert_ptr_eq(tm_format_detect("x.byu", NULL, 0), F);
 	ck_assert_ptr_null(tm_format_detect("x.dat", NULL, 0));
 	ck_assert_ptr_eq(tm_format_find("byu"), F);

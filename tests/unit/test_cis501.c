@@ -20,7 +20,7 @@ START_TEST(test_layout)
 	ck_assert_str_eq(f->class_ext, "trace");
 	ck_assert_ptr_null(f->class_stream);
 	ck_assert_uint_eq(f->common_classes, 0);
-	ck_assert(f->probe_needs_head);
+	ck_assert_ptr_nonnull(f->content_bid);
 	ck_assert_uint_gt(f->chunk_records, 0);
 	ck_assert_uint_eq(din_view()->class_mask, (1ull << N_FAMILIES) - 1);
 
@@ -641,7 +641,7 @@ START_TEST(test_probe_real)
 	    {"gcc.dat", two_lines + 30, 60}, /* its third line, cut, does not parse */
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		int score = f->probe(rows[i].name, (const uint8_t *)real, rows[i].len);
+		int score = tm_format_bid(f, rows[i].name, (const uint8_t *)real, rows[i].len);
 		ck_assert_msg(score == rows[i].score, "row %zu (%s): %d, expected %d", i,
 			      rows[i].name, score, rows[i].score);
 	}
@@ -684,7 +684,8 @@ START_TEST(test_probe)
 	    {"x.traces", NULL, 0, 0},
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		int score = f->probe(rows[i].name, (const uint8_t *)rows[i].head, rows[i].len);
+		int score =
+		    tm_format_bid(f, rows[i].name, (const uint8_t *)rows[i].head, rows[i].len);
 		ck_assert_msg(score == rows[i].score, "row %zu (%s): %d, expected %d", i,
 			      rows[i].name, score, rows[i].score);
 	}

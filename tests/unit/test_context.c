@@ -5,11 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "byu_ref.h"
 #include "mem_source.h"
 #include "tracemount/context.h"
 #include "tracemount/index.h"
+#include "tracemount/registry.h"
 #include "tracemount/trace.h"
 
 static const struct tm_format *const F = &tm_format_byu;
@@ -65,7 +68,7 @@ START_TEST(test_override_path)
 }
 END_TEST
 
-/* Detection given the head of a file: overrides first, then the probes. */
+/* Detection given the head of a file: overrides first, then the bids. */
 START_TEST(test_detect_head)
 {
 	struct tm_context *ctx = new_ctx();
@@ -80,6 +83,153 @@ START_TEST(test_detect_head)
 	ck_assert_ptr_eq(tm_context_detect_head(ctx, "d/a.dat", NULL, 0), F);
 	ck_assert_ptr_null(tm_context_detect_head(ctx, "a.dat", head, sizeof(head)));
 	tm_context_free(ctx);
+}
+END_TEST
+
+/* The bid rule (format.h) over formats made for it. "name" bids the number its name ends in
+ * ("a.60": 60); "content" bids the number its head holds, at most 90; "both" bids 30 on a name
+ * starting with 'b' and, by content, 10 (its content contradicts its name); "content2" bids as
+ * "content" does. Content bids count their calls: round 2 happens only when it could matter. */
+static unsigned content_calls;
+
+static int number_bid(const char *text, size_t len)
+{
+	int bid = 0;
+	for (size_t i = 0; i < len && text[i] >= '0' && text[i] <= '9'; i++)
+		bid = bid * 10 + text[i] - '0';
+	return bid;
+}
+
+static int name_bid_of_ending(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+	return dot ? number_bid(dot + 1, strlen(dot + 1)) : 0;
+}
+
+static int content_bid_of_head(const char *name, const uint8_t *head, size_t head_len)
+{
+	(void)name;
+	content_calls++;
+	return number_bid((const char *)head, head_len);
+}
+
+static int both_name_bid(const char *name)
+{
+	return name[0] == 'b' ? 30 : 0;
+}
+
+static int both_content_bid(const char *name, const uint8_t *head, size_t head_len)
+{
+	(void)head;
+	(void)head_len;
+	content_calls++;
+	return name[0] == 'b' ? 10 : 0;
+}
+
+static const struct tm_format by_content = {
+    .name = "content", .content_bid = content_bid_of_head, .content_bid_max = 90};
+static const struct tm_format by_content2 = {
+    .name = "content2", .content_bid = content_bid_of_head, .content_bid_max = 90};
+static const struct tm_format by_name = {.name = "name", .name_bid = name_bid_of_ending};
+static const struct tm_format by_both = {.name = "both",
+					 .name_bid = both_name_bid,
+					 .content_bid = both_content_bid,
+					 .content_bid_max = 20};
+/* the content formats first: a tie between kinds is not settled by the order */
+static const struct tm_format *const bidders[] = {&by_content, &by_content2, &by_name, &by_both,
+						  NULL};
+
+static const char *detected(const char *name, const char *head)
+{
+	const struct tm_format *f =
+	    tm_formats_detect(bidders, name, (const uint8_t *)head, head ? strlen(head) : 0);
+	return f ? f->name : "none";
+}
+
+START_TEST(test_bid_rule)
+{
+	const struct {
+		const char *name, *head; /* head NULL: not read */
+		bool needs_head;	 /* the name bids leave it open */
+		const char *want;
+		unsigned content_calls;
+	} rows[] = {
+	    /* a name bid as high as every content_bid_max is final: the head is not looked at */
+	    {"a.90", "99", false, "name", 0},
+	    {"a.100", "99", false, "name", 0},
+	    {"a.90.gz", "99", false, "name", 0}, /* a gzip trace bids by its name without .gz */
+	    /* below it, round 2: a content bid beats a name bid by exceeding it, not by equalling
+	     */
+	    {"a.89", "90", true, "content", 3},
+	    {"a.89", "99", true, "content", 3}, /* 99 counts as content's maximum, 90 */
+	    {"a.89", "89", true, "name", 3},
+	    {"a.89", NULL, true, "name", 0}, /* the head unread: round 1 decides */
+	    {"a.89", "", true, "name", 0},   /* an empty file too */
+	    {"x", "50", true, "content", 3}, /* equal content bids: the first listed */
+	    {"x", "0", true, "none", 3},
+	    {"x", NULL, true, "none", 0},
+	    /* a content bid replaces its format's name bid, even when lower */
+	    {"b.25", NULL, true, "both", 0},
+	    {"b.25", "0", true, "name", 3},
+	    {"b", "5", true, "both", 3},
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		content_calls = 0;
+		ck_assert_msg(tm_formats_need_head(bidders, rows[i].name) == rows[i].needs_head,
+			      "row %zu: needs_head", i);
+		ck_assert_uint_eq(content_calls, 0);
+		const char *got = detected(rows[i].name, rows[i].head);
+		ck_assert_msg(strcmp(got, rows[i].want) == 0, "row %zu (%s, %s): %s, want %s", i,
+			      rows[i].name, rows[i].head ? rows[i].head : "NULL", got,
+			      rows[i].want);
+		ck_assert_msg(content_calls == rows[i].content_calls,
+			      "row %zu: %u content bids, want %u", i, content_calls,
+			      rows[i].content_calls);
+	}
+	/* a format's bid as detection counts it */
+	ck_assert_int_eq(tm_format_bid(&by_content, "x", (const uint8_t *)"95", 2), 90);
+	ck_assert_int_eq(tm_format_bid(&by_content, "x", NULL, 0), 0);
+	ck_assert_int_eq(tm_format_bid(&by_both, "b", NULL, 0), 30);
+	ck_assert_int_eq(tm_format_bid(&by_both, "b", (const uint8_t *)"x", 1), 10);
+	ck_assert_int_eq(tm_format_bid(&by_name, "a.60", (const uint8_t *)"x", 1), 60);
+	ck_assert_int_eq(tm_format_bid(&by_name, "a.500", NULL, 0), 100);
+}
+END_TEST
+
+/* The registry's formats: which names leave detection open, and that a file whose name
+ * settles it is not read. Both files hold FULL's magic word, which outbids a .tt6 name but not
+ * a .byu one: had t.byu been read, it would be FULL. */
+START_TEST(test_detect_reads_only_when_needed)
+{
+	ck_assert(!tm_format_detect_needs_head("x.byu"));
+	ck_assert(!tm_format_detect_needs_head("x.byu.gz"));
+	const char *open_names[] = {"x.tt6", "x.tt6e", "x.trace", "x.tarmac", "tracer_0001.log",
+				    "x.bb",  "x.full", "x",	  "x.byu.txt"};
+	for (size_t i = 0; i < sizeof(open_names) / sizeof(open_names[0]); i++)
+		ck_assert_msg(tm_format_detect_needs_head(open_names[i]), "%s", open_names[i]);
+
+	char dir[] = "/tmp/test_context.XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	int dirfd = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dirfd, 0);
+	static const uint8_t full_magic[8] = {0xa1, 0x11, 0x8e, 0x17};
+	const char *names[] = {"t.byu", "t.tt6"};
+	for (size_t i = 0; i < 2; i++) {
+		int fd = openat(dirfd, names[i], O_WRONLY | O_CREAT | O_EXCL, 0600);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, full_magic, sizeof(full_magic)), sizeof(full_magic));
+		close(fd);
+	}
+	struct tm_context *ctx = new_ctx();
+	ck_assert_ptr_eq(tm_context_detect(ctx, dirfd, "t.byu"), F);
+	ck_assert_ptr_eq(tm_context_detect(ctx, dirfd, "t.tt6"), tm_format_find("full"));
+	/* given the head, detection answers the same: the name settles t.byu */
+	ck_assert_ptr_eq(tm_context_detect_head(ctx, "t.byu", full_magic, sizeof(full_magic)), F);
+	tm_context_free(ctx);
+	for (size_t i = 0; i < 2; i++)
+		ck_assert_int_eq(unlinkat(dirfd, names[i], 0), 0);
+	close(dirfd);
+	ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 
@@ -217,6 +367,8 @@ static Suite *context_suite(void)
 	tcase_add_test(tc, test_override_base_name);
 	tcase_add_test(tc, test_override_path);
 	tcase_add_test(tc, test_detect_head);
+	tcase_add_test(tc, test_bid_rule);
+	tcase_add_test(tc, test_detect_reads_only_when_needed);
 	tcase_add_test(tc, test_bad_overrides);
 	tcase_add_test(tc, test_trace_table);
 	tcase_add_test(tc, test_status);

@@ -270,10 +270,10 @@ START_TEST(test_probe)
 {
 	const struct tm_format *f = full_format();
 	uint8_t head[8] = {0xa1, 0x11, 0x8e, 0x17};
-	ck_assert_int_ge(f->probe("anything", head, 8), 90);
-	ck_assert_int_eq(f->probe("x.full", head + 1, 7), 0);
-	ck_assert_int_eq(f->probe("x", head, 3), 0);
-	ck_assert_int_eq(f->probe("x", NULL, 0), 0);
+	ck_assert_int_ge(tm_format_bid(f, "anything", head, 8), 90);
+	ck_assert_int_eq(tm_format_bid(f, "x.full", head + 1, 7), 0);
+	ck_assert_int_eq(tm_format_bid(f, "x", head, 3), 0);
+	ck_assert_int_eq(tm_format_bid(f, "x", NULL, 0), 0);
 	ck_assert_ptr_eq(tm_format_detect("x.tt6", head, 8), f); /* the magic beats a name */
 }
 END_TEST

@@ -321,9 +321,9 @@ START_TEST(test_format)
 	ck_assert_ptr_nonnull(f);
 	make_table(&t, small, 5, false);
 	ck_assert_int_eq(render(tm_spix_write, &t, &file), 0);
-	ck_assert_int_ge(f->probe("x.dat", file.data, file.len), 90);
-	ck_assert_int_eq(f->probe("x.dat", (const uint8_t *)"hello", 5), 0);
-	ck_assert_int_gt(f->probe("prog.bb", NULL, 0), 0);
+	ck_assert_int_ge(tm_format_bid(f, "x.dat", file.data, file.len), 90);
+	ck_assert_int_eq(tm_format_bid(f, "x.dat", (const uint8_t *)"hello", 5), 0);
+	ck_assert_int_gt(tm_format_bid(f, "prog.bb", NULL, 0), 0);
 	mount_trace(&m, "prog.bb", f, file.data, file.len);
 	char *got = read_view(&m, "blocks.txt", &len);
 	ck_assert_int_eq(render(tm_spix_blocks, &t, &want), 0);

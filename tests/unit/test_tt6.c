@@ -38,10 +38,11 @@ START_TEST(test_layout)
 		ck_assert_ptr_nonnull(f->dump);
 		ck_assert_uint_gt(f->chunk_records, 0);
 		/* the extension is the evidence, and only it */
-		ck_assert_int_eq(f->probe(tt6e ? "thread_001.tt6e" : "thread_001.tt6", NULL, 0),
-				 50);
-		ck_assert_int_eq(f->probe(tt6e ? "thread_001.tt6" : "thread_001.tt6e", NULL, 0), 0);
-		ck_assert_int_eq(f->probe("a.txt", NULL, 0), 0);
+		ck_assert_int_eq(
+		    tm_format_bid(f, tt6e ? "thread_001.tt6e" : "thread_001.tt6", NULL, 0), 50);
+		ck_assert_int_eq(
+		    tm_format_bid(f, tt6e ? "thread_001.tt6" : "thread_001.tt6e", NULL, 0), 0);
+		ck_assert_int_eq(tm_format_bid(f, "a.txt", NULL, 0), 0);
 		ck_assert_ptr_eq(tm_format_detect(tt6e ? "x.tt6e" : "x.tt6", NULL, 0), f);
 		struct tm_view_table v;
 		ck_assert_int_eq(tm_view_table_init(&v, f, tt6e ? "t.tt6e" : "t.tt6"), 0);

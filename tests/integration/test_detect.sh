@@ -1,0 +1,59 @@
+#!/bin/bash
+# Detection reads a file only when its name leaves the format open (format.h, "Detection"):
+# `ls -l` of a mounted folder of .byu traces opens none of them, as strace on the daemon shows.
+# In the same folder a .tt6 file, whose name a FULL trace's magic word would outbid, is opened:
+# so strace does see the daemon's opens, and the first check cannot pass by missing them.
+# A .byu file that starts with FULL's magic word is BYU (its name is final), in the mount and
+# in `tracemount ls`, which reads the head but is given the same answer.
+. "$(dirname "$0")/lib.sh"
+
+if ! command -v strace >/dev/null; then
+	echo "SKIP: strace not installed (test_context.c checks that a .byu file is not read)"
+	exit 77
+fi
+if [ -n "${TM_DAEMON_WRAP:-}" ]; then
+	echo "SKIP: the daemon runs under $TM_DAEMON_WRAP already"
+	exit 77
+fi
+
+SRC=$TM_TMP/src
+mkdir -p "$SRC/folder"
+for i in 1 2 3 4 5; do
+	"$GEN_BYU" -n 1000 -s "$i" >"$SRC/folder/t$i.byu"
+done
+"$GEN_BYU" -n 1000 -s 6 | gzip >"$SRC/folder/zipped.byu.gz"
+"$GEN_TT6" --format tt6 --records 100 --seed 7 >"$SRC/folder/control.tt6"
+{
+	printf '\xa1\x11\x8e\x17\x00\x00'
+	"$GEN_BYU" -n 100 -s 8
+} >"$SRC/folder/magic.byu"
+BYU="t1.byu t2.byu t3.byu t4.byu t5.byu zipped.byu.gz"
+
+# An open of PATH (relative to SOURCE) in the strace log: open, openat or openat2.
+opens_of() {
+	grep -qE "open(at2?)?\([^\"]*\"$1\"" "$TM_TMP/strace.log"
+}
+
+if ! strace -f -qq -o /dev/null true 2>/dev/null; then
+	echo "SKIP: strace cannot trace here (ptrace not permitted)"
+	exit 77
+fi
+TM_DAEMON_WRAP="strace -f -qq -e trace=open,openat,openat2 -o $TM_TMP/strace.log" mount_tm "$SRC"
+TM_DAEMON_WRAP=
+ls -l "$TM_MNT/folder" >"$TM_TMP/ls.out"
+check_eq "ls -l lists the folder's traces" "control.tt6 magic.byu $BYU" \
+	"$(awk 'NR > 1 { print $NF }' "$TM_TMP/ls.out" | LC_ALL=C sort | xargs)"
+check_eq "each as a folder" "" "$(awk 'NR > 1 && !/^d/' "$TM_TMP/ls.out")"
+check "magic.byu has BYU's views" test -f "$TM_MNT/folder/magic.byu/class/i_fetch.byu"
+unmount_tm
+
+check "strace logged the daemon's opens" test -s "$TM_TMP/strace.log"
+check "the .tt6 file was opened: its name leaves its format open" opens_of 'folder/control\.tt6'
+bad=
+for t in $BYU; do
+	opens_of "folder/${t//./\\.}" && bad="$bad $t"
+done
+check_eq "none of the .byu traces was opened (magic.byu was, for its views)" "" "$bad"
+(cd "$SRC/folder" && "$TRACEMOUNT" ls magic.byu) >"$TM_TMP/cli.out" 2>&1
+check "tracemount ls magic.byu: BYU's views" grep -q ' class/i_fetch\.byu$' "$TM_TMP/cli.out"
+finish
