@@ -3,7 +3,8 @@
 # convert/NAME.tt6e of its TT6 trace must be its TT6E trace byte for byte, and the other way
 # round; TT6 -> TT6E -> TT6 and (canonical) TT6E -> TT6 -> TT6E give back the original bytes;
 # dcbx/icbi addresses (from escapes 0x01, 0x11, or 0 when unknown) survive TT6E -> TT6 -> TT6E;
-# converted files decode to the model's PCs. Hand-made traces, with expected bytes written here
+# converted files decode to the PCs the tests' TT6 model (tt6_expect.py) reads in the original,
+# whose own conversion of each gen_tt6 trace is checked first to be gen_tt6's other trace. Hand-made traces, with expected bytes written here
 # from the rules, cover the rules one by one: 0x11 dropped and 0x01 kept, the address from the
 # escape immediately before, a relative `b` to 0x700 and an rfi to elsewhere as a synthetic pair
 # (they come back canonical), a twi without a pair (gains one), a hand-written 0x11 (not
@@ -27,14 +28,15 @@ sys.stdout.buffer.write(struct.pack(">%dI" % len(w), *w))'
 "$GEN_TT6" --format tt6 --clean --steps 8000 --seed 32 --truth "$EXP/b.tt6.truth" >"$SRC/b.tt6"
 "$GEN_TT6" --format tt6e --clean --steps 8000 --seed 32 --truth "$EXP/b.tt6e.truth" >"$SRC/b.tt6e"
 for t in a.tt6 a.tt6e b.tt6 b.tt6e; do
-	"$PY" "$HERE/tt6_expect.py" convert "$EXP/$t.truth" "${t##*.}" "$EXP/$t.converted"
+	"$PY" "$HERE/tt6_expect.py" convert "$SRC/$t" "${t##*.}" "$EXP/$t.converted"
+	"$PY" "$HERE/tt6_expect.py" decode "$SRC/$t" "${t##*.}" "$EXP/$t.records" "$EXP/$t.errors" >/dev/null
 done
 check "a.tt6e: the model's conversion of its TT6 trace (tt6_expect.py) is its TT6E trace" \
 	cmp "$EXP/a.tt6.converted" "$SRC/a.tt6e"
 check "a.tt6: the model's conversion of its TT6E trace (tt6_expect.py) is its TT6 trace" \
 	cmp "$EXP/a.tt6e.converted" "$SRC/a.tt6"
 for c in a b c d; do
-	check "a.tt6e: the model wrote dcbx addresses of case $c" grep -q "	cache=1	case=$c" "$EXP/a.tt6e.truth"
+	check "a.tt6e: gen_tt6 wrote dcbx addresses of case $c" grep -q "	case=$c$" "$EXP/a.tt6e.truth"
 done
 
 # TT6 -> TT6E: 0x01 kept, 0x11 dropped, the address from the escape just before, else none
@@ -165,16 +167,17 @@ check "nc.tt6e -> TT6 -> TT6E is the canonical TT6E (pairs canonical, a pair aft
 	cmp "$EXP/nc.canonical.tt6e" "$MNT/nc2.tt6/convert/nc2.tt6e"
 
 # dcbx/icbi addresses survive TT6E -> TT6 -> TT6E: the memory lines of the cache operations
-# in the round trip's dump, against the model's addresses.
+# in the round trip's dump, against the addresses the model reads in the original.
 cp "$MNT/a2.tt6/convert/a2.tt6e" "$TM_TMP/a3.tt6e"
 (cd "$TM_TMP" && "$TRACEMOUNT" cat a3.tt6e dump.txt) >"$TM_TMP/a3.dump"
-"$PY" - "$HERE" "$EXP/a.tt6e.truth" "$TM_TMP/a3.dump" "$TM_TMP/dcbx.want" "$TM_TMP/dcbx.got" <<'EOF'
+"$PY" - "$HERE" "$SRC/a.tt6e" "$TM_TMP/a3.dump" "$TM_TMP/dcbx.want" "$TM_TMP/dcbx.got" <<'EOF'
 import sys
 sys.path.insert(0, sys.argv[1])
-from tt6_expect import load_truth
+from tt6_expect import no_address, reference_decode
 want = ["%d %08x %08x %s" % (r.num, r.pc, r.word,
-                             "????????" if r.get("case") == "c" else "%08x" % r.get("ea"))
-        for r in load_truth(sys.argv[2]) if r.kind == "memory" and r.get("cache")]
+                             "????????" if no_address(r) else "%08x" % r.get("ea"))
+        for r in reference_decode(open(sys.argv[2], "rb").read(), "tt6e")[0]
+        if r.kind == "memory" and r.get("cache")]
 keys = {w.rsplit(" ", 1)[0] for w in want}
 got = []
 for line in open(sys.argv[3]):
@@ -192,11 +195,12 @@ check "a.tt6e -> TT6 -> TT6E: every dcbx/icbi keeps its number, PC, word and add
 	cmp "$TM_TMP/dcbx.want" "$TM_TMP/dcbx.got"
 
 # Converted files decode to the model's PCs: the instruction records of a1.tt6e (TT6 -> TT6E)
-# are the TT6E model's, those of a2.tt6 (TT6E -> TT6) the TT6 model's, in order.
+# are those the model reads in a.tt6e, those of a2.tt6 (TT6E -> TT6) in a.tt6, in order.
 for pair in "a1.tt6e a.tt6e" "a2.tt6 a.tt6" "b1.tt6e b.tt6e" "b2.tt6 b.tt6"; do
 	set -- $pair
-	awk -F'\t' '$1 ~ /^(compute|flow|memory|memext)$/ { print $2, $3 }' "$EXP/$2.truth" >"$TM_TMP/pcs.want"
-	awk '{ split(substr($0, 69), c, " ") } c[1] !~ /^(escape|sync|initial_pc)$/ { print $1, $2 }' "$MNT/$1/dump.txt" >"$TM_TMP/pcs.got"
+	awk -F'\t' '$1 ~ /^(compute|flow|memory|memext)$/ { print $2, $3 }' "$EXP/$2.records" >"$TM_TMP/pcs.want"
+	"$PY" "$HERE/tt6_expect.py" columns "$MNT/$1/dump.txt" |
+		awk -F'\t' '{ split($5, c, " ") } c[1] !~ /^(escape|sync|initial_pc)$/ { print $1, $2 }' >"$TM_TMP/pcs.got"
 	check "$1: the conversion decodes to the instruction numbers and PCs of $2's model" \
 		cmp "$TM_TMP/pcs.want" "$TM_TMP/pcs.got"
 done
@@ -205,8 +209,8 @@ done
 # still, which is not address 0. Its dump says ????????, stats.json and errors.txt count it,
 # and the din leaves it out.
 nc=$(grep -c '	case=c' "$EXP/a.tt6e.truth")
-check "a.tt6: the model has data-moving dcbx without an address" \
-	grep -qE '^compute	.*	din=[rw]	case=c' "$EXP/a.tt6.truth"
+check "a.tt6: gen_tt6 wrote data-moving dcbx without an address" \
+	grep -qE '^compute	.*	mn=(dcbz|dcba|dcbt|dcbtst)	case=c' "$EXP/a.tt6.truth"
 check_eq "a1.tt6e (a.tt6 -> TT6E): dump.txt shows their address as ????????" "$nc" \
 	"$(grep -c ' ea=????????' "$MNT/a1.tt6e/dump.txt")"
 check_eq "a1.tt6e: stats.json counts them" "$nc" \

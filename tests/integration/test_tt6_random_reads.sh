@@ -1,10 +1,10 @@
 #!/bin/bash
 # Reads at random offsets and lengths of the views of multi-chunk TT6 and TT6E traces (16384
 # records a chunk), each compared with the same bytes of `tracemount cat` (itself checked
-# against gen_tt6's model first, by tt6_expect.py). gen_tt6 --straddle puts a dcbx after its
+# against the tests' TT6 model first, tt6_expect.py). gen_tt6 --straddle puts a dcbx after its
 # escape 0x01 or 0x11, or a twi and its synthetic pair, across every chunk boundary, so that
 # the conversions and class streams must carry that state from one chunk to the next. Windows
-# straddle the boundaries of each view (computed from the model), start before the end and run
+# straddle the boundaries of each view (placed by the model's reading), start before the end and run
 # past it, start at the end and beyond; half use O_DIRECT. dd and tail from the shell, many
 # more windows from one Python process (pread), then parallel readers on a fresh mount.
 . "$(dirname "$0")/lib.sh"
@@ -16,19 +16,18 @@ tm_seed
 SRC=$TM_TMP/src
 EXP=$TM_TMP/expected
 mkdir -p "$SRC" "$EXP"
-"$GEN_TT6" --format tt6 --records 250000 --straddle $CHUNK --seed 41 --truth "$EXP/r.tt6.truth" >"$SRC/r.tt6"
-"$GEN_TT6" --format tt6e --records 220000 --straddle $CHUNK --seed 42 --truth "$EXP/s.tt6e.truth" \
-	>"$SRC/s.tt6e"
+"$GEN_TT6" --format tt6 --records 250000 --straddle $CHUNK --seed 41 >"$SRC/r.tt6"
+"$GEN_TT6" --format tt6e --records 220000 --straddle $CHUNK --seed 42 >"$SRC/s.tt6e"
 TRACES="r.tt6 s.tt6e"
 
 # The model's records at each boundary: how many straddle a dcbx or a twi pair.
-"$PY" - "$HERE" $CHUNK "$EXP" $TRACES >"$TM_TMP/straddles" <<'EOF'
+"$PY" - "$HERE" $CHUNK "$SRC" $TRACES >"$TM_TMP/straddles" <<'EOF'
 import os, sys
 sys.path.insert(0, sys.argv[1])
-from tt6_expect import load_truth
-chunk, exp = int(sys.argv[2]), sys.argv[3]
+from tt6_expect import reference_decode
+chunk, src = int(sys.argv[2]), sys.argv[3]
 for t in sys.argv[4:]:
-    recs = load_truth(os.path.join(exp, t + ".truth"))
+    recs = reference_decode(open(os.path.join(src, t), "rb").read(), t.rsplit(".", 1)[1])[0]
     n = 0
     for k in range(chunk, len(recs), chunk):
         a, b = recs[k - 1], recs[k]
@@ -61,7 +60,7 @@ for t in $TRACES; do
 done
 cd - >/dev/null || exit 1
 for t in $TRACES; do
-	"$PY" "$HERE/tt6_expect.py" compare "$EXP/$t.truth" "$SRC/$t" "$EXP/$t" "$t" --partial-stats \
+	"$PY" "$HERE/tt6_expect.py" compare "$SRC/$t" "$EXP/$t" "$t" --partial-stats \
 		--skip listing >"$TM_TMP/cmp.out"
 	check "$t: tracemount cat outputs compared with the model" test -s "$TM_TMP/cmp.out"
 	while IFS=$'\t' read -r what want got; do
@@ -69,18 +68,19 @@ for t in $TRACES; do
 	done <"$TM_TMP/cmp.out"
 done
 
-# Byte offsets of the chunk boundaries in each view, from the model and the dump lines: a
-# line "TRACE VIEW OFFSET..." per view.
-"$PY" - "$HERE" $CHUNK "$EXP" $TRACES >"$EXP/bounds" <<'EOF'
+# Byte offsets of the chunk boundaries in each view, from the model's reading and the dump
+# lines (where to place windows: the bytes are checked against tracemount cat's, which the
+# model checked above): a line "TRACE VIEW OFFSET..." per view.
+"$PY" - "$HERE" $CHUNK "$EXP" "$SRC" $TRACES >"$EXP/bounds" <<'EOF'
 import os, sys
 sys.path.insert(0, sys.argv[1])
-from tt6_expect import CLASSES, din_lines, load_truth, marked, no_address, sync_lines
-chunk, exp = int(sys.argv[2]), sys.argv[3]
-for t in sys.argv[4:]:
+from tt6_expect import CLASSES, din_lines, marked, no_address, reference_decode, sync_lines
+chunk, exp, src = int(sys.argv[2]), sys.argv[3], sys.argv[4]
+for t in sys.argv[5:]:
     ext = t.rsplit(".", 1)[1]
     stem = t.rsplit(".", 1)[0]
     other = "tt6" if ext == "tt6e" else "tt6e"
-    recs = load_truth(os.path.join(exp, t + ".truth"))
+    recs = reference_decode(open(os.path.join(src, t), "rb").read(), ext)[0]
     dump = open(os.path.join(exp, t, "dump.txt")).read().split("\n")[:-1]
     per = {}  # view -> bytes contributed by each record
     n = len(recs)

@@ -1,12 +1,13 @@
 #!/bin/bash
-# Every view of TT6 and TT6E traces against expectations computed without tracemount:
-# gen_tt6's truth file (what its program model executed) turned by tt6_expect.py into the
-# dump.txt columns (all but Capstone's TEXT), class/*.txt, class/*.tt6[e] streams with their
-# position records, sync.txt, convert/NAME.din, the TT6 <-> TT6E conversion (the same program
-# written by gen_tt6 in the other format), errors.txt offsets and stats.json. Two hand-made
-# traces pin exact dump lines (doc/views.md's example, tracemount's own disassembly of lswx,
-# stswx, eciwx and the XO-form 'o' variants, a bl whose 32-bit target wraps around, .long for
-# an unknown word, TT6E's ba 0x700 and rfi). Also `tracemount cat` (the same bytes as the
+# Every view of TT6 and TT6E traces against the tests' TT6 model, tt6_expect.py, which reads
+# the trace's bytes without tracemount: the dump.txt columns (all but Capstone's TEXT),
+# class/*.txt, class/*.tt6[e] streams with their position records, sync.txt, convert/NAME.din,
+# the TT6 <-> TT6E conversion, errors.txt offsets and stats.json (top_mnemonics against the
+# mnemonics gen_tt6 says it wrote). First the model's reading is checked against what gen_tt6
+# says it wrote (selfcheck). Two hand-made traces pin exact dump values (doc/views.md's
+# example, tracemount's own disassembly of lswx, stswx, eciwx and the XO-form 'o' variants, a
+# bl whose 32-bit target wraps around, .long for an unknown word, TT6E's ba 0x700 and rfi),
+# column by column as the model splits the lines. Also `tracemount cat` (the same bytes as the
 # mount), `tracemount ls` and `ls -l` (sizes equal wc -c) and wc -l dump.txt = records.
 . "$(dirname "$0")/lib.sh"
 
@@ -15,11 +16,11 @@ SRC=$TM_TMP/src
 EXP=$TM_TMP/expected
 mkdir -p "$SRC/sub" "$EXP"
 
-# compare TRUTH TRACE_REL [options]: every view of the mounted trace folder, one check each.
+# compare TRACE_REL [options]: every view of the mounted trace folder, one check each.
 compare() {
-	local truth=$1 rel=$2
-	shift 2
-	"$PY" "$HERE/tt6_expect.py" compare "$truth" "$SRC/$rel" "$TM_MNT/$rel" "$rel" "$@" \
+	local rel=$1
+	shift
+	"$PY" "$HERE/tt6_expect.py" compare "$SRC/$rel" "$TM_MNT/$rel" "$rel" "$@" \
 		>"$TM_TMP/cmp.out" 2>"$TM_TMP/cmp.err"
 	check "$rel: expectations computed" test -s "$TM_TMP/cmp.out"
 	[ -s "$TM_TMP/cmp.err" ] && cat "$TM_TMP/cmp.err" >&2
@@ -89,46 +90,53 @@ words >"$SRC/exact.tt6e" <<'EOF'
 00110001 00fff880
 7c00222c 00fff880
 EOF
-for t in exact.tt6 exact.tt6e; do
-	"$PY" "$HERE/tt6_expect.py" decode "$SRC/$t" "${t##*.}" "$EXP/$t.truth" "$EXP/$t.errors" >/dev/null
+# The model's reading of each trace: its records and the problems it finds.
+for t in exact.tt6 exact.tt6e prog.tt6 prog.tt6e; do
+	"$PY" "$HERE/tt6_expect.py" decode "$SRC/$t" "${t##*.}" "$EXP/$t.records" "$EXP/$t.errors" >/dev/null
 done
-check_eq "exact.tt6: the reference reading expects 3 problems (0x07, 0x25, 0x20 with count 1)" \
+check_eq "exact.tt6: the model expects 3 problems (0x07, 0x25, 0x20 with count 1)" \
 	"104,200,212" "$(paste -sd, "$EXP/exact.tt6.errors")"
 
-# The test tools agree with each other: truth re-encoded = the bytes; the reference reading
-# of the bytes = the truth.
-check_eq "prog.tt6: gen_tt6's truth and bytes agree" ok \
+# The model reads what gen_tt6 says it wrote.
+check_eq "prog.tt6: the model reads gen_tt6's records" ok \
 	"$("$PY" "$HERE/tt6_expect.py" selfcheck "$EXP/prog.tt6.truth" "$SRC/prog.tt6")"
-check_eq "prog.tt6e: gen_tt6's truth and bytes agree" ok \
+check_eq "prog.tt6e: the model reads gen_tt6's records" ok \
 	"$("$PY" "$HERE/tt6_expect.py" selfcheck "$EXP/prog.tt6e.truth" "$SRC/prog.tt6e")"
-check_eq "thread_002.tt6e: gen_tt6's truth and bytes agree" ok \
+check_eq "thread_002.tt6e: the model reads gen_tt6's records" ok \
 	"$("$PY" "$HERE/tt6_expect.py" selfcheck "$EXP/t2.truth" "$SRC/sub/thread_002.tt6e")"
-check "the model's TT6E program has twi pairs, dcbx records and every escape code" \
-	grep -q 'pair=1' "$EXP/prog.tt6e.truth"
+check "gen_tt6's TT6E program has twi pairs" grep -q 'pair=1' "$EXP/prog.tt6e.records"
 for kind in compute flow memory memext escape sync; do
-	check "prog.tt6: the model wrote $kind records" grep -q "^$kind	" "$EXP/prog.tt6.truth"
+	check "prog.tt6: gen_tt6 wrote $kind records" grep -q "^$kind	" "$EXP/prog.tt6.truth"
 done
 for code in 00 01 02 03 04 05 07 11 20 21 30 31; do
-	check "prog.tt6: the model wrote escape code 0x$code" grep -q "	code=$code	" "$EXP/prog.tt6.truth"
+	check "prog.tt6: gen_tt6 wrote escape code 0x$code" grep -q "	code=$code	" "$EXP/prog.tt6.records"
 done
 
 mount_tm "$SRC"
 MNT=$TM_MNT
 
-compare "$EXP/prog.tt6.truth" prog.tt6 --other "$SRC/prog.tt6e"
-compare "$EXP/prog.tt6e.truth" prog.tt6e --other "$SRC/prog.tt6"
-compare "$EXP/t1.truth" sub/thread_001.tt6
-compare "$EXP/t2.truth" sub/thread_002.tt6e
-compare "$EXP/one.truth" sub/one.tt6
-compare "$EXP/exact.tt6.truth" exact.tt6 --errors "$EXP/exact.tt6.errors"
-compare "$EXP/exact.tt6e.truth" exact.tt6e --errors "$EXP/exact.tt6e.errors"
+compare prog.tt6 --truth "$EXP/prog.tt6.truth"
+compare prog.tt6e --truth "$EXP/prog.tt6e.truth"
+compare sub/thread_001.tt6 --truth "$EXP/t1.truth"
+compare sub/thread_002.tt6e --truth "$EXP/t2.truth"
+compare sub/one.tt6 --truth "$EXP/one.truth"
+compare exact.tt6
+compare exact.tt6e
+# The conversions are the same program as gen_tt6 wrote it in the other format.
+check "prog.tt6: convert/prog.tt6e is gen_tt6's TT6E program" cmp "$SRC/prog.tt6e" "$MNT/prog.tt6/convert/prog.tt6e"
+check "prog.tt6e: convert/prog.tt6 is gen_tt6's TT6 program" cmp "$SRC/prog.tt6" "$MNT/prog.tt6e/convert/prog.tt6"
 
-# Exact dump lines (doc/views.md: its example, and the columns' widths).
+# Exact dump values (doc/views.md: its example), column by column as the model splits the
+# lines: "NUMBER PC WORD|TEXT|CLASS and fields". (The model checks where the columns are.)
+for t in exact.tt6 exact.tt6e; do
+	"$PY" "$HERE/tt6_expect.py" columns "$MNT/$t/dump.txt" |
+		awk -F'\t' '{ print $1 " " $2 " " $3 "|" $4 "|" $5 }' >"$TM_TMP/$t.columns"
+done
 line() {
-	sed -n "$2p" "$MNT/$1/dump.txt"
+	sed -n "$2p" "$TM_TMP/$1.columns"
 }
 fmtline() { # NUMBER PC WORD TEXT REST
-	printf '%12s %s %s %-36s %s' "$1" "$2" "$3" "$4" "$5"
+	printf '%s %s %s|%s|%s' "$1" "$2" "$3" "$4" "$5"
 }
 check_eq "exact.tt6: initial_pc line" "$(fmtline 0 00001000 00001000 - initial_pc)" "$(line exact.tt6 1)"
 check_eq "exact.tt6: mflr r0" "$(fmtline 0 00001000 7c0802a6 'mflr r0' compute)" "$(line exact.tt6 2)"
@@ -156,21 +164,21 @@ check_eq "exact.tt6: blr at 0xffffff00" "$(fmtline 7 ffffff00 4e800020 blr 'flow
 check_eq "exact.tt6: stswx, size = XER & 0x7f" \
 	"$(fmtline 8 00001028 7ca63d2a 'stswx r5, r6, r7' 'memext ea=00fff300 size=  5 xer=20000085')" \
 	"$(line exact.tt6 12)"
-check_eq "exact.tt6: dcbz is COMPUTE (one word) in TT6" "9 0000102c 7c001fec compute" \
-	"$(line exact.tt6 13 | cut -c 1-30,68- | sed 's/^ *//')"
+check_eq "exact.tt6: dcbz is COMPUTE (one word) in TT6" "9 0000102c 7c001fec|compute" \
+	"$(line exact.tt6 13 | cut -d'|' -f1,3)"
 check_eq "exact.tt6: the record after dcbz" "10 00001030 80a6fffe" \
-	"$(line exact.tt6 14 | cut -c 1-30 | sed 's/^ *//')"
+	"$(line exact.tt6 14 | cut -d'|' -f1)"
 check_eq "exact.tt6: an unknown escape code" \
 	"$(fmtline 11 00001034 00070001 'escape unknown' 'escape code=0x07 words=1 12345678')" \
 	"$(line exact.tt6 15)"
 check_eq "exact.tt6: an escape with no word" \
 	"$(fmtline 11 00001034 00020000 'escape condition_register' 'escape code=0x02 words=0')" \
 	"$(line exact.tt6 16)"
-check_eq "exact.tt6: a conditional branch not taken" "11 00001034 4182fff8 flow next=00001038" \
-	"$(line exact.tt6 17 | cut -c 1-30,68- | sed 's/^ *//')"
+check_eq "exact.tt6: a conditional branch not taken" "11 00001034 4182fff8|flow next=00001038" \
+	"$(line exact.tt6 17 | cut -d'|' -f1,3)"
 check_eq "exact.tt6: sc" "$(fmtline 13 00001048 44000002 sc 'flow next=0000104c')" "$(line exact.tt6 19)"
-check_eq "exact.tt6: twi is COMPUTE" "14 0000104c 0c830000 compute" \
-	"$(line exact.tt6 20 | cut -c 1-30,68- | sed 's/^ *//')"
+check_eq "exact.tt6: twi is COMPUTE" "14 0000104c 0c830000|compute" \
+	"$(line exact.tt6 20 | cut -d'|' -f1,3)"
 check_eq "exact.tt6: eciwx (tracemount's own disassembly)" \
 	"$(fmtline 15 00001050 7c642a6c 'eciwx r3, r4, r5' 'memory ea=00fff400 size=  4')" \
 	"$(line exact.tt6 21)"
@@ -179,10 +187,10 @@ check_eq "exact.tt6: mullwo (tracemount's own disassembly)" \
 check_eq "exact.tt6: divwo. (tracemount's own disassembly)" \
 	"$(fmtline 17 00001058 7d0957d7 'divwo. r8, r9, r10' compute)" "$(line exact.tt6 23)"
 check_eq "exact.tt6: lswi with NB 0 moves 32 bytes" "memory ea=00fff500 size= 32" \
-	"$(line exact.tt6 24 | cut -c 69-)"
-check_eq "exact.tt6: lmw r29 moves 12 bytes" "memory ea=00fff600 size= 12" "$(line exact.tt6 25 | cut -c 69-)"
+	"$(line exact.tt6 24 | cut -d'|' -f3)"
+check_eq "exact.tt6: lmw r29 moves 12 bytes" "memory ea=00fff600 size= 12" "$(line exact.tt6 25 | cut -d'|' -f3)"
 check_eq "exact.tt6: dst: size 0 and ctl" "memext ea=00fff700 size=  0 ctl=01020304" \
-	"$(line exact.tt6 26 | cut -c 69-)"
+	"$(line exact.tt6 26 | cut -d'|' -f3)"
 check_eq "exact.tt6: sync_try_wait" \
 	"$(fmtline 21 00001068 00310002 'escape sync_try_wait' 'sync addr=00a0b0c0 count=00000001')" \
 	"$(line exact.tt6 27)"
@@ -195,9 +203,8 @@ check_eq "exact.tt6: a sync code with count 1 is an escape" \
 check_eq "exact.tt6: b back" "$(fmtline 21 00001068 4bfffffc 'b 0x1064' 'flow next=00001064')" \
 	"$(line exact.tt6 30)"
 check_eq "exact.tt6: 30 lines" 30 "$(wc -l <"$MNT/exact.tt6/dump.txt")"
-check_eq "exact.tt6: sync.txt" \
-	"$(printf '%12s %s %-9s %s %s\n%12s %s %-9s %s %s' 4 0000101c signal 00a0b0c0 1 21 00001068 try_wait 00a0b0c0 1)" \
-	"$(cat "$MNT/exact.tt6/sync.txt")"
+check_eq "exact.tt6: sync.txt" "4 0000101c signal 00a0b0c0 1|21 00001068 try_wait 00a0b0c0 1" \
+	"$(awk '{ $1 = $1; print }' "$MNT/exact.tt6/sync.txt" | paste -sd'|')"
 check_eq "exact.tt6: errors.txt names the three bad escapes by offset" \
 	"offset 104:|offset 200:|offset 212:" \
 	"$(cut -d' ' -f1-2 "$MNT/exact.tt6/errors.txt" | paste -sd'|')"
@@ -209,13 +216,13 @@ t = json.load(open(sys.argv[1]))["tt6"]
 print("ok" if (t["data_lines_64b"], t["data_pages_4k"]) == (9, 3) else
       "lines %s pages %s, expected 9 and 3" % (t["data_lines_64b"], t["data_pages_4k"]))' \
 	"$MNT/exact.tt6/stats.json")"
-check_eq "exact.tt6e: twi" "00002000 0c830000 compute" "$(line exact.tt6e 2 | cut -c 14-30,68-)"
+check_eq "exact.tt6e: twi" "0 00002000 0c830000|compute" "$(line exact.tt6e 2 | cut -d'|' -f1,3)"
 check_eq "exact.tt6e: the synthetic ba 0x700" \
 	"$(fmtline 1 00002004 48000702 'ba 0x700' 'flow next=00000700')" "$(line exact.tt6e 3)"
 check_eq "exact.tt6e: the synthetic rfi" "$(fmtline 2 00000700 4c000064 rfi 'flow next=00002004')" \
 	"$(line exact.tt6e 4)"
 check_eq "exact.tt6e: dcbz is MEMORY (opcode and EA) in TT6E" "memory ea=00fff800 size=  0" \
-	"$(line exact.tt6e 5 | cut -c 69-)"
+	"$(line exact.tt6e 5 | cut -d'|' -f3)"
 check_eq "exact.tt6e: escape 0x11 is dcbx_address" \
 	"$(fmtline 6 00002010 00110001 'escape dcbx_address' 'escape code=0x11 words=1 00fff880')" \
 	"$(line exact.tt6e 9)"
@@ -241,7 +248,7 @@ for t in prog.tt6 prog.tt6e sub/thread_001.tt6 sub/thread_002.tt6e sub/one.tt6 e
 	sub/thread_001.tt6) truth=$EXP/t1.truth ;;
 	sub/thread_002.tt6e) truth=$EXP/t2.truth ;;
 	sub/one.tt6) truth=$EXP/one.truth ;;
-	*) truth=$EXP/$t.truth ;;
+	*) truth=$EXP/$t.records ;;
 	esac
 	m=$MNT/$t
 	check_eq "$t: wc -l dump.txt = records" "$(wc -l <"$truth")" "$(wc -l <"$m/dump.txt")"

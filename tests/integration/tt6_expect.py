@@ -1,30 +1,36 @@
-"""Expected TT6 and TT6E views, from gen_tt6's truth file (the model's own account of each
-record it wrote) and from doc/views.md and doc/formats.md; never from tracemount's output.
+"""The tests' one TT6 and TT6E model: the expected views of a trace, from its own reading of
+the trace's bytes by doc/formats.md and from doc/views.md; never from tracemount's output.
 
-Shared by the tt6 integration tests, as a module or from the command line:
+Shared by the tt6 tests (the unit tests run it too), as a module or from the command line:
 
-  tt6_expect.py compare TRUTH TRACE DIR SOURCE [options]
-      compares every view of the trace folder DIR (a mount's, or a folder of `tracemount cat`
-      outputs) with the expectation, printing one "description<TAB>expected<TAB>actual" line
-      per check. SOURCE is stats.json's "source". Options:
+  tt6_expect.py compare TRACE DIR SOURCE [options]
+      compares every view of the trace folder DIR (a mount's, a folder of `tracemount cat`
+      outputs, or one the unit tests wrote) with the expectation, printing one
+      "description<TAB>expected<TAB>actual" line per check. SOURCE is stats.json's "source".
+      Options:
         --format tt6|tt6e      (default: from TRACE's extension)
-        --other FILE           the expected bytes of the TT6 <-> TT6E conversion (default:
-                               computed from the truth)
         --errors FILE          expected errors.txt offsets: one line per problem, the offsets
-                               it may be reported at, comma-separated (default: the truth's
-                               unknown escape codes and sync escapes with a count other than 2)
-        --truncated 0|1|any    (default 0)
+                               it may be reported at, comma-separated (default: the problems
+                               the reading finds)
+        --truncated 0|1|any    (default: whether the reading finds the trace cut)
         --skip VIEW            do not compare VIEW (repeatable; "convert" skips both)
         --partial-stats        only the common stats.json keys and the counts of the tt6 object
-  tt6_expect.py decode TRACE FORMAT TRUTH_OUT ERRORS_OUT
-      a reference reading of TRACE's bytes by doc/formats.md (for inputs no model wrote:
-      garbage, cut or edited traces), written as a truth file and an --errors file; prints
+        --truth FILE           gen_tt6's truth file, for the one thing the reading cannot
+                               know: the mnemonic of each instruction (top_mnemonics)
+  tt6_expect.py decode TRACE FORMAT RECORDS_OUT ERRORS_OUT
+      the reading of TRACE, written as records (one tab-separated line per record: KIND
+      NUMBER PC WORD off=BYTE len=BYTES, then its fields) and an --errors file; prints
       "truncated 0|1"
   tt6_expect.py selfcheck TRUTH TRACE [FORMAT]
-      the truth re-encoded equals TRACE's bytes, and the reference reading of TRACE agrees
-      with the truth: the test tools agree with each other before tracemount is judged
-  tt6_expect.py convert TRUTH FORMAT OUT
-      the expected TT6 <-> TT6E conversion of the truth's trace
+      the reading of TRACE finds the records gen_tt6 says it wrote (kind, number, PC, word,
+      where) and no problem but its unknown escape codes: the model agrees with the
+      generator before tracemount is judged
+  tt6_expect.py convert TRACE FORMAT OUT
+      the expected TT6 <-> TT6E conversion of TRACE
+  tt6_expect.py columns DUMP
+      the columns of each line of a dump.txt, tab-separated (MALFORMED for a line whose
+      columns are not where doc/views.md puts them), so that tests name the values they expect
+      without the layout
 
 Dump lines are compared except for the TEXT column (Capstone's disassembly), whose 36
 characters are only checked to be left-aligned text; escape and initial_pc texts, which
@@ -56,13 +62,15 @@ NO_ADDRESS_NOTE = ("%d cache-block instructions (dcbz, dcbt...) have no address 
 
 
 def no_address(r):
-    """A dcbx whose address the trace does not give: gen_tt6's case c, or read so."""
-    return bool(r.get("noea")) or r.get("case") == "c"
+    """A dcbx whose address the trace does not give."""
+    return bool(r.get("noea"))
 
 
 def marked(r):
     """Whether the trace holds an escape 0x12 before the record (TT6: else no escape at all)."""
-    return bool(r.get("marked")) or r.get("case") == "c"
+    return bool(r.get("marked"))
+
+
 TOP_KEYS = ["format", "source", "bytes", "records", "classes", "errors", "truncated"]
 # Base mnemonics whose name doc/views.md leaves no doubt about (named from primary and
 # extended opcode): top_mnemonics must count these exactly as the model does when it lists them.
@@ -207,6 +215,16 @@ def text_of(line):
     return line[31 + k:67 + k].rstrip(" ")
 
 
+def columns(line):
+    """A dump line's columns, NUMBER PC WORD TEXT and the rest (CLASS and its fields), without
+    the padding doc/views.md lays them out with; None when they are not where it puts them."""
+    if mask(line).startswith("MALFORMED"):
+        return None
+    k = number_overflow(line)
+    return [line[:12 + k].lstrip(" "), line[13 + k:21 + k], line[22 + k:30 + k], text_of(line),
+            line[68 + k:]]
+
+
 def masked_equal(want, got):
     """want may hold size=??? for a size the reference reading does not know."""
     if "size=???" in want and got.startswith(want[:want.index("size=???")]):
@@ -264,10 +282,6 @@ def record_words(r):
 
 def pack(words):
     return struct.pack(">%dI" % len(words), *[w & 0xffffffff for w in words])
-
-
-def encode(recs):
-    return b"".join(pack(([NO_ADDRESS] if marked(r) else []) + record_words(r)) for r in recs)
 
 
 def position_record(r):
@@ -334,18 +348,6 @@ def convert(recs, fmt):
 
 
 # ---- stats.json ----
-
-def expected_errors(recs, fmt=None):
-    """Offsets of the problems a clean model trace has: unknown escape codes, sync escapes
-    with a count other than 2; and for TT6E, the line that counts its dcbx without address."""
-    errs = []
-    for r in recs:
-        if r.kind == "escape":
-            c = r.get("code")
-            if c not in KNOWN_CODES:
-                errs.append({r.off})
-    return errs + no_address_note(recs, fmt)
-
 
 def no_address_note(recs, fmt):
     """TT6E's errors.txt line counting its dcbx without an address, as a list of 0 or 1."""
@@ -636,20 +638,40 @@ def first_diff(want, got, label):
     return None
 
 
-def compare(truth, trace, d, source, fmt, other=None, errors=None, truncated=False, skip=(),
-            partial_stats=False, recs=None):
+def with_mnemonics(recs, truth):
+    """The reading's records, each instruction given the mnemonic gen_tt6 chose for it: the
+    generator's instructions in order, matched by PC and word (a trace edited after gen_tt6
+    wrote it may lack some)."""
+    gen = [r for r in load_truth(truth) if r.kind in INSTRUCTIONS]
+    k = 0
+    for r in recs:
+        if r.kind not in INSTRUCTIONS:
+            continue
+        j = next((j for j in range(k, len(gen)) if (gen[j].pc, gen[j].word) == (r.pc, r.word)),
+                 None)
+        if j is not None:
+            r.f["mn"] = gen[j].get("mn")
+            k = j + 1
+    return recs
+
+
+def compare(trace, d, source, fmt, errors=None, truncated=None, skip=(), partial_stats=False,
+            truth=None):
     out = []
 
     def check(desc, want, got):
         out.append("%s\t%s\t%s" % (desc, json.dumps(want, sort_keys=True),
                                    json.dumps(got, sort_keys=True)))
 
-    if recs is None:
-        recs = load_truth(truth)
     raw = read(trace)
     if not isinstance(raw, bytes):
         check("read the trace", "bytes", raw)
         return out
+    recs, read_errors, cut = reference_decode(raw, fmt)
+    if truth:
+        recs = with_mnemonics(recs, truth)
+    if truncated is None:
+        truncated = cut
     base = os.path.basename(trace)
     stem = base[:base.rindex(".")] if "." in base[1:] else base
     ext = fmt
@@ -722,14 +744,10 @@ def compare(truth, trace, d, source, fmt, other=None, errors=None, truncated=Fal
         check("%s: %s" % (name, v), None, first_diff(din_lines(recs), lines_of(view(v)) or [], v))
     v = "convert/%s.%s" % (stem, oext)
     if v not in skip and "convert" not in skip:
-        exp = read(other) if other else convert(recs, fmt)
-        check("%s: %s" % (name, v), "equal", describe(exp, view(v)))
+        check("%s: %s" % (name, v), "equal", describe(convert(recs, fmt), view(v)))
 
     # errors.txt
-    if errors is None:
-        errors = expected_errors(recs, fmt)
-    else:
-        errors = errors + no_address_note(recs, fmt)
+    errors = (read_errors if errors is None else errors) + no_address_note(recs, fmt)
     elines = lines_of(view("errors.txt")) or []
     offs = []
     for l in elines:
@@ -821,60 +839,37 @@ def top_mnemonics_problem(top, model, instructions):
 # ---- self-check of the tools ----
 
 def selfcheck(truth, trace, fmt):
-    recs = load_truth(truth)
+    gen = load_truth(truth)
     raw = read(trace)
     problems = []
-    if encode(recs) != raw:
-        problems.append("truth re-encoded: " + describe(raw, encode(recs)))
-    off = 0
-    for r in recs:
-        off += 4 if marked(r) else 0  # its escape 0x12, no record
-        if r.off != off:
-            problems.append("record %d at offset %d, expected %d" % (r.num, r.off, off))
-            break
-        off += r.len
     ref, errs, trunc = reference_decode(raw, fmt)
-    a = [expected_masked(r) for r in recs]
-    b = [expected_masked(r) for r in ref]
+    a = ["%s %d %08x %08x %d+%d" % (r.kind, r.num, r.pc, r.word, r.off, r.len) for r in gen]
+    b = ["%s %d %08x %08x %d+%d" % (r.kind, r.num, r.pc, r.word, r.off, r.len) for r in ref]
     if a != b:
-        problems.append("reference reading differs: " + str(first_diff(a, b, "dump")))
-    if [sorted(e) for e in errs] != [sorted(e) for e in expected_errors(recs)]:
-        problems.append("reference problems %r, model %r" % (errs, expected_errors(recs)))
+        problems.append("the reading differs from the generator: " +
+                        str(first_diff(a, b, "record")))
+    unknown = [{r.off} for r in gen if r.kind == "escape" and r.word >> 16 & 0x3ff not in KNOWN_CODES]
+    if [sorted(e) for e in errs] != [sorted(e) for e in unknown]:
+        problems.append("reading's problems %r, the generator's unknown escapes %r"
+                        % (errs, unknown))
     if trunc:
-        problems.append("reference reading: truncated")
-    flags = ("cond", "split", "cache", "twi", "pair")
-    for r1, r2 in zip(recs, ref):
-        if r1.kind not in INSTRUCTIONS:
-            continue
-        for k in flags + ("dir", "din", "size", "ea"):
-            v1, v2 = r1.get(k), r2.get(k)
-            if k in flags:
-                v1, v2 = v1 or 0, v2 or 0
-            if r1.kind == "compute" and k in ("dir", "size"):
-                continue
-            if r1.kind == "compute" and k == "ea" and r1.get("case") == "c":
-                continue
-            if v1 != v2:
-                problems.append("record %d (%s %08x) %s: model %r, reference %r"
-                                % (r1.num, r1.kind, r1.word, k, v1, v2))
-        if len(problems) > 5:
-            break
+        problems.append("the reading finds the trace cut")
     return problems
 
 
 def main(argv):
     cmd = argv[1]
     if cmd == "compare":
-        truth, trace, d, source = argv[2:6]
-        opts = {"fmt": None, "other": None, "errors": None, "truncated": False, "skip": [],
-                "partial_stats": False}
-        i = 6
+        trace, d, source = argv[2:5]
+        opts = {"fmt": None, "errors": None, "truncated": None, "skip": [],
+                "partial_stats": False, "truth": None}
+        i = 5
         while i < len(argv):
             a = argv[i]
             if a == "--format":
                 opts["fmt"] = argv[i + 1]
-            elif a == "--other":
-                opts["other"] = argv[i + 1]
+            elif a == "--truth":
+                opts["truth"] = argv[i + 1]
             elif a == "--errors":
                 with open(argv[i + 1]) as fh:
                     opts["errors"] = [set(int(x) for x in l.split(",")) for l in fh if l.strip()]
@@ -891,7 +886,7 @@ def main(argv):
                 raise SystemExit("unknown option " + a)
             i += 2
         fmt = opts.pop("fmt") or os.path.splitext(trace)[1][1:]
-        print("\n".join(compare(truth, trace, d, source, fmt, **opts)))
+        print("\n".join(compare(trace, d, source, fmt, **opts)))
     elif cmd == "decode":
         trace, fmt, tout, eout = argv[2:6]
         recs, errs, trunc = reference_decode(read(trace), fmt)
@@ -905,10 +900,15 @@ def main(argv):
         p = selfcheck(truth, trace, fmt)
         print("\n".join(p) if p else "ok")
         return 1 if p else 0
+    elif cmd == "columns":
+        with open(argv[2], encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                c = columns(line.rstrip("\n"))
+                print("\t".join(c) if c else "MALFORMED\t" + line.rstrip("\n"))
     elif cmd == "convert":
-        truth, fmt, outp = argv[2:5]
+        trace, fmt, outp = argv[2:5]
         with open(outp, "wb") as fh:
-            fh.write(convert(load_truth(truth), fmt))
+            fh.write(convert(reference_decode(read(trace), fmt)[0], fmt))
     else:
         raise SystemExit("unknown command " + cmd)
     return 0

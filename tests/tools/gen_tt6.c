@@ -29,13 +29,12 @@
  * --bytes N    stop at the first step boundary at or past N bytes (suffixes K, M, G)
  * --steps N    N program steps; a step is one instruction of the program, the escapes before
  *              it and TT6E's synthetic pair after a twi (default: --records 1000)
- * --truth FILE one tab-separated line per record, from the model, never from the bytes:
- *              KIND NUMBER PC WORD off=BYTE len=BYTES, then key=value fields by KIND:
- *              initial_pc: none; compute: mn [twi=1] [cache=1 ea din case];
- *              flow: mn next cond (1: conditional branch) [pair=1];
- *              memory: mn ea size dir (load|store|cache) din (r|w|-) split (1: din word by
- *              word) [cache=1 case]; memext: mn ea size xer|ctl dir (load|store|touch) din split;
- *              escape: code (hex) words (comma-separated hex); sync: code kind addr count
+ * --truth FILE one tab-separated line per record, from the model, never from the bytes: what
+ *              the generator wrote where, for the tests to check their TT6 model's reading
+ *              (tests/integration/tt6_expect.py) against, and what no reading can know:
+ *              KIND NUMBER PC WORD off=BYTE len=BYTES, then for an instruction mn=MNEMONIC
+ *              (the base mnemonic) and for a dcbx or icbi case=a|b|c|d (how its address is
+ *              written, above)
  * --clean      no escape of an unknown code (0x07), so the trace has no problem to report
  * --straddle K around every K-record boundary (a decoder's chunk), force a dcbx after its
  *              escape 0x01 or 0x11, or a twi and its synthetic pair, across the boundary */
@@ -80,7 +79,6 @@ enum op {
 	OP_SC,
 };
 
-enum dir { D_NONE, D_LOAD, D_STORE, D_CACHE, D_TOUCH };
 enum region { R_ARRAY, R_SP, R_SP_UPDATE, R_GLOBAL, R_RANDOM };
 enum form { F_D, F_X, F_MULT, F_STRI, F_DS };
 
@@ -90,7 +88,7 @@ struct insn {
 	uint32_t base;	 /* memory: region base */
 	uint32_t cursor; /* memory: walking offset */
 	uint16_t stride;
-	uint8_t op, size, dir, din, split, region, align;
+	uint8_t op, region, align;
 	const char *mn;
 };
 
@@ -105,47 +103,46 @@ struct memdef {
 	const char *mn;
 	uint8_t major;
 	uint16_t xo;
-	uint8_t rc, size, dir, form;
+	uint8_t rc, size, form; /* size: the bytes moved, which the address is aligned to */
 };
 
 /* Loads and stores with the bytes each moves (0: from rT for lmw/stmw, from NB for lswi/stswi). */
 static const struct memdef memdefs[] = {
-    {"lbz", 34, 0, 0, 1, D_LOAD, F_D},	     {"lbzu", 35, 0, 0, 1, D_LOAD, F_D},
-    {"lhz", 40, 0, 0, 2, D_LOAD, F_D},	     {"lha", 42, 0, 0, 2, D_LOAD, F_D},
-    {"lhau", 43, 0, 0, 2, D_LOAD, F_D},	     {"lwz", 32, 0, 0, 4, D_LOAD, F_D},
-    {"lwzu", 33, 0, 0, 4, D_LOAD, F_D},	     {"lfs", 48, 0, 0, 4, D_LOAD, F_D},
-    {"lfd", 50, 0, 0, 8, D_LOAD, F_D},	     {"lfdu", 51, 0, 0, 8, D_LOAD, F_D},
-    {"lmw", 46, 0, 0, 0, D_LOAD, F_MULT},    {"ld", 58, 0, 0, 8, D_LOAD, F_DS},
-    {"stb", 38, 0, 0, 1, D_STORE, F_D},	     {"sth", 44, 0, 0, 2, D_STORE, F_D},
-    {"stw", 36, 0, 0, 4, D_STORE, F_D},	     {"stwu", 37, 0, 0, 4, D_STORE, F_D},
-    {"stfs", 52, 0, 0, 4, D_STORE, F_D},     {"stfd", 54, 0, 0, 8, D_STORE, F_D},
-    {"stfdu", 55, 0, 0, 8, D_STORE, F_D},    {"stmw", 47, 0, 0, 0, D_STORE, F_MULT},
-    {"std", 62, 0, 0, 8, D_STORE, F_DS},     {"lbzx", 31, 87, 0, 1, D_LOAD, F_X},
-    {"lhzx", 31, 279, 0, 2, D_LOAD, F_X},    {"lhbrx", 31, 790, 0, 2, D_LOAD, F_X},
-    {"lwzx", 31, 23, 0, 4, D_LOAD, F_X},     {"lwbrx", 31, 534, 0, 4, D_LOAD, F_X},
-    {"lwarx", 31, 20, 0, 4, D_LOAD, F_X},    {"ldx", 31, 21, 0, 8, D_LOAD, F_X},
-    {"lfdx", 31, 599, 0, 8, D_LOAD, F_X},    {"lvebx", 31, 7, 0, 1, D_LOAD, F_X},
-    {"lvehx", 31, 39, 0, 2, D_LOAD, F_X},    {"lvewx", 31, 71, 0, 4, D_LOAD, F_X},
-    {"lvx", 31, 103, 0, 16, D_LOAD, F_X},    {"lvxl", 31, 359, 0, 16, D_LOAD, F_X},
-    {"eciwx", 31, 310, 0, 4, D_LOAD, F_X},   {"stbx", 31, 215, 0, 1, D_STORE, F_X},
-    {"sthx", 31, 407, 0, 2, D_STORE, F_X},   {"sthbrx", 31, 918, 0, 2, D_STORE, F_X},
-    {"stwx", 31, 151, 0, 4, D_STORE, F_X},   {"stwcx.", 31, 150, 1, 4, D_STORE, F_X},
-    {"stfiwx", 31, 983, 0, 4, D_STORE, F_X}, {"stfdx", 31, 727, 0, 8, D_STORE, F_X},
-    {"stvebx", 31, 135, 0, 1, D_STORE, F_X}, {"stvewx", 31, 199, 0, 4, D_STORE, F_X},
-    {"stvx", 31, 231, 0, 16, D_STORE, F_X},  {"stvxl", 31, 487, 0, 16, D_STORE, F_X},
-    {"ecowx", 31, 438, 0, 4, D_STORE, F_X},  {"stdx", 31, 149, 0, 8, D_STORE, F_X},
-    {"lswi", 31, 597, 0, 0, D_LOAD, F_STRI}, {"stswi", 31, 725, 0, 0, D_STORE, F_STRI},
+    {"lbz", 34, 0, 0, 1, F_D},	     {"lbzu", 35, 0, 0, 1, F_D},
+    {"lhz", 40, 0, 0, 2, F_D},	     {"lha", 42, 0, 0, 2, F_D},
+    {"lhau", 43, 0, 0, 2, F_D},	     {"lwz", 32, 0, 0, 4, F_D},
+    {"lwzu", 33, 0, 0, 4, F_D},	     {"lfs", 48, 0, 0, 4, F_D},
+    {"lfd", 50, 0, 0, 8, F_D},	     {"lfdu", 51, 0, 0, 8, F_D},
+    {"lmw", 46, 0, 0, 0, F_MULT},    {"ld", 58, 0, 0, 8, F_DS},
+    {"stb", 38, 0, 0, 1, F_D},	     {"sth", 44, 0, 0, 2, F_D},
+    {"stw", 36, 0, 0, 4, F_D},	     {"stwu", 37, 0, 0, 4, F_D},
+    {"stfs", 52, 0, 0, 4, F_D},	     {"stfd", 54, 0, 0, 8, F_D},
+    {"stfdu", 55, 0, 0, 8, F_D},     {"stmw", 47, 0, 0, 0, F_MULT},
+    {"std", 62, 0, 0, 8, F_DS},	     {"lbzx", 31, 87, 0, 1, F_X},
+    {"lhzx", 31, 279, 0, 2, F_X},    {"lhbrx", 31, 790, 0, 2, F_X},
+    {"lwzx", 31, 23, 0, 4, F_X},     {"lwbrx", 31, 534, 0, 4, F_X},
+    {"lwarx", 31, 20, 0, 4, F_X},    {"ldx", 31, 21, 0, 8, F_X},
+    {"lfdx", 31, 599, 0, 8, F_X},    {"lvebx", 31, 7, 0, 1, F_X},
+    {"lvehx", 31, 39, 0, 2, F_X},    {"lvewx", 31, 71, 0, 4, F_X},
+    {"lvx", 31, 103, 0, 16, F_X},    {"lvxl", 31, 359, 0, 16, F_X},
+    {"eciwx", 31, 310, 0, 4, F_X},   {"stbx", 31, 215, 0, 1, F_X},
+    {"sthx", 31, 407, 0, 2, F_X},    {"sthbrx", 31, 918, 0, 2, F_X},
+    {"stwx", 31, 151, 0, 4, F_X},    {"stwcx.", 31, 150, 1, 4, F_X},
+    {"stfiwx", 31, 983, 0, 4, F_X},  {"stfdx", 31, 727, 0, 8, F_X},
+    {"stvebx", 31, 135, 0, 1, F_X},  {"stvewx", 31, 199, 0, 4, F_X},
+    {"stvx", 31, 231, 0, 16, F_X},   {"stvxl", 31, 487, 0, 16, F_X},
+    {"ecowx", 31, 438, 0, 4, F_X},   {"stdx", 31, 149, 0, 8, F_X},
+    {"lswi", 31, 597, 0, 0, F_STRI}, {"stswi", 31, 725, 0, 0, F_STRI},
 };
 #define NMEMDEFS (sizeof(memdefs) / sizeof(memdefs[0]))
 
-/* Cache operations: din label 'r' (dcbt, dcbtst), 'w' (dcbz, dcba) or '-' (no data moved). */
+/* Cache operations. */
 static const struct {
 	const char *mn;
 	uint16_t xo;
-	char din;
 } cachedefs[] = {
-    {"dcbz", 1014, 'w'}, {"dcba", 758, 'w'}, {"dcbt", 278, 'r'}, {"dcbtst", 246, 'r'},
-    {"dcbf", 86, '-'},	 {"dcbst", 54, '-'}, {"dcbi", 470, '-'}, {"icbi", 982, '-'},
+    {"dcbz", 1014}, {"dcba", 758}, {"dcbt", 278}, {"dcbtst", 246},
+    {"dcbf", 86},   {"dcbst", 54}, {"dcbi", 470}, {"icbi", 982},
 };
 #define NCACHEDEFS (sizeof(cachedefs) / sizeof(cachedefs[0]))
 
@@ -263,7 +260,7 @@ static void emit_compute(uint32_t word, const char *mn, const char *extra)
 	pc += 4;
 }
 
-static void emit_flow(uint32_t word, uint32_t next, const char *mn, int cond, int pair)
+static void emit_flow(uint32_t word, uint32_t next, const char *mn)
 {
 	uint64_t off = offset_now();
 	w32(word);
@@ -271,20 +268,13 @@ static void emit_flow(uint32_t word, uint32_t next, const char *mn, int cond, in
 	nrec++;
 	if (truth) {
 		head("flow", word, off, 8);
-		tput("\tmn=%s\tnext=%08x\tcond=%d%s\n", mn, next, cond, pair ? "\tpair=1" : "");
+		tput("\tmn=%s\n", mn);
 	}
 	num++;
 	pc = next;
 }
 
-static const char *dir_name(int d)
-{
-	static const char *const names[] = {"none", "load", "store", "cache", "touch"};
-	return names[d];
-}
-
-static void emit_memory(uint32_t word, uint32_t ea, unsigned size, int dir, char din, int split,
-			const char *mn, const char *extra)
+static void emit_memory(uint32_t word, uint32_t ea, const char *mn, const char *extra)
 {
 	uint64_t off = offset_now();
 	w32(word);
@@ -292,15 +282,13 @@ static void emit_memory(uint32_t word, uint32_t ea, unsigned size, int dir, char
 	nrec++;
 	if (truth) {
 		head("memory", word, off, 8);
-		tput("\tmn=%s\tea=%08x\tsize=%u\tdir=%s\tdin=%c\tsplit=%d%s\n", mn, ea, size,
-		     dir_name(dir), din, split, extra ? extra : "");
+		tput("\tmn=%s%s\n", mn, extra ? extra : "");
 	}
 	num++;
 	pc += 4;
 }
 
-static void emit_memext(uint32_t word, uint32_t ea, uint32_t third, int dst, unsigned size, int dir,
-			const char *mn)
+static void emit_memext(uint32_t word, uint32_t ea, uint32_t third, const char *mn)
 {
 	uint64_t off = offset_now();
 	w32(word);
@@ -309,8 +297,7 @@ static void emit_memext(uint32_t word, uint32_t ea, uint32_t third, int dst, uns
 	nrec++;
 	if (truth) {
 		head("memext", word, off, 12);
-		tput("\tmn=%s\tea=%08x\tsize=%u\t%s=%08x\tdir=%s\tdin=%c\tsplit=%d\n", mn, ea, size,
-		     dst ? "ctl" : "xer", third, dir_name(dir), dir == D_STORE ? 'w' : 'r', !dst);
+		tput("\tmn=%s\n", mn);
 	}
 	num++;
 	pc += 4;
@@ -328,17 +315,6 @@ static void emit_escape(uint32_t ecode, unsigned n, const uint32_t *w)
 		return;
 	int sync = (ecode == 0x20 || ecode == 0x21 || ecode == 0x30 || ecode == 0x31) && n == 2;
 	head(sync ? "sync" : "escape", word, off, 4 + 4 * n);
-	if (sync) {
-		const char *kind = ecode == 0x20   ? "signal"
-				   : ecode == 0x21 ? "broadcast"
-				   : ecode == 0x30 ? "wait"
-						   : "try_wait";
-		tput("\tcode=%02x\tkind=%s\taddr=%08x\tcount=%u\n", ecode, kind, w[0], w[1]);
-		return;
-	}
-	tput("\tcode=%02x\twords=", ecode);
-	for (unsigned i = 0; i < n; i++)
-		tput("%s%08x", i ? "," : "", w[i]);
 	tput("\n");
 }
 
@@ -411,17 +387,17 @@ static uint32_t pop(void)
 static void exec_twi(uint32_t word)
 {
 	uint32_t twi_pc = pc;
-	emit_compute(word, "twi", "\ttwi=1");
+	emit_compute(word, "twi", NULL);
 	if (tt6e) {
-		emit_flow(0x48000702, 0x00000700, "b", 0, 1);
-		emit_flow(0x4c000064, twi_pc + 4, "rfi", 0, 1);
+		emit_flow(0x48000702, 0x00000700, "b");
+		emit_flow(0x4c000064, twi_pc + 4, "rfi");
 	}
 }
 
 /* A dcbx or icbi with effective address ea, written as case 'a' to 'd' (see the top). */
 static void exec_dcbx(const struct insn *ins, uint32_t ea, int cas)
 {
-	char extra[96];
+	char extra[16];
 	uint32_t other = ea ^ 0x40u;
 	if (cas == 'c') {
 		ea = 0;
@@ -434,15 +410,11 @@ static void exec_dcbx(const struct insn *ins, uint32_t ea, int cas)
 	if (!tt6e) {
 		if (cas == 'b' || cas == 'd')
 			emit_escape(0x11, 1, &ea);
-		if (truth)
-			snprintf(extra, sizeof(extra), "\tcache=1\tea=%08x\tdin=%c\tcase=%c", ea,
-				 ins->din, cas);
-		emit_compute(ins->word, ins->mn, truth ? extra : NULL);
+		snprintf(extra, sizeof(extra), "\tcase=%c", cas);
+		emit_compute(ins->word, ins->mn, extra);
 	} else {
-		if (truth)
-			snprintf(extra, sizeof(extra), "\tcache=1\tcase=%c", cas);
-		emit_memory(ins->word, ea, 0, D_CACHE, (char)ins->din, 0, ins->mn,
-			    truth ? extra : NULL);
+		snprintf(extra, sizeof(extra), "\tcase=%c", cas);
+		emit_memory(ins->word, ea, ins->mn, extra);
 	}
 }
 
@@ -506,10 +478,7 @@ static void step(void)
 		break;
 	case OP_TWI: exec_twi(ins->word); break;
 	case OP_MEM: {
-		uint32_t ea = site_ea(ins);
-		unsigned size = ins->size;
-		emit_memory(ins->word, ea, size, ins->dir, ins->dir == D_LOAD ? 'r' : 'w',
-			    ins->split, ins->mn, NULL);
+		emit_memory(ins->word, site_ea(ins), ins->mn, NULL);
 		break;
 	}
 	case OP_MEMEXT_STR: {
@@ -517,12 +486,12 @@ static void step(void)
 		uint64_t q = rng();
 		uint32_t ea = site_ea(ins);
 		unsigned n = 1 + (unsigned)(q % 127);
-		emit_memext(ins->word, ea, high[(q >> 8) & 3] | n, 0, n, ins->dir, ins->mn);
+		emit_memext(ins->word, ea, high[(q >> 8) & 3] | n, ins->mn);
 		break;
 	}
 	case OP_MEMEXT_DST: {
 		uint32_t ea = site_ea(ins);
-		emit_memext(ins->word, ea, (uint32_t)(rng() >> 17), 1, 0, D_TOUCH, ins->mn);
+		emit_memext(ins->word, ea, (uint32_t)(rng() >> 17), ins->mn);
 		break;
 	}
 	case OP_DCBX: {
@@ -532,20 +501,20 @@ static void step(void)
 	}
 	case OP_BDNZ:
 		ctr--;
-		emit_flow(ins->word, ctr ? ins->target : pc + 4, "bc", 1, 0);
+		emit_flow(ins->word, ctr ? ins->target : pc + 4, "bc");
 		break;
-	case OP_BCOND: emit_flow(ins->word, rng() & 1 ? ins->target : pc + 4, "bc", 1, 0); break;
+	case OP_BCOND: emit_flow(ins->word, rng() & 1 ? ins->target : pc + 4, "bc"); break;
 	case OP_BL:
 		push(pc + 4);
-		emit_flow(ins->word, ins->target, "b", 0, 0);
+		emit_flow(ins->word, ins->target, "b");
 		break;
 	case OP_BCTRL:
 		push(pc + 4);
-		emit_flow(ins->word, ctr, "bcctr", 0, 0);
+		emit_flow(ins->word, ctr, "bcctr");
 		break;
 	case OP_BLR:
 		after_return = 1;
-		emit_flow(ins->word, pop(), "bclr", 0, 0);
+		emit_flow(ins->word, pop(), "bclr");
 		break;
 	case OP_BCONDLR:
 		if (rng() & 1) {
@@ -554,17 +523,17 @@ static void step(void)
 		} else {
 			next = pc + 4;
 		}
-		emit_flow(ins->word, next, "bclr", 1, 0);
+		emit_flow(ins->word, next, "bclr");
 		break;
-	case OP_B: emit_flow(ins->word, ins->target, "b", 0, 0); break;
-	case OP_SC: emit_flow(ins->word, pc + 4, "sc", 0, 0); break;
+	case OP_B: emit_flow(ins->word, ins->target, "b"); break;
+	case OP_SC: emit_flow(ins->word, pc + 4, "sc"); break;
 	default: fprintf(stderr, "gen_tt6: no instruction at %08x (model bug)\n", pc); exit(3);
 	}
 }
 
 /* --straddle: an injected dcbx or twi at pc, then `b .-4` back to pc, with the escapes that
  * belong to the dcbx just before it. */
-static struct insn inj_dcbz = {.word = 0x7c001fec, .mn = "dcbz", .din = 'w', .op = OP_DCBX};
+static struct insn inj_dcbz = {.word = 0x7c001fec, .mn = "dcbz", .op = OP_DCBX};
 
 static void inject(int variant)
 {
@@ -575,7 +544,7 @@ static void inject(int variant)
 	case 4: exec_dcbx(&inj_dcbz, 0x10a00000u + 32u * (uint32_t)(nrec & 0xfff), 'd'); break;
 	default: exec_twi(0x0c830000); break;
 	}
-	emit_flow(0x4bfffffc, back, "b", 0, 0);
+	emit_flow(0x4bfffffc, back, "b");
 }
 
 /* ---- building the program ---- */
@@ -626,8 +595,8 @@ static void build_mem(const struct memdef *m)
 	uint64_t r = rng();
 	uint32_t rt = 3 + (uint32_t)(r % 10), ra = 3 + (uint32_t)((r >> 8) % 10);
 	uint32_t rb = 3 + (uint32_t)((r >> 16) % 10), word;
-	unsigned size = m->size, align = m->size ? m->size : 4;
-	int split = 0;
+	unsigned align = m->size ? m->size : 4;
+	int split = 0; /* lmw/stmw, lswi/stswi: word-aligned, the din lists them word by word */
 	switch (m->form) {
 	case F_X:
 		word = 31u << 26 | rt << 21 | ra << 16 | rb << 11 | (uint32_t)m->xo << 1 | m->rc;
@@ -641,14 +610,12 @@ static void build_mem(const struct memdef *m)
 		rt = rts[(r >> 24) % 7];
 		word =
 		    (uint32_t)m->major << 26 | rt << 21 | ra << 16 | ((uint32_t)(r >> 32) & 0xfc);
-		size = 4 * (32 - rt);
 		split = 1;
 		break;
 	}
 	case F_STRI: {
 		uint32_t nb = (uint32_t)(r >> 24) % 32; /* 0 means 32 */
 		word = 31u << 26 | rt << 21 | ra << 16 | nb << 11 | (uint32_t)m->xo << 1;
-		size = nb ? nb : 32;
 		split = 1;
 		break;
 	}
@@ -660,9 +627,6 @@ static void build_mem(const struct memdef *m)
 	if (align > 16)
 		align = 16;
 	struct insn *ins = put(word, OP_MEM, m->mn);
-	ins->size = (uint8_t)size;
-	ins->dir = m->dir;
-	ins->split = (uint8_t)split;
 	put_data_site(ins, split || align > 8 ? (align > 8 ? 16 : 4) : align);
 	if (split || align == 16)
 		ins->stride = (uint16_t)((ins->stride + 15) & ~15u);
@@ -675,11 +639,11 @@ static void build_memext(unsigned which)
 	static const struct {
 		const char *mn;
 		uint16_t xo;
-		int op, dir;
-	} defs[4] = {{"lswx", 533, OP_MEMEXT_STR, D_LOAD},
-		     {"stswx", 661, OP_MEMEXT_STR, D_STORE},
-		     {"dst", 342, OP_MEMEXT_DST, D_TOUCH},
-		     {"dstst", 374, OP_MEMEXT_DST, D_TOUCH}};
+		int op;
+	} defs[4] = {{"lswx", 533, OP_MEMEXT_STR},
+		     {"stswx", 661, OP_MEMEXT_STR},
+		     {"dst", 342, OP_MEMEXT_DST},
+		     {"dstst", 374, OP_MEMEXT_DST}};
 	uint64_t r = rng();
 	uint32_t rt = 3 + (uint32_t)(r % 10), ra = 3 + (uint32_t)((r >> 8) % 10);
 	uint32_t rb = (uint32_t)((r >> 16) % 10);
@@ -689,7 +653,6 @@ static void build_memext(unsigned which)
 	struct insn *ins =
 	    put(31u << 26 | rt << 21 | ra << 16 | rb << 11 | (uint32_t)defs[which].xo << 1,
 		defs[which].op, defs[which].mn);
-	ins->dir = (uint8_t)defs[which].dir;
 	put_data_site(ins, 4);
 	ins->stride = (uint16_t)((ins->stride + 3) & ~3u);
 	if (ins->region == R_RANDOM)
@@ -703,7 +666,6 @@ static void build_cache(unsigned which)
 	uint32_t ra = (uint32_t)(r % 8), rb = 3 + (uint32_t)((r >> 8) % 10);
 	struct insn *ins = put(31u << 26 | ra << 16 | rb << 11 | (uint32_t)cachedefs[which].xo << 1,
 			       OP_DCBX, cachedefs[which].mn);
-	ins->din = (uint8_t)cachedefs[which].din;
 	ins->region = R_ARRAY;
 	ins->align = 32;
 	ins->base = 0x10000000u + (uint32_t)((r >> 16) % 16) * 0x100000u;
@@ -826,12 +788,8 @@ static void build_function(unsigned f)
 	if (!leaf) {
 		put(0x7c0802a6, OP_COMPUTE, "mfspr");		 /* mflr r0 */
 		struct insn *s = put(0x90010004, OP_MEM, "stw"); /* stw r0, 4(r1) */
-		s->size = 4;
-		s->dir = D_STORE;
 		s->region = R_SP;
 		s = put(0x9421ffe0, OP_MEM, "stwu"); /* stwu r1, -32(r1) */
-		s->size = 4;
-		s->dir = D_STORE;
 		s->region = R_SP_UPDATE;
 	}
 	uint32_t body = bp;
@@ -865,8 +823,6 @@ static void build_function(unsigned f)
 		b->target = body;
 	} else if (!leaf) {
 		struct insn *s = put(0x80010024, OP_MEM, "lwz"); /* lwz r0, 36(r1) */
-		s->size = 4;
-		s->dir = D_LOAD;
 		s->region = R_SP;
 		put(0x38210020, OP_SP_ADD, "addi");   /* addi r1, r1, 32 */
 		put(0x7c0803a6, OP_COMPUTE, "mtspr"); /* mtlr r0 */
