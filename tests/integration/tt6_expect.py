@@ -17,6 +17,9 @@ Shared by the tt6 tests (the unit tests run it too), as a module or from the com
         --partial-stats        only the common stats.json keys and the counts of the tt6 object
         --truth FILE           gen_tt6's truth file, for the one thing the reading cannot
                                know: the mnemonic of each instruction (top_mnemonics)
+  tt6_expect.py expect TRACE OUT STEM
+      the reading of TRACE (format from its extension), as decode writes it, into OUT/records
+      and OUT/errors (the unit tests' model_expect)
   tt6_expect.py decode TRACE FORMAT RECORDS_OUT ERRORS_OUT
       the reading of TRACE, written as records (one tab-separated line per record: KIND
       NUMBER PC WORD off=BYTE len=BYTES, then its fields) and an --errors file; prints
@@ -583,7 +586,7 @@ def reference_decode(data, fmt):
         recs.append(r)
         pos += length
         if kind in INSTRUCTIONS:
-            num += 1
+            num = (num + 1) & 0xffffffffffffffff  # a 64-bit count, as a position record sets it
             pc = f["next"] if kind == "flow" else (pc + 4) & 0xffffffff
     if fmt == "tt6e":
         mark_pairs(recs, n, errs)
@@ -887,13 +890,20 @@ def main(argv):
             i += 2
         fmt = opts.pop("fmt") or os.path.splitext(trace)[1][1:]
         print("\n".join(compare(trace, d, source, fmt, **opts)))
-    elif cmd == "decode":
-        trace, fmt, tout, eout = argv[2:6]
+    elif cmd in ("decode", "expect"):
+        if cmd == "decode":
+            trace, fmt, tout, eout = argv[2:6]
+        else:
+            trace, out = argv[2:4]
+            fmt = os.path.splitext(trace)[1][1:]
+            os.makedirs(out, exist_ok=True)
+            tout, eout = os.path.join(out, "records"), os.path.join(out, "errors")
         recs, errs, trunc = reference_decode(read(trace), fmt)
         write_truth(recs, tout)
         with open(eout, "w") as fh:
             fh.writelines(",".join(str(o) for o in sorted(e)) + "\n" for e in errs)
-        print("truncated %d" % trunc)
+        if cmd == "decode":
+            print("truncated %d" % trunc)
     elif cmd == "selfcheck":
         truth, trace = argv[2:4]
         fmt = argv[4] if len(argv) > 4 else os.path.splitext(trace)[1][1:]

@@ -73,7 +73,7 @@ START_TEST(test_decode_records)
 	struct decoded d;
 	hand_trace(&t, tt6e, 1);
 	decode_all(f, t.b, t.len, 1000, &d);
-	check_units(&t, &d);
+	check_units(f, &t, &d);
 	ck_assert_msg(d.diag.count == 0, "errors: %.*s", (int)d.diag.len, d.diag.text);
 	ck_assert(!d.diag.truncated);
 

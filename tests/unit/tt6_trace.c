@@ -9,6 +9,7 @@
 
 #include "tracemount/registry.h"
 #include "tt6_trace.h"
+#include "view_check.h"
 
 const char *const class_names[N_CLASSES] = {"compute", "flow", "memory",    "memext",
 					    "escape",  "sync", "initial_pc"};
@@ -78,8 +79,8 @@ struct unit *tb_unit(struct trace *t, int cls, const uint32_t *words, size_t n_w
 void tb_init(struct trace *t, uint32_t initial_pc)
 {
 	memset(t, 0, sizeof(*t));
-	struct unit *u = tb_unit(t, C_INITIAL, &initial_pc, 1);
-	u->pc = t->pc = initial_pc;
+	tb_unit(t, C_INITIAL, &initial_pc, 1);
+	t->pc = initial_pc;
 }
 
 /* An instruction record of class cls: 1, 2 or 3 words. */
@@ -88,11 +89,7 @@ void tb_insn(struct trace *t, int cls, uint32_t word, uint32_t w1, uint32_t w2)
 	static const size_t words[] = {
 	    [C_COMPUTE] = 1, [C_FLOW] = 2, [C_MEMORY] = 2, [C_MEMEXT] = 3};
 	uint32_t v[3] = {word, w1, w2};
-	struct unit *u = tb_unit(t, cls, v, words[cls]);
-	u->pc = t->pc;
-	u->num = t->num;
-	u->w1 = words[cls] > 1 ? w1 : 0;
-	u->w2 = words[cls] > 2 ? w2 : 0;
+	tb_unit(t, cls, v, words[cls]);
 	t->pc = cls == C_FLOW ? w1 : t->pc + 4;
 	t->num++;
 }
@@ -109,12 +106,8 @@ void tb_esc(struct trace *t, unsigned code, unsigned count, ...)
 		v[1 + i] = va_arg(ap, uint32_t);
 	va_end(ap);
 	int sync = code == 0x20 || code == 0x21 || code == 0x30 || code == 0x31;
-	struct unit *u = tb_unit(t, sync && count == 2 ? C_SYNC : C_ESCAPE, v, 1 + count);
+	tb_unit(t, sync && count == 2 ? C_SYNC : C_ESCAPE, v, 1 + count);
 	ck_assert(!(code == 0x10 && count == 3));
-	u->pc = t->pc;
-	u->num = t->num;
-	u->w1 = count > 0 ? v[1] : 0;
-	u->w2 = count > 1 ? v[2] : 0;
 }
 
 void tb_no_address(struct trace *t)
@@ -213,28 +206,66 @@ struct tm_chunk chunk_of(const struct tm_format *f, const uint8_t *raw, size_t l
 	return c;
 }
 
-/* The records decoded are the units of t. */
-void check_units(const struct trace *t, const struct decoded *d)
+/* The value of key=VALUE among a record line's fields, or 0. */
+static uint32_t field(const char *line, const char *key, int base)
 {
-	size_t k = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		const struct unit *u = &t->u[i];
-		if (u->cls == C_POSITION)
-			continue;
-		EXPECT(k < d->n, "%zu records, expected more", d->n);
+	char pat[16];
+	snprintf(pat, sizeof(pat), "\t%s=", key);
+	const char *p = strstr(line, pat);
+	return p ? (uint32_t)strtoul(p + strlen(pat), NULL, base) : 0;
+}
+
+void check_units(const struct tm_format *f, const struct trace *t, const struct decoded *d)
+{
+	size_t len, k = 0;
+	char *model = model_expect("tt6_expect.py", strcmp(f->name, "tt6e") ? "t.tt6" : "t.tt6e",
+				   t->b, t->len, "");
+	char *text = model_file(model, "records", &len), *save = NULL;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char kind[16];
+		unsigned long long num, off, rlen;
+		unsigned pc, word;
+		ck_assert_int_eq(sscanf(line, "%15s %llu %x %x off=%llu len=%llu", kind, &num, &pc,
+					&word, &off, &rlen),
+				 6);
+		int cls = -1;
+		for (int c = 0; c < N_CLASSES; c++)
+			if (strcmp(class_names[c], kind) == 0)
+				cls = c;
+		/* the second and third words the decoder keeps, by kind */
+		uint32_t w1 = 0, w2 = 0;
+		const char *words = strstr(line, "\twords=");
+		if (cls == C_FLOW)
+			w1 = field(line, "next", 16);
+		if (cls == C_MEMORY || cls == C_MEMEXT)
+			w1 = field(line, "ea", 16);
+		if (cls == C_MEMEXT)
+			w2 = field(line, "xer", 16) | field(line, "ctl", 16);
+		if (cls == C_SYNC) {
+			w1 = field(line, "addr", 16);
+			w2 = field(line, "count", 10);
+		}
+		if (cls == C_ESCAPE && words && words[7] && words[7] != '\t') {
+			char *end;
+			w1 = (uint32_t)strtoul(words + 7, &end, 16);
+			w2 = *end == ',' ? (uint32_t)strtoul(end + 1, NULL, 16) : 0;
+		}
+		EXPECT(k < d->n, "%zu records, the model reads more", d->n);
 		const struct rec *r = &d->r[k];
-		EXPECT(r->head.cls == (unsigned)u->cls && r->head.raw_rel == u->off &&
-			   r->head.raw_len == u->len && r->pc == u->pc && r->num == u->num &&
-			   r->word == u->word && r->w1 == u->w1 && r->w2 == u->w2,
-		       "record %zu at offset %zu: %s pc %08x num %" PRIu64
-		       " word %08x w1 %08x w2 %08x bytes %u+%u; expected %s pc %08x num %" PRIu64
-		       " word %08x w1 %08x w2 %08x bytes %zu+%zu",
-		       k, u->off, r->head.cls < N_CLASSES ? class_names[r->head.cls] : "?", r->pc,
-		       r->num, r->word, r->w1, r->w2, r->head.raw_rel, r->head.raw_len,
-		       class_names[u->cls], u->pc, u->num, u->word, u->w1, u->w2, u->off, u->len);
+		EXPECT(r->head.cls == (unsigned)cls && r->head.raw_rel == off &&
+			   r->head.raw_len == rlen && r->pc == pc && r->num == num &&
+			   r->word == word && r->w1 == w1 && r->w2 == w2,
+		       "record %zu at offset %llu: %s pc %08x num %" PRIu64
+		       " word %08x w1 %08x w2 %08x bytes %u+%u; the model reads %s pc %08x num %llu"
+		       " word %08x w1 %08x w2 %08x bytes %llu+%llu",
+		       k, off, r->head.cls < N_CLASSES ? class_names[r->head.cls] : "?", r->pc,
+		       r->num, r->word, r->w1, r->w2, r->head.raw_rel, r->head.raw_len, kind, pc,
+		       num, word, w1, w2, off, rlen);
 		k++;
 	}
-	EXPECT(k == d->n, "%zu records, expected %zu", d->n, k);
+	EXPECT(k == d->n, "%zu records, the model reads %zu", d->n, k);
+	free(text);
+	model_free(model);
 }
 
 int same_record(const struct rec *a, const struct rec *b)

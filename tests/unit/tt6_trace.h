@@ -1,6 +1,6 @@
 /* A builder of TT6/TT6E traces for the unit tests, and helpers that decode them through the
- * format table: the record values each unit must decode to are worked out here from
- * doc/formats.md, never taken from the decoder. */
+ * format table. The record values each trace must decode to are the TT6 model's reading of its
+ * bytes (tests/integration/tt6_expect.py, run by check_units), never the decoder's. */
 #ifndef TRACEMOUNT_TEST_TT6_TRACE_H
 #define TRACEMOUNT_TEST_TT6_TRACE_H
 
@@ -36,13 +36,12 @@ uint64_t rng(void);
 
 uint32_t rng_below(uint32_t n);
 
-/* A trace built here: its bytes, and what each record (or position record) is, with the PC
- * and instruction number the documented rules give. */
+/* A trace built here: its bytes, and where each record (or position record) is, with the
+ * class it was built as. */
 struct unit {
 	size_t off, len;
 	int cls; /* C_POSITION for a position record */
-	uint32_t pc, word, w1, w2;
-	uint64_t num;
+	uint32_t word;
 };
 
 struct trace {
@@ -51,7 +50,7 @@ struct trace {
 	struct unit *u;
 	size_t n, ucap;
 	size_t records; /* units less position records */
-	uint32_t pc;	/* of the next instruction */
+	uint32_t pc;	/* of the next instruction, for branches built here */
 	uint64_t num;
 };
 
@@ -100,8 +99,8 @@ void decoded_free(struct decoded *d);
 struct tm_chunk chunk_of(const struct tm_format *f, const uint8_t *raw, size_t len,
 			 const struct decoded *d);
 
-/* The records decoded are the units of t. */
-void check_units(const struct trace *t, const struct decoded *d);
+/* The records decoded are those the TT6 model (tt6_expect.py) reads in t's bytes. */
+void check_units(const struct tm_format *f, const struct trace *t, const struct decoded *d);
 
 int same_record(const struct rec *a, const struct rec *b);
 

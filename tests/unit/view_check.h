@@ -43,6 +43,9 @@ void expect_same_text(const char *what, const char *want, size_t want_len, const
  * tests do. */
 char *model_expect(const char *model, const char *name, const void *data, size_t len,
 		   const char *args);
+/* `MODEL CMD FILE` on data saved as a file named name: its standard output, NUL-terminated
+ * (the model must succeed). */
+char *model_run(const char *model, const char *cmd, const char *name, const void *data, size_t len);
 /* OUT/rel, the whole file, NUL-terminated. */
 char *model_file(const char *dir, const char *rel, size_t *len);
 /* Removes the folder. */
