@@ -15,9 +15,10 @@ extern const struct tm_format tm_format_qemu4v;
 extern const struct tm_format tm_format_full;
 extern const struct tm_format tm_format_spixcounts;
 
-/* The order carries one meaning only, stated in format.h: of two equal bids for a file, the
- * format listed first wins. Everything else finds a format by its name (-o format=, index
- * files, the fuzz targets' inputs), so a new format may go anywhere. */
+/* The order is the order of the lists shown (--help, .tracemount/formats), and of two equal
+ * bids for a file the format listed first wins (format.h); it means nothing else. Everything
+ * else finds a format by its name: -o format=, index files, the fuzz corpora (each input
+ * starts with the name), so a new format may go anywhere. */
 const struct tm_format *const tm_formats[] = {
     &tm_format_byu,	   /* BYU Pentium bus traces, 6-byte records */
     &tm_format_tt6,	   /* PowerPC TT6 (Amber) */

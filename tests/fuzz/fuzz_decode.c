@@ -1,8 +1,8 @@
-/* Fuzz target for every decoder: the input's first byte picks a format of the registry, the
- * second the size of the reads, the rest is the trace (a gzip stream too, when it starts with
- * gzip's magic). Every view is read whole through the core, as the mount reads it: the bytes
- * read must add up to the view's size, and a read at the middle must give the same bytes as
- * the sequential reads; the index must pass the checks an index file's must. Any broken promise
+/* Fuzz target for every decoder: the input starts with a format's name and a NUL ("tt6\0"),
+ * then a byte that picks the size of the reads; the rest is the trace (a gzip stream too, when
+ * it starts with gzip's magic). Every view is read whole through the core, as the mount reads it:
+ * the bytes read must add up to the view's size, and a read at the middle must give the same bytes
+ * as the sequential reads; the index must pass the checks an index file's must. Any broken promise
  * aborts, so the fuzzer reports it. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,17 +21,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static size_t n_formats;
-	if (!n_formats)
-		n_formats = fuzz_count_formats();
-	if (size < 2)
+	size_t used;
+	const struct tm_format *fmt = fuzz_format_of(data, size, &used);
+	if (!fmt || size - used < 1)
 		return 0;
-	const struct tm_format *fmt = tm_formats[data[0] % n_formats];
-	size_t step = (size_t)1 << (9 + data[1] % 12); /* 512 B to 1 MiB */
+	data += used;
+	size -= used;
+	size_t step = (size_t)1 << (9 + data[0] % 12); /* 512 B to 1 MiB */
 	struct mem_source src;
 	struct tm_context *ctx;
 	struct tm_trace *t;
-	mem_source_init(&src, data + 2, size - 2);
+	mem_source_init(&src, data + 1, size - 1);
 	if (tm_context_new(MEMORY, &ctx) < 0)
 		abort();
 	if (tm_context_trace(ctx, "fuzz.trace", fmt, &t) < 0)

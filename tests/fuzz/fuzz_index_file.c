@@ -1,15 +1,16 @@
 /* Fuzz target for the index-file reader: an index file that passes the checksums must never
  * make the daemon read outside its buffers, hang or crash, whatever its fields say.
  *
- * Input: byte 0 picks a format of the registry; byte 1's bit 0, when set, leaves the damaged
- * file's checksums as they are (else they are made valid again, so that the fuzzer reaches
- * the checks behind them); bytes 2-3 (little-endian) are the length L of the trace that
+ * Input: a format's name and a NUL ("tt6\0"); then a byte whose bit 0, when set, leaves the
+ * damaged file's checksums as they are (else they are made valid again, so that the fuzzer
+ * reaches the checks behind them); 2 bytes (little-endian), the length L of the trace that
  * follows; the rest is a list of 5-byte patches, each a 32-bit little-endian offset (modulo
  * the file's size) and a byte XORed there. The trace is indexed and its index file written
  * to a cache folder; the patches damage that file; a second context, as a second mount would,
  * reads the file (or refuses it and indexes again) and every view is read whole; before that,
  * the folder's list (tm_index_store_list) reads the damaged file's header. */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,21 +113,24 @@ static void damage(const char *path, const uint8_t *patches, size_t n, int resea
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static size_t n_formats;
-	if (!n_formats) {
-		n_formats = fuzz_count_formats();
+	static bool started;
+	if (!started) {
+		started = true;
 		if (!mkdtemp(dir))
 			abort();
 		snprintf(trace_path, sizeof(trace_path), "%s/trace", dir);
 		snprintf(cache_path, sizeof(cache_path), "%s/cache", dir);
 	}
-	if (size < 4)
+	size_t used;
+	const struct tm_format *fmt = fuzz_format_of(data, size, &used);
+	if (!fmt || size - used < 3)
 		return 0;
-	const struct tm_format *fmt = tm_formats[data[0] % n_formats];
-	size_t len = (size_t)data[2] | (size_t)data[3] << 8;
-	if (len > size - 4)
-		len = size - 4;
-	write_file(trace_path, data + 4, len);
+	data += used;
+	size -= used;
+	size_t len = (size_t)data[1] | (size_t)data[2] << 8;
+	if (len > size - 3)
+		len = size - 3;
+	write_file(trace_path, data + 3, len);
 	struct tm_source src;
 	struct tm_trace_key key;
 	char name[32], path[128];
@@ -135,7 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tm_index_file_name(fmt, &key, name, sizeof(name));
 	snprintf(path, sizeof(path), "%s/%s", cache_path, name);
 	mount_once(fmt, &src, 0);
-	damage(path, data + 4 + len, size - 4 - len, !(data[1] & 1));
+	damage(path, data + 3 + len, size - 3 - len, !(data[0] & 1));
 	list_folder();
 	mount_once(fmt, &src, 1);
 	unlink(path); /* the next input's trace has another key */

@@ -8,12 +8,15 @@
 #include "tracemount/trace.h"
 #include "tracemount/view.h"
 
-size_t fuzz_count_formats(void)
+const struct tm_format *fuzz_format_of(const uint8_t *data, size_t size, size_t *used)
 {
-	size_t n = 0;
-	while (tm_formats[n])
-		n++;
-	return n;
+	char name[32];
+	const uint8_t *nul = memchr(data, '\0', size < sizeof(name) ? size : sizeof(name));
+	if (!nul)
+		return NULL;
+	memcpy(name, data, (size_t)(nul - data) + 1);
+	*used = (size_t)(nul - data) + 1;
+	return tm_format_find(name);
 }
 
 static void read_whole(struct tm_context *ctx, struct tm_trace *t, struct tm_source *src,

@@ -4,13 +4,17 @@
 #define TM_FUZZ_READ_VIEWS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct tm_context;
+struct tm_format;
 struct tm_source;
 struct tm_trace;
 
-/* The formats in the registry. */
-size_t fuzz_count_formats(void);
+/* The format an input names: its first bytes, up to a NUL, are a format's name ("byu\0..."),
+ * so that a corpus file keeps its format whatever the registry's order. Sets *used to the
+ * bytes of the name and its NUL. NULL: the input names no format. */
+const struct tm_format *fuzz_format_of(const uint8_t *data, size_t size, size_t *used);
 
 /* Reads every view of t that exists whole, in reads of step bytes, through one buffer (a gzip
  * input may decompress to far more than memory should hold). strict: every read must succeed,
