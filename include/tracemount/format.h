@@ -11,9 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 struct json_object;
 struct tm_diag;
+struct tm_source;
 
 #define TM_MAX_CLASSES	32
 #define TM_MAX_GROUPS	64 /* group views of a trace (QEMU4V's cpu/N.txt) */
@@ -74,7 +76,7 @@ struct tm_blob {
 	size_t len;
 };
 
-/* An executed instruction, as spix/ needs it (spix.h). */
+/* An executed instruction, as the derivers take it (derive.h). */
 enum tm_flow {
 	TM_FLOW_NONE,	   /* falls through, or the format cannot tell */
 	TM_FLOW_JUMP,	   /* always leaves the straight line: b, call, return, indirect */
@@ -99,6 +101,14 @@ struct tm_decode_in {
 	size_t len;
 	uint64_t raw_off; /* trace offset of buf[0], for messages */
 	bool at_eof;	  /* nothing follows buf[len - 1] */
+};
+
+/* A virtual trace: one that a folder shows and that is no file of it, made by a format from
+ * the folder's files of that format (tm_format.virtual_list). */
+struct tm_virtual {
+	char name[64];	/* its name in the folder */
+	struct stat st; /* its attributes as a file: owner, permissions, times (its version) */
+	void *priv;	/* the format's: what virtual_open needs; freed by virtual_free */
 };
 
 struct tm_format {
@@ -189,9 +199,47 @@ struct tm_format {
 	unsigned n_table_views;
 	int (*tables_finish)(void *stats, FILE *const *out);
 
-	/* Instruction traces: whether record i of c is an executed instruction, and which, for
-	 * the spix/ views (spix.h), fed in trace order by the index pass. NULL: no spix/. */
+	/* Instruction traces: whether record i of c is an executed instruction, and which. The
+	 * index pass calls it for every record in trace order and feeds the instructions to
+	 * every deriver (derive.h), whose views (spix/...) the trace then has. NULL: none. */
 	bool (*instruction)(const struct tm_chunk *c, size_t i, struct tm_insn *out);
+
+	/* Virtual traces of a folder (virtual.h): traces that are no file, which the format
+	 * makes from its files in one folder, such as spixcounts' SUM.spixcounts, the sum of the
+	 * count files of one program. The core finds the folder's regular files that detection
+	 * gives the format and asks it what they make; the mount lists and looks up the result
+	 * as traces of the folder, -o prefetch indexes them, and `tracemount cat` and `ls` take
+	 * their paths. Once open, a virtual trace is a trace of this format like any other,
+	 * except that its index stays in memory (a source without a descriptor has no content
+	 * key). Set the four operations and virtual_min_files together, or none. */
+
+	/* Whether name may be one of the format's virtual traces ("SUM.spixcounts"), from the
+	 * name alone. Called at every lookup of a name that is no file of its folder, before
+	 * anything is read: false lets such lookups read nothing. */
+	bool (*virtual_name)(const char *name);
+	/* The virtual traces that files[0 .. n_files) make: the paths, relative to dirfd, of
+	 * the regular files of folder dir ("." or "a/b" below dirfd; with AT_FDCWD a user's
+	 * path) that detection gives this format, n_files >= virtual_min_files. Called when
+	 * such a folder is listed, when a name virtual_name accepts is looked up in it (so at
+	 * every stat and open of a virtual trace's views: read no more than the files' heads),
+	 * and by -o prefetch. A file of the folder with a trace's name hides that trace: leave
+	 * it out. Returns the count of traces, with *out a malloc'ed array of them that the
+	 * core frees after virtual_free on each priv (for none, *out may stay NULL), or
+	 * -errno. */
+	int (*virtual_list)(int dirfd, const char *dir, char *const *files, unsigned n_files,
+			    struct tm_virtual **out);
+	/* Opens the bytes of virtual trace v, made from files below dirfd, as a source
+	 * (source.h) whose size is known at once. Called at every open of one of its views and
+	 * for its index pass: read nothing before the source's first read (a stat of an indexed
+	 * trace's view reads none), and build the bytes then; the source's report can pass what
+	 * went wrong building them to errors.txt. dirfd stays open while out is. Returns 0 or
+	 * -errno. */
+	int (*virtual_open)(int dirfd, const struct tm_virtual *v, struct tm_source *out);
+	/* Frees a virtual trace's priv. */
+	void (*virtual_free)(void *priv);
+	/* Files of the format a folder must hold to have virtual traces, at least 1: a listing
+	 * of a folder with fewer reads nothing more. */
+	unsigned virtual_min_files;
 };
 
 #endif

@@ -17,8 +17,8 @@
 
 struct tm_context;
 struct tm_format;
-struct tm_sum;
 struct tm_trace;
+struct tm_virtual;
 
 /* The name of the hidden folder at the mount root. */
 #define TM_META_DIR ".tracemount"
@@ -68,8 +68,8 @@ struct tm_node {
 	struct tm_trace *trace;	     /* VIEW_DIR, VIEW: a reference, dropped by tm_node_put */
 	int view;		     /* VIEW: index in the trace's view table */
 	enum tm_meta_file meta;	     /* META */
-	struct tm_sum *sum;	     /* TRACE, VIEW_DIR, VIEW of a virtual sum (sum.h): its
-					members, freed by tm_node_put */
+	struct tm_virtual *virt;     /* TRACE, VIEW_DIR, VIEW of a virtual trace (virtual.h),
+					of format fmt: freed by tm_node_put */
 };
 
 /* Opens SOURCE (a folder or one trace file). Returns 0, or -errno with a message in err. */
@@ -93,8 +93,8 @@ void tm_fs_log(struct tm_fs *fs, int priority, const char *fmt, ...)
 int tm_fs_resolve(struct tm_fs *fs, const char *path, struct tm_node *n);
 void tm_node_put(struct tm_fs *fs, struct tm_node *n);
 
-/* The bytes of the trace of node n (TRACE, VIEW_DIR, VIEW): its file, or a sum built in
- * memory. Returns 0 or -errno; the caller closes src. */
+/* The bytes of the trace of node n (TRACE, VIEW_DIR, VIEW): its file, or a virtual trace's
+ * (format.h). Returns 0 or -errno; the caller closes src. */
 int tm_fs_node_source(struct tm_fs *fs, const struct tm_node *n, struct tm_source *src);
 
 int tm_fs_getattr(struct tm_fs *fs, const char *path, struct stat *st);

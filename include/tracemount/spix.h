@@ -78,6 +78,18 @@ static inline uint32_t tm_spix_word(const uint8_t *p, bool big_endian)
 	return big_endian ? tm_be32(p) : __builtin_bswap32(tm_be32(p));
 }
 
+/* A file's header: its words, in the byte order its magic tells. */
+struct tm_spix_header {
+	bool big_endian;
+	uint32_t tsize, tsum, nbb;
+};
+
+/* Whether the len bytes at p (a file's first) open with the magic number, in either byte
+ * order. Sets h->big_endian from the first byte when len >= 4, and the other fields when the
+ * magic is there and len >= TM_SPIX_HEADER. The one reading of a header: the decoder, its
+ * statistics, the parser and the sums of files use it. */
+bool tm_spix_header(const uint8_t *p, size_t len, struct tm_spix_header *h);
+
 /* The table's file form, in its byte order, written to f. Returns 0, or -EIO when a write
  * failed. */
 int tm_spix_write(const struct tm_spix_table *t, FILE *f);

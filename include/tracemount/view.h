@@ -1,7 +1,8 @@
 /* The views of one trace: the files of its folder, instantiated from its format's table.
  *
  * Every format gets raw, dump.txt, stats.json, errors.txt, class/CLASS.txt and, when it has
- * a class extension, class/CLASS.EXT; then its extra views. Record views are numbered in the
+ * a class extension, class/CLASS.EXT; then its extra views, group views and table views; then,
+ * for an instruction trace, the derivers' views (derive.h). Record views are numbered in the
  * order the index stores their offsets. */
 #ifndef TRACEMOUNT_VIEW_H
 #define TRACEMOUNT_VIEW_H
@@ -16,7 +17,8 @@ enum tm_view_kind {
 	TM_VIEW_RECORDS, /* bytes rendered from records, located through the index */
 	TM_VIEW_STATS,	 /* stats.json, produced by the index pass */
 	TM_VIEW_ERRORS,	 /* errors.txt, produced by the index pass */
-	TM_VIEW_TABLE,	 /* bytes rendered whole by the index pass: a table view, spix/ */
+	TM_VIEW_TABLE,	 /* bytes rendered whole by the index pass: the format's table views,
+			    the derivers' views */
 };
 
 struct tm_view {
@@ -40,14 +42,10 @@ struct tm_view_table {
 	struct tm_view *views;
 	unsigned n_views;
 	unsigned n_record_views;
-	unsigned n_tables; /* table views: the format's, then spix/'s; TM_MAX_TABLES at most */
+	unsigned n_tables; /* table views: the format's, then the derivers' (derive.h);
+			      TM_MAX_TABLES at most */
 	char *stem;	   /* the trace's name less its extensions, for "%s" in view paths */
 };
-
-/* The table views of spix/ that every instruction trace has, after the format's own, and
- * their paths ("%s": the stem). */
-enum { TM_SPIX_TABLE_COUNTS, TM_SPIX_TABLE_SUMMARY, TM_SPIX_N_TABLES };
-extern const char *const tm_spix_views[TM_SPIX_N_TABLES];
 
 /* Builds the views of a trace of format fmt named name (its base name). Returns 0 or -ENOMEM. */
 int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, const char *name);

@@ -17,8 +17,8 @@
 #include "tracemount/reader.h"
 #include "tracemount/registry.h"
 #include "tracemount/source.h"
-#include "tracemount/sum.h"
 #include "tracemount/trace.h"
+#include "tracemount/virtual.h"
 
 void tm_cli_bad_option(const char *cmd, int c, char *const *argv)
 {
@@ -205,15 +205,16 @@ static int parse_args(struct cli_trace *ct, int argc, char **argv, int n_operand
 	return tm_cli_use_cache(ct->ctx, ct->cmd, cache);
 }
 
-/* A path that names no file may name a sum of spixcounts files (sum.h). */
-static int open_sum(struct cli_trace *ct, const char *path)
+/* A path that names no file may name a virtual trace of its folder (virtual.h). */
+static int open_virtual(struct cli_trace *ct, const char *path)
 {
-	struct tm_sum *s;
-	int err = tm_sum_find(ct->ctx, AT_FDCWD, path, &s);
+	const struct tm_format *fmt;
+	struct tm_virtual *v;
+	int err = tm_virtual_find(ct->ctx, AT_FDCWD, path, &fmt, &v);
 	if (err)
 		return err;
-	err = tm_sum_source_open(AT_FDCWD, s, &ct->src);
-	tm_sums_free(s, 1);
+	err = fmt->virtual_open(AT_FDCWD, v, &ct->src);
+	tm_virtual_free(fmt, v, 1);
 	return err;
 }
 
@@ -231,7 +232,7 @@ static int open_trace(struct cli_trace *ct, const char *path, const char *format
 	err = resolved ? tm_source_open(AT_FDCWD, resolved, &ct->src) : -errno;
 	free(resolved);
 	if (err == -ENOENT)
-		err = open_sum(ct, path);
+		err = open_virtual(ct, path);
 	if (err < 0) {
 		fprintf(stderr, "tracemount %s: %s: %s\n", ct->cmd, path,
 			err == -EINVAL ? "not a regular file" : strerror(-err));

@@ -7,11 +7,11 @@
 
 #include <json-c/json.h>
 
+#include "tracemount/derive.h"
 #include "tracemount/diag.h"
 #include "tracemount/format.h"
 #include "tracemount/index.h"
 #include "tracemount/source.h"
-#include "tracemount/spix.h"
 #include "tracemount/table.h"
 #include "tracemount/view.h"
 
@@ -39,8 +39,12 @@ struct builder {
 	uint64_t tag_count[16]; /* records by flag bit, for the tags' class counts */
 	void *recs;		/* one batch of decoded records */
 	void *stats;
-	struct tm_spix_builder *spix; /* instruction traces: the spix/ tables */
-	struct tm_insn *insns;	      /* and the instructions of one batch */
+	/* instruction traces: each deriver's state (NULL otherwise), the instructions of one
+	 * batch, and each deriver's object of stats.json */
+	void **derived;
+	struct tm_insn *insns;
+	json_object **derived_json;
+	unsigned n_derivers;
 	struct tm_diag diag;
 	/* read buffer: buf[0] is trace offset buf_off; the decoder is at buf[pos] */
 	uint8_t *buf;
@@ -68,6 +72,41 @@ static int push_row(struct builder *b, const uint64_t *row)
 	memcpy(ix->rows + ix->n_rows * ix->row_words, row, ix->row_words * sizeof(uint64_t));
 	ix->n_rows++;
 	return 0;
+}
+
+/* Each deriver's state, initialised, for an instruction trace. */
+static int derivers_setup(struct builder *b)
+{
+	while (tm_derivers[b->n_derivers])
+		b->n_derivers++;
+	b->derived = calloc(b->n_derivers + 1, sizeof(*b->derived));
+	b->derived_json = calloc(b->n_derivers + 1, sizeof(*b->derived_json));
+	b->insns = malloc(BATCH_RECORDS * sizeof(*b->insns));
+	if (!b->derived || !b->derived_json || !b->insns)
+		return -ENOMEM;
+	for (unsigned k = 0; k < b->n_derivers; k++) {
+		const struct tm_deriver *d = tm_derivers[k];
+		if (!(b->derived[k] = calloc(1, d->state_size + 1)))
+			return -ENOMEM;
+		int err = d->init ? d->init(b->derived[k]) : 0;
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void derivers_free(struct builder *b)
+{
+	for (unsigned k = 0; b->derived && k < b->n_derivers; k++) {
+		if (b->derived[k] && tm_derivers[k]->free)
+			tm_derivers[k]->free(b->derived[k]);
+		free(b->derived[k]);
+	}
+	for (unsigned k = 0; b->derived_json && k < b->n_derivers; k++)
+		json_object_put(b->derived_json[k]);
+	free(b->derived);
+	free(b->derived_json);
+	free(b->insns);
 }
 
 static int setup(struct builder *b)
@@ -115,9 +154,9 @@ static int setup(struct builder *b)
 				b->measured[c * nv + b->n_measured[c]++] = v->column;
 		}
 	}
-	if (fmt->instruction && (tm_spix_builder_new(&b->spix) < 0 ||
-				 !(b->insns = malloc(BATCH_RECORDS * sizeof(*b->insns)))))
-		return -ENOMEM;
+	int err = tm_derivers_apply(fmt) ? derivers_setup(b) : 0;
+	if (err)
+		return err;
 	if (fmt->state_init)
 		fmt->state_init(state_of(b));
 	if (fmt->stats_init)
@@ -214,11 +253,12 @@ static int account(struct builder *b, const struct tm_chunk *c)
 	b->cur[TM_ROW_RAW_OFF] += c->raw_len;
 	if (b->fmt->stats_update)
 		b->fmt->stats_update(b->stats, c);
-	if (b->spix) {
+	if (b->derived) {
 		size_t n = 0;
 		for (size_t i = 0; i < c->n_records; i++)
 			n += b->fmt->instruction(c, i, &b->insns[n]);
-		tm_spix_builder_add(b->spix, b->insns, n);
+		for (unsigned k = 0; k < b->n_derivers; k++)
+			tm_derivers[k]->add(b->derived[k], b->insns, n);
 	}
 	return 0;
 }
@@ -286,61 +326,30 @@ static int decode_all(struct builder *b, tm_progress_fn progress, void *progress
 	return err;
 }
 
-/* spix/'s tables, and their figures for stats.json in *spix. More code than spix/ holds
- * leaves its tables empty, reported. */
-static int spix_tables(struct builder *b, FILE *const *out, json_object **spix)
+/* The derivers' views, written to out from the first, and their objects of stats.json. */
+static int derivers_finish(struct builder *b, FILE *const *out)
 {
-	struct tm_spix_table t;
-	struct tm_spix_facts facts;
-	int err = tm_spix_builder_finish(b->spix, &t, &facts);
-	if (!(*spix = json_object_new_object()))
-		err = -ENOMEM;
-	if (err == -EFBIG) {
-		tm_diag_note(&b->diag,
-			     "spix/ is empty: the trace runs more code than it holds (%u distinct "
-			     "runs of instructions, %u blocks)",
-			     TM_SPIX_MAX_RUNS, TM_SPIX_MAX_BLOCKS);
-		json_object_object_add(*spix, "omitted", json_object_new_boolean(true));
-		return 0;
+	int err = 0;
+	for (unsigned k = 0; k < b->n_derivers && !err; k++) {
+		const struct tm_deriver *d = tm_derivers[k];
+		if (!(b->derived_json[k] = json_object_new_object()))
+			return -ENOMEM;
+		err = d->finish(b->derived[k], out, b->derived_json[k], &b->diag);
+		out += d->n_views;
 	}
-	if (err)
-		return err;
-	err = tm_spix_write(&t, out[TM_SPIX_TABLE_COUNTS]);
-	if (!err)
-		err = tm_spix_summary(&t, out[TM_SPIX_TABLE_SUMMARY]);
-	struct tm_spix_totals tot;
-	tm_spix_totals(&t, &tot);
-	const struct {
-		const char *key;
-		uint64_t value;
-	} keys[] = {
-	    {"blocks", t.nbb},
-	    {"executed_blocks", tot.executed},
-	    {"instructions", facts.instructions},
-	    {"text_size", t.tsize},
-	    {"gaps_shortened", facts.gaps_shortened},
-	    {"overlapping_instructions", facts.overlaps},
-	    {"saturated_counters", facts.saturated},
-	};
-	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-		json_object_object_add(*spix, keys[k].key,
-				       json_object_new_int64((int64_t)keys[k].value));
-	tm_spix_table_free(&t);
 	return err;
 }
 
-/* The table views' bytes, the format's then spix/'s, each written through a stream that
- * deflates it in pieces (table.h); spix/'s figures in *spix. */
-static int tables(struct builder *b, json_object **spix)
+/* The table views' bytes, the format's then the derivers', each written through a stream
+ * that deflates it in pieces (table.h). */
+static int tables(struct builder *b)
 {
 	struct tm_index *ix = b->ix;
 	unsigned own = b->fmt->n_table_views, n = b->views->n_tables;
 	FILE *out[TM_MAX_TABLES] = {NULL};
-	if (!n)
-		return 0;
 	if (n > TM_MAX_TABLES)
 		return -EINVAL;
-	if (!(ix->tables = calloc(n, sizeof(*ix->tables))))
+	if (n && !(ix->tables = calloc(n, sizeof(*ix->tables))))
 		return -ENOMEM;
 	ix->n_tables = n;
 	int err = 0;
@@ -349,8 +358,8 @@ static int tables(struct builder *b, json_object **spix)
 			err = -ENOMEM;
 	if (!err && own && b->fmt->tables_finish)
 		err = b->fmt->tables_finish(b->stats, out);
-	if (!err && b->spix)
-		err = spix_tables(b, out + own, spix);
+	if (!err && b->derived)
+		err = derivers_finish(b, out + own);
 	for (unsigned k = 0; k < n && out[k]; k++) {
 		int closed = tm_table_finish(&ix->tables[k], out[k]);
 		err = err ? err : closed;
@@ -363,7 +372,7 @@ static int finish(struct builder *b, const char *source_name)
 	const struct tm_format *fmt = b->fmt;
 	struct tm_index *ix = b->ix;
 	json_object *root = json_object_new_object(), *classes = json_object_new_object();
-	json_object *own = json_object_new_object(), *spix = NULL;
+	json_object *own = json_object_new_object();
 	int err = -ENOMEM;
 
 	if (!root || !classes || !own)
@@ -386,7 +395,7 @@ static int finish(struct builder *b, const char *source_name)
 	classes = NULL;
 	if (fmt->stats_finish && (err = fmt->stats_finish(b->stats, own, &b->diag)) < 0)
 		goto out;
-	if ((err = tables(b, &spix)) < 0)
+	if ((err = tables(b)) < 0)
 		goto out;
 	if (b->src->ops->report)
 		b->src->ops->report(b->src, &b->diag);
@@ -398,9 +407,10 @@ static int finish(struct builder *b, const char *source_name)
 	json_object_object_add(root, "truncated", json_object_new_boolean(ix->truncated));
 	json_object_object_add(root, fmt->name, own);
 	own = NULL;
-	if (spix)
-		json_object_object_add(root, "spix", spix);
-	spix = NULL;
+	for (unsigned k = 0; k < b->n_derivers; k++) {
+		json_object_object_add(root, tm_derivers[k]->name, b->derived_json[k]);
+		b->derived_json[k] = NULL;
+	}
 
 	size_t len;
 	const char *s = json_object_to_json_string_length(root, TM_STATS_JSON_FLAGS, &len);
@@ -416,7 +426,6 @@ static int finish(struct builder *b, const char *source_name)
 	err = push_row(b, b->cur);
 out:
 	json_object_put(own);
-	json_object_put(spix);
 	json_object_put(classes);
 	json_object_put(root);
 	return err;
@@ -448,8 +457,7 @@ out:
 	if (fmt->stats_free && b.stats)
 		fmt->stats_free(b.stats);
 	free(b.stats);
-	tm_spix_builder_free(b.spix);
-	free(b.insns);
+	derivers_free(&b);
 	tm_index_free(b.ix);
 	tm_diag_free(&b.diag);
 	free(b.buf);

@@ -1,4 +1,5 @@
-/* The view table of a trace: generic views first, then the format's extras. */
+/* The view table of a trace: generic views first, then the format's extras, then the
+ * derivers'. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 
 #include <json-c/json.h>
 
+#include "tracemount/derive.h"
 #include "tracemount/view.h"
 
 static size_t raw_copy_measure(const struct tm_chunk *c, size_t i)
@@ -21,11 +23,6 @@ static size_t raw_copy_render(const struct tm_chunk *c, size_t i, char *out)
 	memcpy(out, c->raw + r->raw_rel, r->raw_len);
 	return r->raw_len;
 }
-
-const char *const tm_spix_views[TM_SPIX_N_TABLES] = {
-    [TM_SPIX_TABLE_COUNTS] = "spix/%s.spixcounts",
-    [TM_SPIX_TABLE_SUMMARY] = "spix/summary.txt",
-};
 
 const struct tm_render_ops tm_raw_copy_ops = {
     .measure = raw_copy_measure,
@@ -52,7 +49,7 @@ char *tm_trace_stem(const char *name)
 	return strndup(name, n);
 }
 
-/* Bytes a view path pattern adds to the stem in its last component ("convert/%s.tt6e": 5),
+/* Bytes a view path pattern adds to the stem in its last component ("convert/%s.ext": 4),
  * or 0 when that component has no stem. */
 static size_t stem_suffix(const char *pattern)
 {
@@ -70,8 +67,9 @@ static void fit_stem(struct tm_view_table *t, const struct tm_format *fmt)
 		suffix = MAX(suffix, stem_suffix(fmt->extra_views[i].path));
 	for (unsigned k = 0; k < fmt->n_table_views; k++)
 		suffix = MAX(suffix, stem_suffix(fmt->table_views[k]));
-	for (unsigned k = 0; fmt->instruction && k < TM_SPIX_N_TABLES; k++)
-		suffix = MAX(suffix, stem_suffix(tm_spix_views[k]));
+	for (const struct tm_deriver *const *d = tm_derivers; *d && tm_derivers_apply(fmt); d++)
+		for (unsigned k = 0; k < (*d)->n_views; k++)
+			suffix = MAX(suffix, stem_suffix((*d)->views[k]));
 	size_t len = strlen(t->stem);
 	if (!suffix || len + suffix <= NAME_MAX)
 		return;
@@ -127,7 +125,7 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 	unsigned per_class = fmt->class_ext ? 2 : 1;
 	unsigned n = 4 + (fmt->n_classes + fmt->n_tags) * per_class + fmt->n_extra_views +
 		     (fmt->group_view ? TM_MAX_GROUPS : 0) + fmt->n_table_views +
-		     (fmt->instruction ? TM_SPIX_N_TABLES : 0);
+		     tm_derived_views(fmt);
 	int err = 0;
 
 	memset(t, 0, sizeof(*t));
@@ -165,9 +163,10 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 	for (unsigned k = 0; k < fmt->n_table_views && !err; k++)
 		err = add_view(t, path_printf(fmt->table_views[k], t->stem, ""), TM_VIEW_TABLE,
 			       NULL, 0, 0);
-	for (unsigned k = 0; k < TM_SPIX_N_TABLES && fmt->instruction && !err; k++)
-		err = add_view(t, path_printf(tm_spix_views[k], t->stem, ""), TM_VIEW_TABLE, NULL,
-			       0, 0);
+	for (const struct tm_deriver *const *d = tm_derivers; *d && tm_derivers_apply(fmt); d++)
+		for (unsigned k = 0; k < (*d)->n_views && !err; k++)
+			err = add_view(t, path_printf((*d)->views[k], t->stem, ""), TM_VIEW_TABLE,
+				       NULL, 0, 0);
 	if (!err)
 		return 0;
 out_nomem:

@@ -8,7 +8,7 @@
  * Words in the writer's byte order, told by the magic. A block's length and its counters lie
  * far apart, so the records, one per counter pair, only feed the statistics, which keep the
  * file (it is small: 9 bytes a block) and render the views whole: summary.txt, blocks.txt and
- * dump.txt, its copy. */
+ * dump.txt, its copy. A folder's files of one program also make its sum (spixcounts_sum.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,6 +17,7 @@
 
 #include <json-c/json.h>
 
+#include "spixcounts.h"
 #include "tracemount/diag.h"
 #include "tracemount/format.h"
 #include "tracemount/registry.h"
@@ -34,14 +35,6 @@ struct spix_state {
 static const char *const spix_extensions[] = {"bb", "spixcounts", NULL};
 static const char *const spix_classes[] = {"blocks"};
 
-static bool magic_at(const uint8_t *p, size_t len, bool *big_endian)
-{
-	if (len < 4)
-		return false;
-	*big_endian = p[0] == 0x62;
-	return tm_spix_word(p, *big_endian) == TM_SPIX_MAGIC;
-}
-
 static int spix_name_bid(const char *name)
 {
 	return tm_name_has_extension(name, spix_extensions) ? 40 : 0;
@@ -49,8 +42,8 @@ static int spix_name_bid(const char *name)
 
 static int spix_content_bid(const char *name, const uint8_t *head, size_t head_len)
 {
-	bool be;
-	return magic_at(head, head_len, &be) ? 95 : spix_name_bid(name);
+	struct tm_spix_header h;
+	return tm_spix_header(head, head_len, &h) ? 95 : spix_name_bid(name);
 }
 
 /* The file's end, where it is not where the header says. */
@@ -104,8 +97,8 @@ static int spix_decode(void *state, const struct tm_decode_in *in, void *recs, s
 	while (pos < in->len || (in->at_eof && !s->ended)) {
 		size_t avail = in->len - pos;
 		if (s->phase == P_HEADER) {
-			bool be;
-			if (avail >= 4 && !magic_at(in->buf + pos, avail, &be)) {
+			struct tm_spix_header h;
+			if (avail >= 4 && !tm_spix_header(in->buf + pos, avail, &h)) {
 				tm_diag_at(diag, in->raw_off,
 					   "bad magic 0x%08" PRIx32 " (not 0x%08x)",
 					   tm_spix_word(in->buf + pos, true), TM_SPIX_MAGIC);
@@ -118,7 +111,7 @@ static int spix_decode(void *state, const struct tm_decode_in *in, void *recs, s
 				ret = short_of(s, in, &pos, diag);
 				break;
 			}
-			s->nbb = tm_spix_word(in->buf + pos + 12, be);
+			s->nbb = h.nbb;
 			s->phase = P_LENGTHS;
 			pos += TM_SPIX_HEADER;
 		} else if (s->phase == P_LENGTHS) {
@@ -180,19 +173,21 @@ struct spix_stats {
 static void take_byte(struct spix_stats *s, uint8_t byte)
 {
 	uint64_t pos = s->pos++;
+	struct tm_spix_header h;
 	if (pos < TM_SPIX_HEADER) {
 		s->header[pos] = byte;
-		if (pos == 3 && magic_at(s->header, 4, &s->big_endian))
-			s->t.big_endian = s->big_endian;
+		if (pos == 3 && tm_spix_header(s->header, 4, &h))
+			s->t.big_endian = s->big_endian = h.big_endian;
 		if (pos + 1 < TM_SPIX_HEADER)
 			return;
-		if (!magic_at(s->header, TM_SPIX_HEADER, &s->big_endian)) {
+		if (!tm_spix_header(s->header, TM_SPIX_HEADER, &h)) {
 			s->err = -EBADMSG; /* the decoder reports it */
 			return;
 		}
-		s->t.tsize = tm_spix_word(s->header + 4, s->big_endian);
-		s->t.tsum = tm_spix_word(s->header + 8, s->big_endian);
-		s->nbb = tm_spix_word(s->header + 12, s->big_endian);
+		s->big_endian = h.big_endian;
+		s->t.tsize = h.tsize;
+		s->t.tsum = h.tsum;
+		s->nbb = h.nbb;
 		s->err = tm_spix_table_reserve(&s->t, s->nbb ? s->nbb : 1);
 	} else if (pos < TM_SPIX_HEADER + s->nbb) {
 		s->t.len[pos - TM_SPIX_HEADER] = byte;
@@ -357,4 +352,9 @@ const struct tm_format tm_format_spixcounts = {
     .table_views = spix_tables,
     .n_table_views = N_TABLES,
     .tables_finish = spix_tables_finish,
+    .virtual_name = spix_sum_name,
+    .virtual_list = spix_sum_list,
+    .virtual_open = spix_sum_open,
+    .virtual_free = spix_sum_free,
+    .virtual_min_files = 2, /* a sum needs two files */
 };

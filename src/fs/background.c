@@ -11,16 +11,15 @@
 
 #include "tracemount/context.h"
 #include "tracemount/fs.h"
-#include "tracemount/registry.h"
-#include "tracemount/sum.h"
 #include "tracemount/trace.h"
+#include "tracemount/virtual.h"
 #include "tracemount/walk.h"
 
 struct found {
 	char *path;
 	const struct tm_format *fmt;
 	struct stat st;
-	bool is_sum; /* a sum of spixcounts files (sum.h) */
+	bool is_virtual; /* a virtual trace of its folder (virtual.h) */
 };
 
 struct found_list {
@@ -50,71 +49,89 @@ static int add_found(void *arg, const char *path, const struct tm_format *fmt,
 	if (!(l->items[l->n].path = strdup(path)))
 		return -ENOMEM;
 	l->items[l->n].fmt = fmt;
-	l->items[l->n].is_sum = false;
+	l->items[l->n].is_virtual = false;
 	l->items[l->n++].st = *st;
 	return 0;
 }
 
-/* Indexes the sum at path, found again: its members may have changed since the walk. */
-static int index_sum(struct tm_fs *fs, const char *path, const struct tm_format *fmt)
+/* Indexes the virtual trace at path, found again: its files may have changed since the
+ * walk. */
+static int index_virtual(struct tm_fs *fs, const char *path)
 {
-	struct tm_sum *sum;
+	const struct tm_format *fmt;
+	struct tm_virtual *v;
 	struct tm_trace *t;
 	struct tm_source src;
 	const struct tm_index *ix;
-	int err = tm_sum_find(fs->ctx, fs->root_fd, path, &sum);
+	int err = tm_virtual_find(fs->ctx, fs->root_fd, path, &fmt, &v);
 	if (err)
 		return err;
-	if ((err = tm_context_trace_of(fs->ctx, path, fmt, &sum->st, &t)) == 0) {
-		if ((err = tm_sum_source_open(fs->root_fd, sum, &src)) == 0) {
+	if ((err = tm_context_trace_of(fs->ctx, path, fmt, &v->st, &t)) == 0) {
+		if ((err = fmt->virtual_open(fs->root_fd, v, &src)) == 0) {
 			err = tm_trace_index(t, &src, &ix);
 			tm_source_close(&src);
 		}
 		tm_context_trace_put(fs->ctx, t);
 	}
-	tm_sums_free(sum, 1);
+	tm_virtual_free(fmt, v, 1);
 	return err;
 }
 
-/* The sums of the folders holding two or more spixcounts files found, as more traces. */
-static int add_sums(struct found_list *l)
+/* One folder's virtual traces being added: the list, and the folder's path ("" for the
+ * root). */
+struct virtual_arg {
+	struct found_list *l;
+	const char *dir;
+};
+
+static int add_virtual(void *arg, const struct tm_format *fmt, const struct tm_virtual *v)
 {
-	const struct tm_format *spix = tm_format_find("spixcounts");
+	const struct virtual_arg *a = arg;
+	char path[PATH_MAX + sizeof(v->name)];
+	snprintf(path, sizeof(path), "%s%s%s", a->dir, *a->dir ? "/" : "", v->name);
+	int err = add_found(a->l, path, fmt, &v->st, 0);
+	if (!err)
+		a->l->items[a->l->n - 1].is_virtual = true;
+	return err;
+}
+
+/* Whether items i and j of l are in the same folder, dir_len bytes of i's path long. */
+static bool same_folder(const struct found_list *l, size_t i, size_t j, size_t dir_len)
+{
+	const char *p = l->items[j].path, *s = strrchr(p, '/');
+	return (s ? (size_t)(s - p) : 0) == dir_len && strncmp(p, l->items[i].path, dir_len) == 0;
+}
+
+/* The virtual traces of the folders found, as more traces: each folder is asked once, at its
+ * first file of a format that makes them, with its files counted by format. */
+static int add_virtuals(struct found_list *l)
+{
 	size_t n_files = l->n;
 	for (size_t i = 0; i < n_files; i++) {
-		if (l->items[i].fmt != spix)
+		if (!l->items[i].fmt->virtual_list)
 			continue;
 		char *slash = strrchr(l->items[i].path, '/');
 		size_t dir_len = slash ? (size_t)(slash - l->items[i].path) : 0;
-		unsigned in_dir = 0, first = 1;
-		for (size_t j = 0; j < n_files; j++) {
-			const char *p = l->items[j].path, *s = strrchr(p, '/');
-			if (l->items[j].fmt != spix || (s ? (size_t)(s - p) : 0) != dir_len ||
-			    strncmp(p, l->items[i].path, dir_len) != 0)
+		struct tm_virtual_census census = {0};
+		bool first = true;
+		for (size_t j = 0; j < n_files && first; j++) {
+			if (!l->items[j].fmt->virtual_list || !same_folder(l, i, j, dir_len))
 				continue;
-			first &= j >= i; /* the folder's first file stands for it */
-			in_dir++;
+			first = j >= i; /* the folder's first such file stands for it */
+			tm_virtual_count(&census, l->items[j].fmt);
 		}
-		if (in_dir < 2 || !first)
+		if (!first)
 			continue;
 		char dir[PATH_MAX];
 		snprintf(dir, sizeof(dir), "%.*s", dir_len ? (int)dir_len : 1,
 			 dir_len ? l->items[i].path : ".");
-		struct tm_sum *sums;
-		int n = tm_sums_of(l->fs->ctx, l->fs->root_fd, dir, &sums);
-		for (int k = 0; k < n; k++) {
-			char path[PATH_MAX + sizeof(sums[k].name)];
-			snprintf(path, sizeof(path), "%s%s%s", dir_len ? dir : "",
-				 dir_len ? "/" : "", sums[k].name);
-			int err = add_found(l, path, spix, &sums[k].st, 0);
-			if (err) {
-				tm_sums_free(sums, n);
-				return err;
-			}
-			l->items[l->n - 1].is_sum = true;
-		}
-		if (n > 0)
-			tm_sums_free(sums, n);
+		struct virtual_arg a = {l, dir_len ? dir : ""};
+		int err =
+		    tm_virtual_each(l->fs->ctx, l->fs->root_fd, dir, &census, add_virtual, &a);
+		if (err < 0 && err != -ENOMEM)
+			continue; /* the folder cannot be read now: its files are indexed anyway */
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -124,15 +141,15 @@ static void *indexer(void *arg)
 	struct tm_fs *fs = arg;
 	struct found_list l = {.fs = fs};
 	if (tm_walk(fs->ctx, fs->root_fd, fs->single ? fs->single : ".", add_found, &l) < 0 ||
-	    add_sums(&l) < 0)
+	    add_virtuals(&l) < 0)
 		tm_fs_log(fs, LOG_ERR, "prefetch: out of memory: %zu traces found", l.n);
 	atomic_store(&fs->prefetch_total, (unsigned)l.n);
 	atomic_store(&fs->prefetch_walked, true);
 	tm_fs_log(fs, LOG_INFO, "prefetch: %zu traces to index", l.n);
 	for (size_t i = 0; i < l.n && !atomic_load(&fs->stop_indexing); i++) {
 		struct found *f = &l.items[i];
-		int err = f->is_sum
-			      ? index_sum(fs, f->path, f->fmt)
+		int err = f->is_virtual
+			      ? index_virtual(fs, f->path)
 			      : tm_index_one(fs->ctx, fs->root_fd, f->path, f->fmt, &f->st, NULL);
 		if (err) {
 			tm_fs_log(fs, LOG_ERR, "prefetch: %s: indexing failed: %s", f->path,

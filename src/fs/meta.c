@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tracemount/context.h"
+#include "tracemount/derive.h"
 #include "tracemount/fs.h"
 #include "tracemount/registry.h"
 #include "tracemount/util.h"
@@ -40,8 +41,10 @@ static int formats_text(char **text, size_t *len)
 			put_view(f, fmt->extra_views[i].path);
 		for (unsigned i = 0; i < fmt->n_table_views; i++)
 			put_view(f, fmt->table_views[i]);
-		for (unsigned k = 0; k < TM_SPIX_N_TABLES && fmt->instruction; k++)
-			put_view(f, tm_spix_views[k]);
+		for (const struct tm_deriver *const *d = tm_derivers; *d && tm_derivers_apply(fmt);
+		     d++)
+			for (unsigned k = 0; k < (*d)->n_views; k++)
+				put_view(f, (*d)->views[k]);
 		const char *n = fmt->group_view ? strstr(fmt->group_view, "%u") : NULL;
 		if (n) /* "cpu/%u.txt" as "cpu/N.txt" */
 			fprintf(f, " %.*sN%s", (int)(n - fmt->group_view), fmt->group_view, n + 2);

@@ -17,9 +17,8 @@
 
 #include "tracemount/context.h"
 #include "tracemount/fs.h"
-#include "tracemount/registry.h"
-#include "tracemount/sum.h"
 #include "tracemount/trace.h"
+#include "tracemount/virtual.h"
 
 const char *const tm_meta_names[TM_META_N] = {"version", "formats", "status"};
 
@@ -164,9 +163,9 @@ static int resolve_meta(const char *rest, struct tm_node *n)
 
 int tm_fs_node_source(struct tm_fs *fs, const struct tm_node *n, struct tm_source *src)
 {
-	if (!n->sum)
+	if (!n->virt)
 		return tm_source_open(fs->root_fd, n->src, src);
-	return tm_sum_source_open(fs->root_fd, n->sum, src);
+	return n->fmt->virtual_open(fs->root_fd, n->virt, src);
 }
 
 /* Whether view v of n's trace exists (a group view needs records, so the index). */
@@ -219,14 +218,13 @@ static int resolve_view(struct tm_fs *fs, const char *rest, struct tm_node *n)
 	return -ENOENT;
 }
 
-/* n->src names no file: it may be a sum of its folder's spixcounts files. */
-static int resolve_sum(struct tm_fs *fs, const char *rest, struct tm_node *n)
+/* n->src names no file: it may be a virtual trace of its folder. */
+static int resolve_virtual(struct tm_fs *fs, const char *rest, struct tm_node *n)
 {
-	int err = tm_sum_find(fs->ctx, fs->root_fd, n->src, &n->sum);
+	int err = tm_virtual_find(fs->ctx, fs->root_fd, n->src, &n->fmt, &n->virt);
 	if (err)
 		return err;
-	n->st = n->sum->st;
-	n->fmt = tm_format_find("spixcounts");
+	n->st = n->virt->st;
 	if ((err = resolve_view(fs, rest, n)) < 0)
 		tm_node_put(fs, n); /* a failed lookup holds nothing */
 	return err;
@@ -277,7 +275,7 @@ static int walk_path(struct tm_fs *fs, const char *path, struct tm_node *n, int 
 		memcpy(n->src + src_len, comp, cl + 1);
 		src_len += cl;
 		if (fstatat(*dirfd, comp, &n->st, AT_SYMLINK_NOFOLLOW) < 0)
-			return errno == ENOENT ? resolve_sum(fs, path, n) : -errno;
+			return errno == ENOENT ? resolve_virtual(fs, path, n) : -errno;
 
 		if (S_ISDIR(n->st.st_mode)) {
 			n->kind = TM_NODE_DIR;
@@ -312,9 +310,9 @@ void tm_node_put(struct tm_fs *fs, struct tm_node *n)
 	if (n->trace)
 		tm_context_trace_put(fs->ctx, n->trace);
 	n->trace = NULL;
-	if (n->sum)
-		tm_sums_free(n->sum, 1);
-	n->sum = NULL;
+	if (n->virt)
+		tm_virtual_free(n->fmt, n->virt, 1);
+	n->virt = NULL;
 }
 
 /* A trace shown as a folder: readable where the file is, traversable where readable. */
@@ -460,17 +458,16 @@ static int list_view(void *p, const char *name, int is_dir, unsigned view)
 	return a->fill(a->arg, name, is_dir ? S_IFDIR : S_IFREG);
 }
 
-/* The folder's sums of spixcounts files. */
-static int list_sums(struct tm_fs *fs, const char *dir,
-		     int (*fill)(void *arg, const char *name, mode_t type), void *arg)
+struct fill_arg {
+	int (*fill)(void *arg, const char *name, mode_t type);
+	void *arg;
+};
+
+static int fill_virtual(void *p, const struct tm_format *fmt, const struct tm_virtual *v)
 {
-	struct tm_sum *sums;
-	int n = tm_sums_of(fs->ctx, fs->root_fd, dir, &sums), err = 0;
-	for (int k = 0; k < n && !err; k++)
-		err = fill(arg, sums[k].name, S_IFDIR);
-	if (n > 0)
-		tm_sums_free(sums, n);
-	return n < 0 ? n : err > 0 ? 0 : err;
+	const struct fill_arg *a = p;
+	(void)fmt;
+	return a->fill(a->arg, v->name, S_IFDIR);
 }
 
 /* The entries of a source folder, with traces shown as folders. */
@@ -488,8 +485,7 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
 		return -errno;
 	}
 	int err = 0;
-	unsigned n_spix = 0;
-	const struct tm_format *spix = tm_format_find("spixcounts");
+	struct tm_virtual_census census = {0};
 	struct dirent *e;
 	while (!err && (errno = 0, e = readdir(d))) {
 		const char *name = e->d_name;
@@ -516,7 +512,7 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
 			err = fill(arg, name, S_IFLNK);
 		else if (type == DT_REG) {
 			const struct tm_format *fmt = tm_context_detect(fs->ctx, fs->root_fd, rel);
-			n_spix += fmt == spix;
+			tm_virtual_count(&census, fmt);
 			err = fill(arg, name, fmt ? S_IFDIR : S_IFREG);
 		}
 	}
@@ -525,8 +521,10 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
 	closedir(d);
 	if (err)
 		return err > 0 ? 0 : err;
-	/* a sum needs two spixcounts files: other folders are not read again */
-	return n_spix >= 2 ? list_sums(fs, n->src, fill, arg) : 0;
+	/* only folders with enough files of a format that makes virtual traces are read again */
+	struct fill_arg fa = {fill, arg};
+	err = tm_virtual_each(fs->ctx, fs->root_fd, n->src, &census, fill_virtual, &fa);
+	return err > 0 ? 0 : err;
 }
 
 int tm_fs_readdir(struct tm_fs *fs, const char *path,

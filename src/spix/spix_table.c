@@ -81,22 +81,38 @@ static int say(char *why, size_t why_len, const char *fmt, ...)
 	return -EBADMSG;
 }
 
+bool tm_spix_header(const uint8_t *p, size_t len, struct tm_spix_header *h)
+{
+	if (len < 4)
+		return false;
+	h->big_endian = p[0] == 0x62;
+	if (tm_spix_word(p, h->big_endian) != TM_SPIX_MAGIC)
+		return false;
+	if (len >= TM_SPIX_HEADER) {
+		h->tsize = tm_spix_word(p + 4, h->big_endian);
+		h->tsum = tm_spix_word(p + 8, h->big_endian);
+		h->nbb = tm_spix_word(p + 12, h->big_endian);
+	}
+	return true;
+}
+
 int tm_spix_parse(const uint8_t *buf, size_t len, struct tm_spix_table *t, char *why,
 		  size_t why_len)
 {
+	struct tm_spix_header h;
 	memset(t, 0, sizeof(*t));
 	if (len < 4)
 		return say(why, why_len, "unexpected EOF in the header (%zu of 16 bytes)", len);
-	t->big_endian = buf[0] == 0x62;
-	if (tm_spix_word(buf, t->big_endian) != TM_SPIX_MAGIC) {
+	if (!tm_spix_header(buf, len, &h)) {
 		t->big_endian = true; /* no order: SPARC's */
 		return say(why, why_len, "bad magic");
 	}
+	t->big_endian = h.big_endian;
 	if (len < TM_SPIX_HEADER)
 		return say(why, why_len, "unexpected EOF in the header (%zu of 16 bytes)", len);
-	t->tsize = tm_spix_word(buf + 4, t->big_endian);
-	t->tsum = tm_spix_word(buf + 8, t->big_endian);
-	uint32_t nbb = tm_spix_word(buf + 12, t->big_endian);
+	t->tsize = h.tsize;
+	t->tsum = h.tsum;
+	uint32_t nbb = h.nbb;
 	/* the blocks read whole: a length and a counter pair each */
 	uint64_t whole = len >= TM_SPIX_CNT_OFF(nbb) ? (len - TM_SPIX_CNT_OFF(nbb)) / 8 : 0;
 	if (whole > nbb)

@@ -1,24 +1,21 @@
-/* The virtual SUM traces of folders of spixcounts files (sum.h). */
-#include <dirent.h>
+/* The sums of a folder's spixcounts files, shown as its virtual traces (spixcounts.h). */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "tracemount/context.h"
+#include "spixcounts.h"
 #include "tracemount/diag.h"
-#include "tracemount/registry.h"
 #include "tracemount/source.h"
 #include "tracemount/spix.h"
-#include "tracemount/sum.h"
 
 #define SUM_EXT ".spixcounts"
 
-bool tm_sum_name(const char *name)
+bool spix_sum_name(const char *name)
 {
 	size_t n = strlen(name), e = strlen(SUM_EXT);
 	return n >= 3 + e && strncmp(name, "SUM", 3) == 0 && strcmp(name + n - e, SUM_EXT) == 0;
@@ -26,97 +23,49 @@ bool tm_sum_name(const char *name)
 
 /* A member: a whole spixcounts file, its header and attributes. */
 struct member {
-	char *path;
-	uint32_t tsize, tsum, nbb;
+	char *path; /* the caller's */
+	struct tm_spix_header h;
 	struct stat st;
 };
 
-/* Whether the file at path is a whole spixcounts file, detected as detection does it, from
- * the same read of its head: then its header and attributes are in m. */
-static bool read_member(struct tm_context *ctx, int dirfd, const char *path, struct member *m)
+/* A sum, as a virtual trace's priv: its members' paths, sorted. */
+struct sum {
+	char **members;
+	unsigned n_members;
+	uint32_t nbb;
+};
+
+/* Whether the file at path is a whole spixcounts file, not compressed: then its header and
+ * attributes are in m. */
+static bool read_member(int dirfd, char *path, struct member *m)
 {
 	struct tm_source src;
-	uint8_t head[TM_PROBE_HEAD_LEN];
+	uint8_t head[TM_SPIX_HEADER];
 	if (tm_source_open(dirfd, path, &src) < 0)
 		return false;
 	ssize_t n = tm_source_read(&src, head, sizeof(head), 0);
-	bool ok = n >= (ssize_t)TM_SPIX_HEADER && fstat(src.fd, &m->st) == 0;
+	bool ok = n == (ssize_t)sizeof(head) && fstat(src.fd, &m->st) == 0;
 	tm_source_close(&src);
-	if (!ok)
-		return false;
-	bool be = head[0] == 0x62;
-	if (tm_context_detect_head(ctx, path, head, (size_t)n) != tm_format_find("spixcounts") ||
-	    tm_spix_word(head, be) != TM_SPIX_MAGIC) /* a gzip one is not summed */
-		return false;
-	m->tsize = tm_spix_word(head + 4, be);
-	m->tsum = tm_spix_word(head + 8, be);
-	m->nbb = tm_spix_word(head + 12, be);
-	return (uint64_t)m->st.st_size == tm_spix_file_size(m->nbb);
+	m->path = path;
+	return ok && tm_spix_header(head, sizeof(head), &m->h) &&
+	       (uint64_t)m->st.st_size == tm_spix_file_size(m->h.nbb);
 }
 
 static int by_program_then_path(const void *a, const void *b)
 {
 	const struct member *x = a, *y = b;
-	if (x->tsize != y->tsize)
-		return x->tsize < y->tsize ? -1 : 1;
-	if (x->tsum != y->tsum)
-		return x->tsum < y->tsum ? -1 : 1;
-	if (x->nbb != y->nbb)
-		return x->nbb < y->nbb ? -1 : 1;
+	if (x->h.tsize != y->h.tsize)
+		return x->h.tsize < y->h.tsize ? -1 : 1;
+	if (x->h.tsum != y->h.tsum)
+		return x->h.tsum < y->h.tsum ? -1 : 1;
+	if (x->h.nbb != y->h.nbb)
+		return x->h.nbb < y->h.nbb ? -1 : 1;
 	return strcmp(x->path, y->path);
 }
 
 static bool same_program(const struct member *a, const struct member *b)
 {
-	return a->tsize == b->tsize && a->tsum == b->tsum && a->nbb == b->nbb;
-}
-
-/* The spixcounts files of a folder, sorted by program then path. */
-static int list_members(struct tm_context *ctx, int dirfd, const char *dir, struct member **out,
-			size_t *n_out)
-{
-	bool here = strcmp(dir, ".") == 0;
-	/* a descriptor of its own: a dup would share (and move) the folder's offset */
-	int fd = here ? openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-		      : tm_open_beneath(dirfd, dir, O_RDONLY | O_DIRECTORY);
-	if (fd < 0)
-		return here ? -errno : fd;
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	struct member *m = NULL;
-	size_t n = 0, cap = 0;
-	int err = 0;
-	for (struct dirent *e; !err && (e = readdir(d));) {
-		char path[PATH_MAX];
-		if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN)
-			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path))
-			continue;
-		const char *rel = here ? e->d_name : path;
-		if (n == cap) {
-			struct member *bigger = realloc(m, (cap = cap ? 2 * cap : 8) * sizeof(*m));
-			if (!bigger) {
-				err = -ENOMEM;
-				break;
-			}
-			m = bigger;
-		}
-		if (!read_member(ctx, dirfd, rel, &m[n]))
-			continue;
-		if (!(m[n].path = strdup(rel)))
-			err = -ENOMEM;
-		else
-			n++;
-	}
-	closedir(d);
-	if (!err)
-		qsort(m, n, sizeof(*m), by_program_then_path);
-	*out = m;
-	*n_out = n;
-	return err;
+	return a->h.tsize == b->h.tsize && a->h.tsum == b->h.tsum && a->h.nbb == b->h.nbb;
 }
 
 /* The attributes of a sum of members m[0 .. n), in folder dir. */
@@ -161,14 +110,15 @@ static bool hidden(int dirfd, const char *dir, const char *name)
 	return tm_lstat_beneath(dirfd, path, &st) == 0;
 }
 
-void tm_sums_free(struct tm_sum *sums, int n)
+void spix_sum_free(void *priv)
 {
-	for (int k = 0; sums && k < n; k++) {
-		for (unsigned i = 0; i < sums[k].n_members; i++)
-			free(sums[k].members[i]);
-		free(sums[k].members);
-	}
-	free(sums);
+	struct sum *s = priv;
+	if (!s)
+		return;
+	for (unsigned i = 0; i < s->n_members; i++)
+		free(s->members[i]);
+	free(s->members);
+	free(s);
 }
 
 /* The end of the group of members of one program that starts at m[i]. */
@@ -180,83 +130,66 @@ static size_t group_end(const struct member *m, size_t n, size_t i)
 	return j;
 }
 
-int tm_sums_of(struct tm_context *ctx, int dirfd, const char *dir, struct tm_sum **out)
+/* The sum of members m[0 .. n), as a virtual trace named name. */
+static int make_sum(int dirfd, const char *dir, const struct member *m, size_t n, const char *name,
+		    struct tm_virtual *v)
 {
-	struct member *m = NULL;
+	struct sum *s = calloc(1, sizeof(*s));
+	if (!s || !(s->members = calloc(n, sizeof(char *)))) {
+		free(s);
+		return -ENOMEM;
+	}
+	v->priv = s;
+	s->nbb = m[0].h.nbb;
+	snprintf(v->name, sizeof(v->name), "%s", name);
+	sum_attrs(dirfd, dir, m, n, &v->st);
+	for (; s->n_members < n; s->n_members++)
+		if (!(s->members[s->n_members] = strdup(m[s->n_members].path)))
+			return -ENOMEM;
+	return 0;
+}
+
+int spix_sum_list(int dirfd, const char *dir, char *const *files, unsigned n_files,
+		  struct tm_virtual **out)
+{
+	struct member *m = calloc(n_files + 1, sizeof(*m));
 	size_t n = 0, groups = 0;
-	int err = list_members(ctx, dirfd, dir, &m, &n), n_sums = 0;
-	struct tm_sum *sums = NULL;
-	for (size_t i = 0, j; !err && i < n; i = j) {
+	if (!m)
+		return -ENOMEM;
+	for (unsigned k = 0; k < n_files; k++)
+		n += read_member(dirfd, files[k], &m[n]);
+	qsort(m, n, sizeof(*m), by_program_then_path);
+	for (size_t i = 0, j; i < n; i = j) {
 		j = group_end(m, n, i);
 		groups += j - i >= 2;
 	}
-	if (!err && groups && !(sums = calloc(groups, sizeof(*sums))))
-		err = -ENOMEM;
+	struct tm_virtual *sums = groups ? calloc(groups, sizeof(*sums)) : NULL;
+	int n_sums = 0, err = groups && !sums ? -ENOMEM : 0;
 	for (size_t i = 0, j; !err && i < n; i = j) {
+		char name[sizeof(sums->name)];
 		j = group_end(m, n, i);
 		if (j - i < 2)
 			continue;
-		struct tm_sum *s = &sums[n_sums];
 		if (groups == 1)
-			snprintf(s->name, sizeof(s->name), "SUM" SUM_EXT);
+			snprintf(name, sizeof(name), "SUM" SUM_EXT);
 		else
-			snprintf(s->name, sizeof(s->name), "SUM.%" PRIu32 ".%08" PRIx32 SUM_EXT,
-				 m[i].tsize, m[i].tsum);
-		if (hidden(dirfd, dir, s->name))
+			snprintf(name, sizeof(name), "SUM.%" PRIu32 ".%08" PRIx32 SUM_EXT,
+				 m[i].h.tsize, m[i].h.tsum);
+		if (hidden(dirfd, dir, name))
 			continue;
-		s->tsize = m[i].tsize;
-		s->tsum = m[i].tsum;
-		s->nbb = m[i].nbb;
-		sum_attrs(dirfd, dir, m + i, j - i, &s->st);
-		if (!(s->members = calloc(j - i, sizeof(char *)))) {
-			err = -ENOMEM;
-			break;
-		}
-		n_sums++;
-		for (size_t k = i; k < j; k++) { /* the paths move to the sum */
-			s->members[s->n_members++] = m[k].path;
-			m[k].path = NULL;
-		}
+		err = make_sum(dirfd, dir, m + i, j - i, name, &sums[n_sums]);
+		n_sums += sums[n_sums].priv != NULL;
 	}
-	for (size_t i = 0; i < n; i++)
-		free(m[i].path);
 	free(m);
 	if (err) {
-		tm_sums_free(sums, n_sums);
+		for (int k = 0; k < n_sums; k++)
+			spix_sum_free(sums[k].priv);
+		free(sums);
 		return err;
 	}
-	*out = sums;
+	if (sums)
+		*out = sums;
 	return n_sums;
-}
-
-int tm_sum_find(struct tm_context *ctx, int dirfd, const char *path, struct tm_sum **out)
-{
-	struct tm_sum *sums;
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
-	if (!tm_sum_name(name))
-		return -ENOENT;
-	if (!slash)
-		strcpy(dir, ".");
-	else if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) >= (int)sizeof(dir))
-		return -ENAMETOOLONG;
-	int n = tm_sums_of(ctx, dirfd, *dir ? dir : "/", &sums);
-	if (n < 0)
-		return n;
-	for (int k = 0; k < n; k++) {
-		if (strcmp(sums[k].name, name) != 0)
-			continue;
-		struct tm_sum *one = malloc(sizeof(*one));
-		if (!one)
-			break;
-		*one = sums[k];
-		sums[k] = sums[n - 1]; /* the found one leaves the array */
-		tm_sums_free(sums, n - 1);
-		*out = one;
-		return 0;
-	}
-	tm_sums_free(sums, n);
-	return -ENOENT;
 }
 
 /* The source: its members, and once first read, the sum's bytes and what went wrong making
@@ -379,8 +312,9 @@ static const struct tm_source_ops sum_ops = {
     .report = sum_report,
 };
 
-int tm_sum_source_open(int dirfd, const struct tm_sum *s, struct tm_source *out)
+int spix_sum_open(int dirfd, const struct tm_virtual *v, struct tm_source *out)
 {
+	const struct sum *s = v->priv;
 	struct sum_bytes *b = calloc(1, sizeof(*b));
 	if (!b || !(b->members = calloc(s->n_members, sizeof(char *)))) {
 		free(b);

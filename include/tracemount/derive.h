@@ -1,0 +1,72 @@
+/* Derivers: views that every instruction trace gets, derived from the executed instructions
+ * its format's instruction operation yields (format.h), whatever the format. spix/ (basic-
+ * block counts, src/spix/spix_derive.c) is one.
+ *
+ * A deriver is one const table of operations, listed once in src/core/derivers.c; the core
+ * names none. For each trace of a format with an instruction operation:
+ *   - the view table (view.c) adds every deriver's views, in list order, after the format's
+ *     own table views: table views (TM_VIEW_TABLE), rendered whole when the index pass is
+ *     over and kept, deflated, in the index and its file;
+ *   - the index pass (index_build.c) allocates each deriver's state, calls init, then feeds
+ *     add the instructions of every batch of records, in trace order, and at its end calls
+ *     finish, which writes the views and the deriver's object of stats.json;
+ *   - .tracemount/formats lists the views with the format's (meta.c).
+ * Adding a deriver: one file with its table, one line in derivers.c, one meson line. */
+#ifndef TRACEMOUNT_DERIVE_H
+#define TRACEMOUNT_DERIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "tracemount/format.h"
+
+struct json_object;
+struct tm_diag;
+
+struct tm_deriver {
+	/* Short, lower case ("spix"): the key of the deriver's object in stats.json, which
+	 * follows the format's own object, in list order. */
+	const char *name;
+	/* Its views, relative to the trace folder, "%s" standing for the trace's stem
+	 * ("spix/%s.spixcounts"); out[k] of finish is views[k]. The core keeps a trace's table
+	 * views within TM_MAX_TABLES (view.h), the format's included. */
+	const char *const *views;
+	unsigned n_views;
+
+	/* Bytes of private state, allocated and zeroed by the core for one index pass. */
+	size_t state_size;
+	/* Sets the state up before the first add. Optional. Returns 0 or -errno, which fails
+	 * the index pass. */
+	int (*init)(void *state);
+	/* Takes insn[0 .. n): the executed instructions of one batch of records (up to a few
+	 * thousand), in trace order; n may be 0. Called once per batch, after the format's
+	 * stats_update. It cannot fail: keep a failure (no memory) in the state for finish. */
+	void (*add)(void *state, const struct tm_insn *insn, size_t n);
+	/* Once the pass is over, after the format's stats_finish and tables_finish: writes
+	 * views[k] to the stream out[k] (a write error shows as -EIO or -ENOMEM in the
+	 * return), adds the deriver's figures to obj (its stats.json object, empty on entry),
+	 * and reports whole-trace findings to diag. A view it cannot render (the trace runs
+	 * more code than it holds) is left empty, said in errors.txt and in obj. Returns 0, or
+	 * -errno, which fails the index pass. */
+	int (*finish)(void *state, FILE *const *out, struct json_object *obj, struct tm_diag *diag);
+	/* Frees what the state holds, not the state itself. Called once for every state the
+	 * core allocated, whether or not init succeeded and finish was called: it must accept a
+	 * zeroed state. Optional. */
+	void (*free)(void *state);
+};
+
+/* Every deriver, NULL-terminated, in the order of their views and stats.json objects. */
+extern const struct tm_deriver *const tm_derivers[];
+
+/* Whether traces of fmt get the derivers' views: those of a format that yields
+ * instructions. */
+static inline bool tm_derivers_apply(const struct tm_format *fmt)
+{
+	return fmt->instruction != NULL;
+}
+
+/* The number of views the derivers add to a trace of fmt. */
+unsigned tm_derived_views(const struct tm_format *fmt);
+
+#endif
