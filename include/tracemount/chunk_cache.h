@@ -6,9 +6,9 @@
  * chunks. They are reference counted: an entry handed out stays valid until released; only
  * unreferenced entries are evicted. The budget counts the bytes entries hold.
  *
- * tm_chunk_cache_load() gets or loads an entry with one loader per key: other threads asking
- * for a key being loaded wait for it, so readahead requests that meet in one chunk decode it
- * once while the next chunk is decoded on another core. */
+ * tm_chunk_cache_load() is the one way in: it gets an entry or loads it, with one loader per
+ * key. Other threads asking for a key being loaded wait for it, so a reader and the render-ahead
+ * worker (readahead.c) that meet in one chunk decode it once, each going on to other chunks. */
 #ifndef TRACEMOUNT_CHUNK_CACHE_H
 #define TRACEMOUNT_CHUNK_CACHE_H
 
@@ -26,7 +26,7 @@ struct tm_cached_chunk {
 	size_t len;
 	size_t mem; /* bytes counted against the budget */
 	/* owned by the cache */
-	uint64_t trace_uid, index;
+	uint64_t owner, index;
 	unsigned refs;
 	int loading;
 	struct tm_cached_chunk *lru_prev, *lru_next, *hash_next;
@@ -41,7 +41,8 @@ static inline uint64_t tm_cache_owner(uint64_t uid, unsigned view)
 /* Fills a new entry's payload (chunk or bytes) and mem; returns 0 or -errno. */
 typedef int (*tm_chunk_loader)(void *arg, struct tm_cached_chunk *c);
 
-/* The entry (owner, index) with a reference taken, loading it with load(arg) if absent.
+/* The entry (owner, index) with a reference taken, loading it with load(arg) if absent, then
+ * evicting the least recently used unreferenced entries to bring the cache within its budget.
  * Returns 0 or the loader's error (then nothing is cached and a later call retries). */
 int tm_chunk_cache_load(struct tm_chunk_cache *cc, uint64_t owner, uint64_t index,
 			tm_chunk_loader load, void *arg, struct tm_cached_chunk **out);
@@ -52,16 +53,7 @@ void tm_chunk_cache_free(struct tm_chunk_cache *cc);
 /* Whether (owner, index) is cached or being loaded; takes no reference. */
 int tm_chunk_cache_contains(struct tm_chunk_cache *cc, uint64_t owner, uint64_t index);
 
-/* The cached chunk, with a reference taken, or NULL. Waits while it is being loaded. */
-struct tm_cached_chunk *tm_chunk_cache_get(struct tm_chunk_cache *cc, uint64_t trace_uid,
-					   uint64_t index);
-
-/* Inserts c (allocated by tm_cached_chunk_new) and returns the entry to use, with a
- * reference taken: c, or the entry another thread inserted first (then c is freed).
- * Evicts least recently used unreferenced entries to stay within the budget. */
-struct tm_cached_chunk *tm_chunk_cache_put(struct tm_chunk_cache *cc, uint64_t trace_uid,
-					   uint64_t index, struct tm_cached_chunk *c);
-
+/* Drops a reference load() took; an entry no longer referenced may then be evicted. */
 void tm_chunk_cache_release(struct tm_chunk_cache *cc, struct tm_cached_chunk *c);
 
 /* Drops every unreferenced entry of a trace: its decoded and its rendered chunks. */
@@ -71,12 +63,5 @@ void tm_chunk_cache_forget(struct tm_chunk_cache *cc, uint64_t trace_uid);
  * Returns 0 or -ENOMEM (what was allocated is freed with c). */
 int tm_cached_chunk_alloc(struct tm_cached_chunk *c, size_t raw_len, size_t n_records,
 			  size_t record_size);
-
-/* Allocates an uncached chunk with room for raw_len bytes and n_records records. */
-struct tm_cached_chunk *tm_cached_chunk_new(size_t raw_len, size_t n_records, size_t record_size);
-void tm_cached_chunk_free(struct tm_cached_chunk *c);
-
-/* Bytes held, and the budget. */
-void tm_chunk_cache_usage(struct tm_chunk_cache *cc, size_t *used, size_t *budget);
 
 #endif

@@ -18,9 +18,9 @@ struct tm_chunk_cache {
 	struct tm_cached_chunk *mru, *lru; /* recency list, most recent first */
 };
 
-static size_t bucket_of(uint64_t uid, uint64_t index)
+static size_t bucket_of(uint64_t owner, uint64_t index)
 {
-	uint64_t h = (uid * 0x9e3779b97f4a7c15ull) ^ (index * 0xc2b2ae3d27d4eb4full);
+	uint64_t h = (owner * 0x9e3779b97f4a7c15ull) ^ (index * 0xc2b2ae3d27d4eb4full);
 	return (size_t)(h >> 40) % N_BUCKETS;
 }
 
@@ -49,20 +49,8 @@ int tm_cached_chunk_alloc(struct tm_cached_chunk *c, size_t raw_len, size_t n_re
 	return 0;
 }
 
-struct tm_cached_chunk *tm_cached_chunk_new(size_t raw_len, size_t n_records, size_t record_size)
+static void entry_free(struct tm_cached_chunk *c)
 {
-	struct tm_cached_chunk *c = calloc(1, sizeof(*c));
-	if (c && tm_cached_chunk_alloc(c, raw_len, n_records, record_size) < 0) {
-		tm_cached_chunk_free(c);
-		return NULL;
-	}
-	return c;
-}
-
-void tm_cached_chunk_free(struct tm_cached_chunk *c)
-{
-	if (!c)
-		return;
 	free((void *)c->chunk.raw);
 	free(c->chunk.records);
 	free(c->bytes);
@@ -95,7 +83,7 @@ static void lru_push_front(struct tm_chunk_cache *cc, struct tm_cached_chunk *c)
 
 static void hash_unlink(struct tm_chunk_cache *cc, struct tm_cached_chunk *c)
 {
-	struct tm_cached_chunk **p = &cc->buckets[bucket_of(c->trace_uid, c->index)];
+	struct tm_cached_chunk **p = &cc->buckets[bucket_of(c->owner, c->index)];
 	while (*p != c)
 		p = &(*p)->hash_next;
 	*p = c->hash_next;
@@ -106,7 +94,7 @@ static void drop(struct tm_chunk_cache *cc, struct tm_cached_chunk *c)
 	hash_unlink(cc, c);
 	lru_unlink(cc, c);
 	cc->used -= c->mem;
-	tm_cached_chunk_free(c);
+	entry_free(c);
 }
 
 /* Evicts unreferenced entries, oldest first, until used fits the budget. */
@@ -121,10 +109,10 @@ static void evict(struct tm_chunk_cache *cc)
 	}
 }
 
-static struct tm_cached_chunk *lookup(struct tm_chunk_cache *cc, uint64_t uid, uint64_t index)
+static struct tm_cached_chunk *lookup(struct tm_chunk_cache *cc, uint64_t owner, uint64_t index)
 {
-	struct tm_cached_chunk *c = cc->buckets[bucket_of(uid, index)];
-	while (c && (c->trace_uid != uid || c->index != index))
+	struct tm_cached_chunk *c = cc->buckets[bucket_of(owner, index)];
+	while (c && (c->owner != owner || c->index != index))
 		c = c->hash_next;
 	return c;
 }
@@ -138,26 +126,25 @@ static void take(struct tm_chunk_cache *cc, struct tm_cached_chunk *c)
 }
 
 /* The loaded entry for the key, or NULL; waits while another thread loads it. */
-static struct tm_cached_chunk *lookup_loaded(struct tm_chunk_cache *cc, uint64_t uid,
+static struct tm_cached_chunk *lookup_loaded(struct tm_chunk_cache *cc, uint64_t owner,
 					     uint64_t index)
 {
 	struct tm_cached_chunk *c;
-	while ((c = lookup(cc, uid, index)) && c->loading)
+	while ((c = lookup(cc, owner, index)) && c->loading)
 		pthread_cond_wait(&cc->loaded, &cc->lock);
 	return c;
 }
 
-static void insert(struct tm_chunk_cache *cc, uint64_t uid, uint64_t index,
+static void insert(struct tm_chunk_cache *cc, uint64_t owner, uint64_t index,
 		   struct tm_cached_chunk *c)
 {
-	c->trace_uid = uid;
+	c->owner = owner;
 	c->index = index;
 	c->refs = 1;
-	size_t b = bucket_of(uid, index);
+	size_t b = bucket_of(owner, index);
 	c->hash_next = cc->buckets[b];
 	cc->buckets[b] = c;
 	lru_push_front(cc, c);
-	cc->used += c->mem;
 }
 
 int tm_chunk_cache_contains(struct tm_chunk_cache *cc, uint64_t owner, uint64_t index)
@@ -166,35 +153,6 @@ int tm_chunk_cache_contains(struct tm_chunk_cache *cc, uint64_t owner, uint64_t 
 	int found = lookup(cc, owner, index) != NULL;
 	pthread_mutex_unlock(&cc->lock);
 	return found;
-}
-
-struct tm_cached_chunk *tm_chunk_cache_get(struct tm_chunk_cache *cc, uint64_t trace_uid,
-					   uint64_t index)
-{
-	pthread_mutex_lock(&cc->lock);
-	struct tm_cached_chunk *c = lookup_loaded(cc, trace_uid, index);
-	if (c) {
-		take(cc, c);
-	}
-	pthread_mutex_unlock(&cc->lock);
-	return c;
-}
-
-struct tm_cached_chunk *tm_chunk_cache_put(struct tm_chunk_cache *cc, uint64_t trace_uid,
-					   uint64_t index, struct tm_cached_chunk *c)
-{
-	pthread_mutex_lock(&cc->lock);
-	struct tm_cached_chunk *old = lookup_loaded(cc, trace_uid, index);
-	if (old) {
-		take(cc, old);
-		pthread_mutex_unlock(&cc->lock);
-		tm_cached_chunk_free(c);
-		return old;
-	}
-	insert(cc, trace_uid, index, c);
-	evict(cc);
-	pthread_mutex_unlock(&cc->lock);
-	return c;
 }
 
 int tm_chunk_cache_load(struct tm_chunk_cache *cc, uint64_t owner, uint64_t index,
@@ -249,18 +207,10 @@ void tm_chunk_cache_forget(struct tm_chunk_cache *cc, uint64_t trace_uid)
 	struct tm_cached_chunk *c = cc->lru;
 	while (c) {
 		struct tm_cached_chunk *prev = c->lru_prev;
-		if ((c->trace_uid & OWNER_UID_MASK) == trace_uid && !c->refs)
+		if ((c->owner & OWNER_UID_MASK) == trace_uid && !c->refs)
 			drop(cc, c);
 		c = prev;
 	}
-	pthread_mutex_unlock(&cc->lock);
-}
-
-void tm_chunk_cache_usage(struct tm_chunk_cache *cc, size_t *used, size_t *budget)
-{
-	pthread_mutex_lock(&cc->lock);
-	*used = cc->used;
-	*budget = cc->budget;
 	pthread_mutex_unlock(&cc->lock);
 }
 

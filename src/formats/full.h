@@ -1,7 +1,9 @@
-/* FULL PowerPC traces: what the decoder (full.c), the views (full_views.c) and the statistics
- * (full_stats.c) share. A FULL record is decoded into a TT6 record (PC, opcode, next PC or
- * effective address, XER or rB) followed by which registers changed, so the TT6 statistics and
- * din conversion apply to it unchanged. */
+/* FULL PowerPC traces: what the decoder and format table (full.c), the views (full_views.c),
+ * the statistics (full_stats.c) and the record layouts (full_layout.c) share. A FULL record is
+ * decoded into a TT6 record (PC, opcode, next PC or effective address, XER or rB) followed by
+ * which registers changed, so the TT6 statistics and din conversion apply to it unchanged.
+ * Layers, so that no two files call each other: full_layout.c uses none of the others, the
+ * views and the statistics use it (and TT6's views and statistics), full.c uses all three. */
 #ifndef TRACEMOUNT_FULL_H
 #define TRACEMOUNT_FULL_H
 
@@ -22,7 +24,7 @@ struct full_layout {
 	const char *name;	     /* for stats.json */
 };
 enum { FULL_PACKED, FULL_PAD_OPCODE, FULL_PAD_THREAD, FULL_N_LAYOUTS };
-extern const struct full_layout full_layouts[FULL_N_LAYOUTS];
+extern const struct full_layout full_layouts[FULL_N_LAYOUTS]; /* full_layout.c */
 
 /* Offsets inside ppc_thread_state, ppc_float_state and ppc_vector_state. */
 enum {
@@ -50,7 +52,7 @@ struct full_spr {
 	uint16_t off;
 };
 #define FULL_N_SPRS 10
-extern const struct full_spr full_sprs[FULL_N_SPRS];
+extern const struct full_spr full_sprs[FULL_N_SPRS]; /* full_layout.c */
 
 static inline const uint8_t *full_part(const uint8_t *rec, const struct full_layout *l,
 				       unsigned part)

@@ -1,5 +1,8 @@
-/* QEMU4V and ARM Tarmac text traces: what the line parser and decoder (tarmac.c), the views
- * (tarmac_views.c) and the statistics (tarmac_stats.c) share. Rules: doc/formats.md. */
+/* QEMU4V and ARM Tarmac text traces: what the line parser (tarmac_parse.c), the decoder and
+ * format tables (tarmac.c), the views (tarmac_views.c) and the statistics (tarmac_stats.c)
+ * share. Layers, so that no two files call each other: the parser uses none of the others,
+ * the views and the statistics use the parser, tarmac.c uses all three. Rules:
+ * doc/formats.md. */
 #ifndef TRACEMOUNT_TARMAC_H
 #define TRACEMOUNT_TARMAC_H
 
@@ -25,7 +28,7 @@ enum tarmac_class {
 	TARMAC_N_CLASSES
 };
 
-extern const char *const tarmac_classes[TARMAC_N_CLASSES];
+extern const char *const tarmac_classes[TARMAC_N_CLASSES]; /* tarmac_parse.c */
 
 enum {
 	F_TIME = 1 << 0,   /* the line has a time and unit */
@@ -83,15 +86,15 @@ struct tarmac_line {
 	struct tarmac_span bad_tok; /* the token the problem is about, if any */
 };
 
-/* Takes apart text[0, len) (no newline). cont_cls is TC_READ or TC_WRITE when the line before
- * was an LD/ST record, so that a line of lanes continues it, else -1. Never fails: a line
- * that is nothing known gets TC_UNKNOWN and a problem. */
+/* Line parser (tarmac_parse.c). Takes apart text[0, len) (no newline). cont_cls is TC_READ or
+ * TC_WRITE when the line before was an LD/ST record, so that a line of lanes continues it, else -1.
+ * Never fails: a line that is nothing known gets TC_UNKNOWN and a problem. */
 void tarmac_parse(const uint8_t *text, size_t len, int cont_cls, struct tarmac_line *l);
+
+/* Views (tarmac_views.c). */
 
 /* The dump.txt line of l for cpu (with its newline); out NULL: only the length. */
 size_t tarmac_dump_line(const struct tarmac_line *l, uint32_t cpu, char *out);
-
-/* Views (tarmac_views.c). */
 extern const struct tm_render_ops tarmac_dump_ops;
 extern const struct tm_view_desc tarmac_extra_views[1];
 

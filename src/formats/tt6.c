@@ -18,10 +18,6 @@
 #include "tracemount/registry.h"
 #include "tracemount/util.h"
 
-const char *const tt6_classes[TT6_N_CLASSES] = {
-    "compute", "flow", "memory", "memext", "escape", "sync", "initial_pc",
-};
-
 /* What the previous record was, for the patterns that span records. */
 enum { CTX_NONE, CTX_ESC01, CTX_ESC11, CTX_ESC12, CTX_TWI, CTX_SYNTH_BRANCH };
 

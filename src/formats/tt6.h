@@ -1,5 +1,7 @@
-/* TT6 and TT6E: what the decoder (tt6.c), the views (tt6_views.c) and the statistics
- * (tt6_stats.c) share: classes, escape codes, record flags and the decoded record. */
+/* TT6 and TT6E: what the decoder and format tables (tt6.c), the views (tt6_views.c) and the
+ * statistics (tt6_stats.c) share: classes, escape codes, record flags and the decoded record.
+ * Layers, so that no two files call each other: the views use none of the others (but ppc.c),
+ * the statistics use the views, tt6.c uses both. */
 #ifndef TRACEMOUNT_TT6_H
 #define TRACEMOUNT_TT6_H
 
@@ -22,7 +24,7 @@ enum tt6_class {
 	TT6_NO_CLASS = 0xff, /* after a position record: the next record needs one */
 };
 
-extern const char *const tt6_classes[TT6_N_CLASSES];
+extern const char *const tt6_classes[TT6_N_CLASSES]; /* tt6_views.c */
 
 #define CLASS_BIT(c) (1ull << (c))
 #define INSTRUCTION_BITS                                                                           \

@@ -7,6 +7,12 @@
 #include "tt6.h"
 #include "tracemount/util.h"
 
+/* Here, with the dump lines and class/ files that show them, so that tt6.c, whose table lists
+ * them, depends on this file and not the other way round. */
+const char *const tt6_classes[TT6_N_CLASSES] = {
+    "compute", "flow", "memory", "memext", "escape", "sync", "initial_pc",
+};
+
 const char *const tt6_sync_kinds[4] = {"signal", "broadcast", "wait", "try_wait"};
 
 static const char *esc_name(unsigned code)
