@@ -21,7 +21,7 @@
 #include "tracemount/diag.h"
 #include "tracemount/format.h"
 #include "tracemount/registry.h"
-#include "tracemount/spix.h"
+#include "spix/spix.h"
 
 enum phase { P_HEADER, P_LENGTHS, P_COUNTERS, P_REST };
 

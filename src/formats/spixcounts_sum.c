@@ -11,7 +11,7 @@
 #include "spixcounts.h"
 #include "tracemount/diag.h"
 #include "tracemount/source.h"
-#include "tracemount/spix.h"
+#include "spix/spix.h"
 
 #define SUM_EXT ".spixcounts"
 

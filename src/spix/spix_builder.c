@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracemount/spix.h"
+#include "spix/spix.h"
 
 struct run {
 	uint64_t start, last;  /* first and last instruction's address; with n, the key */

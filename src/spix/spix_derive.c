@@ -8,7 +8,7 @@
 
 #include "tracemount/derive.h"
 #include "tracemount/diag.h"
-#include "tracemount/spix.h"
+#include "spix/spix.h"
 
 enum { VIEW_COUNTS, VIEW_SUMMARY, N_VIEWS };
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracemount/spix.h"
+#include "spix/spix.h"
 
 int tm_spix_table_reserve(struct tm_spix_table *t, uint64_t n)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "tracemount/registry.h"
-#include "tracemount/spix.h"
+#include "spix/spix.h"
 #include "view_check.h"
 
 #define BAD TM_SPIX_BADCNT

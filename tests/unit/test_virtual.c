@@ -14,7 +14,7 @@
 #include "tracemount/context.h"
 #include "tracemount/registry.h"
 #include "tracemount/source.h"
-#include "tracemount/spix.h"
+#include "spix/spix.h"
 #include "tracemount/virtual.h"
 
 static char root[256];

@@ -7,8 +7,8 @@
  * counters per block: taken and not taken for a block ending in a conditional branch, the
  * executions and 0 for another executed block, SPIX_SC_BADCNT twice for a block that cannot
  * execute. The byte order is the writer's: the magic tells it. */
-#ifndef TRACEMOUNT_SPIX_H
-#define TRACEMOUNT_SPIX_H
+#ifndef TRACEMOUNT_SPIX_SPIX_H
+#define TRACEMOUNT_SPIX_SPIX_H
 
 #include <stdbool.h>
 #include <stddef.h>
