@@ -282,9 +282,9 @@ struct tm_format {
 	 * (50), magic numbers and plausible first records strong (90 and up); a name that is the
 	 * only evidence there can be may bid 100 (BYU's). Bidding has two rounds, so that a file
 	 * is opened only when its content could change the answer:
-	 *   1. every format bids on the name (name_bid); this is the round the core runs with a
-	 *      NULL head (registry.h), for a listing of the folder, and the answer when the head
-	 *      cannot be read, is empty, or is a gzip head that inflates to nothing;
+	 *   1. every format bids on the name (name_bid). The core asks this round alone by
+	 *      passing a NULL head (registry.h), and its answer stands when the head cannot be
+	 *      read, is empty, or is a gzip head that inflates to nothing;
 	 *   2. only if some format's content_bid_max exceeds the best bid of round 1, the file's
 	 *      head is read and the formats with a content_bid bid again on it, their content bid
 	 *      replacing their name bid; the others keep their name bid.
@@ -344,6 +344,8 @@ struct tm_format {
 	 *     each -EAGAIN; a read decodes a chunk in one call, or in as many as -EAGAIN asks.
 	 *   - Problems in the data go to diag (tm_diag_at, tm_diag_line, tm_diag_note) and never
 	 *     stop decoding: skip, resynchronise, or emit a record flagged or classed as bad.
+	 *     Report a problem in the call that consumes its bytes, not in one that returns
+	 *     -EAGAIN before them, so that it is reported once whatever the split.
 	 *   - At in->at_eof, consumes all that is left: a cut last record is reported with
 	 *     tm_diag_truncated (stats.json's "truncated") and consumed. The trace ends when a
 	 *     call at at_eof produces and consumes nothing; bytes left then are not in the index.
