@@ -1,0 +1,22 @@
+/* What the views of calls/ share (calls_render.c, flamegraph.c): private to src/calls. */
+#ifndef TRACEMOUNT_CALLS_RENDER_H
+#define TRACEMOUNT_CALLS_RENDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calls/calls.h"
+
+/* The names of a finished tracker's functions, index by index, made safe for every view:
+ * printable ASCII, ';' (the folded stacks' separator) as ':', other bytes as '?'. */
+struct tm_calls_names {
+	char **name;
+	size_t n;
+};
+
+int tm_calls_names_init(const struct tm_calls *t, struct tm_calls_names *out);
+void tm_calls_names_free(struct tm_calls_names *names);
+/* The name of function f, or of node 0's empty stack ("all") for f == UINT32_MAX. */
+const char *tm_calls_name(const struct tm_calls_names *names, uint32_t f);
+
+#endif
