@@ -324,14 +324,18 @@ static bool match_return(struct tm_calls *t, uint64_t dest)
 	return false;
 }
 
-/* Frames whose call had a lower stack pointer than sp are gone (longjmp, exceptions). */
-static void check_sp(struct tm_calls *t, uint64_t sp)
+/* Frames whose call had a lower stack pointer than sp are gone (longjmp, exceptions); after
+ * a return that matched no frame, also those whose call had sp itself, since the code that
+ * called them runs again at its own stack pointer (a leaf function that keeps its caller's
+ * stack pointer is left alone by a jump inside it). */
+static void check_sp(struct tm_calls *t, uint64_t sp, bool left_frame)
 {
 	if (!t->check_sp || sp == TM_CALL_UNKNOWN)
 		return;
 	uint32_t keep = t->depth - 1;
-	while (keep > 0 && t->frames[keep].sp_at_call != TM_CALL_UNKNOWN &&
-	       sp > t->frames[keep].sp_at_call)
+	while (
+	    keep > 0 && t->frames[keep].sp_at_call != TM_CALL_UNKNOWN &&
+	    (sp > t->frames[keep].sp_at_call || (left_frame && sp == t->frames[keep].sp_at_call)))
 		keep--;
 	unwind_to(t, keep);
 }
@@ -379,7 +383,7 @@ static void resolve(struct tm_calls *t, const struct tm_call_event *p,
 		if (dest == ret)
 			break; /* not taken, or a call to its own return address (x86's PIC idiom)
 				*/
-		if (t->depth >= t->limits.max_depth) {
+		if (t->depth > t->limits.max_depth) { /* the root is no call */
 			t->overflow++;
 			t->counts.depth_overflows++;
 			break;
@@ -391,13 +395,14 @@ static void resolve(struct tm_calls *t, const struct tm_call_event *p,
 	case TM_CALL_KIND_RETURN:
 		if (dest == next)
 			break; /* a conditional return not taken */
-		if (!match_return(t, dest)) {
-			if (t->depth == 1)
-				new_root(t, e);
-			else
-				t->counts.unmatched_returns++;
+		if (match_return(t, dest)) {
+			check_sp(t, e->sp, false);
+		} else if (t->depth == 1) {
+			new_root(t, e);
+		} else {
+			t->counts.unmatched_returns++;
+			check_sp(t, e->sp, true);
 		}
-		check_sp(t, e->sp);
 		break;
 	case TM_CALL_KIND_TRANSFER:
 		if (dest == next)
@@ -409,7 +414,7 @@ static void resolve(struct tm_calls *t, const struct tm_call_event *p,
 		} else {
 			tail_call(t, e);
 		}
-		check_sp(t, e->sp);
+		check_sp(t, e->sp, false);
 		break;
 	default:
 		if (dest != next)

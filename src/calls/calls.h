@@ -65,8 +65,9 @@ struct tm_call_event {
 	uint64_t target;    /* where a call, return or transfer goes, or TM_CALL_UNKNOWN: the next
 			       event's pc decides anyway; a known target that differs from it counts
 			       as a discontinuity */
-	uint64_t return_pc; /* a call's return address; TM_CALL_UNKNOWN: pc + size (MIPS's delay
-			       slot makes it pc + 8) */
+	uint64_t return_pc; /* a call's return address; TM_CALL_UNKNOWN: pc + size. (A branch
+			       with a delay slot gives its kind to the delay slot's event, the
+			       last before control moves, whose pc + size is right.) */
 	uint64_t sp;	    /* stack pointer before the instruction, or TM_CALL_UNKNOWN */
 	uint64_t time;	    /* time of the instruction (ticks, cycles), or TM_CALL_UNKNOWN */
 	uint32_t size;	    /* bytes */
@@ -75,9 +76,9 @@ struct tm_call_event {
 
 /* Bounds on memory, per tracker. Zero fields take the defaults below. */
 struct tm_calls_limits {
-	/* Frames on the shadow stack. A call beyond it is not pushed: its instructions count
-	 * to the deepest frame, and the returns of such calls are absorbed by a counter before
-	 * they pop any frame (counted: depth_overflows). */
+	/* Calls pending on the shadow stack (below the root). A call beyond it is not pushed:
+	 * its instructions count to the deepest frame, and the next returns are absorbed by a
+	 * counter of such calls before they pop any frame (counted: depth_overflows). */
 	uint32_t max_depth;
 	/* Distinct functions. Beyond: one function "[other]" for the rest (functions_merged). */
 	uint32_t max_functions;
@@ -99,8 +100,9 @@ struct tm_calls_config {
 	 * outlive the tracker. */
 	const struct tm_symbols *symbols;
 	/* Resynchronise on the stack pointer: at the destination of a return or transfer,
-	 * frames whose call had a lower stack pointer are unwound (stacks grow down). Leave it
-	 * off for traces whose stack pointer switches at exceptions. */
+	 * frames whose call had a lower stack pointer are unwound (stacks grow down), and after
+	 * a return that matched no frame those whose call had the same. Leave it off for
+	 * traces whose stack pointer switches at exceptions. */
 	bool check_sp;
 	struct tm_calls_limits limits;
 };

@@ -1,0 +1,5 @@
+#include <stdlib.h>
+int main(void)
+{
+	return EXIT_SUCCESS;
+}
