@@ -89,14 +89,14 @@ static void put_marks(FILE *out, uint16_t flags)
 	    {TM_CALL_TAIL, "tail-call"},  {TM_CALL_TAIL_LEFT, "tail-called-out"},
 	    {TM_CALL_UNWOUND, "unwound"}, {TM_CALL_NO_RETURN, "no-return"},
 	};
-	const char *sep = "  [";
+	bool any = false;
 	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
 		if (!(flags & marks[i].bit))
 			continue;
-		fprintf(out, "%s%s", sep, marks[i].word);
-		sep = " ";
+		fprintf(out, "%s%s", any ? " " : "  [", marks[i].word);
+		any = true;
 	}
-	if (sep[0] == ' ')
+	if (any)
 		fputc(']', out);
 }
 

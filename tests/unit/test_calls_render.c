@@ -1,5 +1,332 @@
+/* The views of calls/ (src/calls/calls_render.c, flamegraph.c), byte for byte where the
+ * format is decided (doc/calls.md), from programs of known structure; the flame graph's XML
+ * checked by xmllint where it is installed. */
+#include <check.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "calls_programs.h"
+
+static int folded_insns(const struct tm_calls *t, FILE *out)
+{
+	return tm_calls_write_folded(t, false, out);
+}
+
+static int folded_time(const struct tm_calls *t, FILE *out)
+{
+	return tm_calls_write_folded(t, true, out);
+}
+
+static int flamegraph(const struct tm_calls *t, FILE *out)
+{
+	return tm_calls_write_flamegraph(t, "calls of \"a.out\" <1> & more", out);
+}
+
+static void expect_view(const struct tm_calls *t, int (*write)(const struct tm_calls *, FILE *),
+			const char *want)
+{
+	char *got = render(t, write);
+	ck_assert_str_eq(got, want);
+	free(got);
+}
+
+START_TEST(test_tree_with_times)
+{
+	struct program p = {0};
+	nested(&p);
+	add_times(&p);
+	struct tm_calls *t = track(&p, NULL, 0);
+	expect_view(t, tm_calls_write_tree,
+		    "# call tree: FUNCTION  #ENTRY @PC [tTIME] -> #EXIT @PC [tTIME]  [MARKS]\n"
+		    "0x1000  #1 @0x1000 t10 -> #8 @0x1008 t80  [root]\n"
+		    "  0x2000  #3 @0x2000 t30 -> #7 @0x2008 t70\n"
+		    "    0x3000  #5 @0x3000 t50 -> #6 @0x3004 t60\n");
+	tm_calls_free(t);
+}
+END_TEST
+
+START_TEST(test_tree_marks)
+{
+	struct program p = {0};
+	tail_call(&p);
+	at(&p, 0x100c, C); /* one that never returns */
+	at(&p, 0x4000, J);
+	struct tm_calls_config cfg = {.limits = {.max_tree_calls = 4}};
+	struct tm_calls *t = track(&p, &cfg, 0);
+	expect_view(t, tm_calls_write_tree,
+		    "# call tree: FUNCTION  #ENTRY @PC [tTIME] -> #EXIT @PC [tTIME]  [MARKS]\n"
+		    "0x1000  #1 @0x1000 -> #9 @0x4000  [root]\n"
+		    "  0x3000  #2 @0x3000 -> #2 @0x3000\n"
+		    "  0x2000  #4 @0x2000 -> #5 @0x2004  [tail-called-out]\n"
+		    "  0x3000  #6 @0x3000 -> #6 @0x3000  [tail-call]\n"
+		    "# 1 more calls not listed\n");
+	tm_calls_free(t);
+
+	struct program q = {0};
+	longjmp_like(&q);
+	struct tm_calls_config sp = {.check_sp = true};
+	t = track(&q, &sp, 0);
+	expect_view(t, tm_calls_write_tree,
+		    "# call tree: FUNCTION  #ENTRY @PC [tTIME] -> #EXIT @PC [tTIME]  [MARKS]\n"
+		    "0x1000  #1 @0x1000 -> #7 @0x1014  [root]\n"
+		    "  0x2000  #2 @0x2000 -> #5 @0x3004  [unwound]\n"
+		    "    0x3000  #4 @0x3000 -> #5 @0x3004  [unwound]\n");
+	tm_calls_free(t);
+
+	t = track(&q, NULL, 0);
+	expect_view(t, tm_calls_write_tree,
+		    "# call tree: FUNCTION  #ENTRY @PC [tTIME] -> #EXIT @PC [tTIME]  [MARKS]\n"
+		    "0x1000  #1 @0x1000 -> #7 @0x1014  [root]\n"
+		    "  0x2000  #2 @0x2000 -> #7 @0x1014  [no-return]\n"
+		    "    0x3000  #4 @0x3000 -> #7 @0x1014  [no-return]\n");
+	tm_calls_free(t);
+}
+END_TEST
+
+/* Recursion: f's inclusive cost is its outermost call's, its calls all three. */
+START_TEST(test_profile)
+{
+	struct program p = {0};
+	recursion(&p);
+	struct tm_calls *t = track(&p, NULL, 0);
+	expect_view(t, tm_calls_write_profile,
+		    "# 12 instructions, 2 functions, by inclusive instructions\n"
+		    "#    inclusive      exclusive      calls  function\n"
+		    "            12              2          1  0x1000\n"
+		    "            10             10          3  0x2000\n");
+	tm_calls_free(t);
+
+	struct program q = {0};
+	nested(&q);
+	add_times(&q);
+	t = track(&q, NULL, 0);
+	expect_view(
+	    t, tm_calls_write_profile,
+	    "# 8 instructions, 3 functions, by inclusive instructions\n"
+	    "#    inclusive      exclusive      calls      incl_time      excl_time  function\n"
+	    "             8              3          1             70             20  0x1000\n"
+	    "             5              3          1             50             30  0x2000\n"
+	    "             2              2          1             20             20  0x3000\n");
+	tm_calls_free(t);
+}
+END_TEST
+
+static int64_t int_of(json_object *obj, const char *key)
+{
+	json_object *v;
+	ck_assert_msg(json_object_object_get_ex(obj, key, &v), "no \"%s\"", key);
+	return json_object_get_int64(v);
+}
+
+START_TEST(test_profile_json)
+{
+	struct program p = {0};
+	nested(&p);
+	add_times(&p);
+	struct tm_calls *t = track(&p, NULL, 0);
+	char *text = render(t, tm_calls_write_profile_json);
+	json_object *root = json_tokener_parse(text);
+	ck_assert_ptr_nonnull(root);
+	ck_assert_int_eq(int_of(root, "instructions"), 8);
+	json_object *list, *has_time;
+	ck_assert(json_object_object_get_ex(root, "has_time", &has_time));
+	ck_assert(json_object_get_boolean(has_time));
+	ck_assert(json_object_object_get_ex(root, "functions", &list));
+	ck_assert_uint_eq(json_object_array_length(list), 3);
+	static const struct {
+		const char *name;
+		int64_t calls, incl, excl, incl_time, excl_time;
+	} want[] = {
+	    {"0x1000", 1, 8, 3, 70, 20},
+	    {"0x2000", 1, 5, 3, 50, 30},
+	    {"0x3000", 1, 2, 2, 20, 20},
+	};
+	for (size_t i = 0; i < 3; i++) {
+		json_object *f = json_object_array_get_idx(list, i), *v;
+		ck_assert(json_object_object_get_ex(f, "name", &v));
+		ck_assert_str_eq(json_object_get_string(v), want[i].name);
+		ck_assert(json_object_object_get_ex(f, "address", &v));
+		ck_assert_str_eq(json_object_get_string(v), want[i].name);
+		ck_assert_int_eq(int_of(f, "calls"), want[i].calls);
+		ck_assert_int_eq(int_of(f, "inclusive_instructions"), want[i].incl);
+		ck_assert_int_eq(int_of(f, "exclusive_instructions"), want[i].excl);
+		ck_assert_int_eq(int_of(f, "inclusive_time"), want[i].incl_time);
+		ck_assert_int_eq(int_of(f, "exclusive_time"), want[i].excl_time);
+	}
+	json_object_put(root);
+	free(text);
+	tm_calls_free(t);
+
+	/* no time: no time keys */
+	struct program q = {0};
+	nested(&q);
+	t = track(&q, NULL, 0);
+	json_object *obj;
+	ck_assert_int_eq(tm_calls_profile_json(t, &obj), 0);
+	json_object *f = json_object_array_get_idx(json_object_object_get(obj, "functions"), 0);
+	ck_assert(!json_object_object_get_ex(f, "inclusive_time", NULL));
+	json_object_put(obj);
+	tm_calls_free(t);
+}
+END_TEST
+
+START_TEST(test_folded)
+{
+	struct program p = {0};
+	recursion(&p);
+	struct tm_calls *t = track(&p, NULL, 0);
+	expect_view(t, folded_insns,
+		    "0x1000 2\n"
+		    "0x1000;0x2000 4\n"
+		    "0x1000;0x2000;0x2000 4\n"
+		    "0x1000;0x2000;0x2000;0x2000 2\n");
+	expect_view(t, folded_time, ""); /* the trace has no time */
+	tm_calls_free(t);
+
+	struct program q = {0};
+	nested(&q);
+	add_times(&q);
+	t = track(&q, NULL, 0);
+	expect_view(t, folded_time,
+		    "0x1000 20\n"
+		    "0x1000;0x2000 30\n"
+		    "0x1000;0x2000;0x3000 20\n");
+	tm_calls_free(t);
+}
+END_TEST
+
+/* Two stacks that name the same functions make one line: the functions beyond max_functions
+ * are all "[other]". */
+START_TEST(test_folded_merges_equal_stacks)
+{
+	struct program p = {0};
+	at(&p, 0x1000, C);
+	at(&p, 0x2000, R);
+	at(&p, 0x1004, C);
+	at(&p, 0x3000, P);
+	at(&p, 0x3004, R);
+	at(&p, 0x1008, P);
+	struct tm_calls_config cfg = {.limits = {.max_functions = 1}};
+	struct tm_calls *t = track(&p, &cfg, 0);
+	expect_view(t, folded_insns, "0x1000 3\n0x1000;[other] 3\n");
+	tm_calls_free(t);
+}
+END_TEST
+
+static bool have_xmllint(void)
+{
+	return system("command -v xmllint >/dev/null 2>&1") == 0;
+}
+
+/* Writes svg to a file and asks xmllint whether it is well-formed; skips without xmllint. */
+static void check_well_formed(const char *svg)
+{
+	if (!have_xmllint()) {
+		printf("SKIP: xmllint is absent (Debian's libxml2-utils): XML not checked\n");
+		fflush(stdout);
+		return;
+	}
+	char path[] = "/tmp/tm-flamegraph-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, svg, strlen(svg)), (ssize_t)strlen(svg));
+	close(fd);
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "xmllint --noout %s", path);
+	int status = system(cmd);
+	unlink(path);
+	ck_assert_msg(status == 0, "xmllint rejects the flame graph:\n%s", svg);
+}
+
+START_TEST(test_flamegraph)
+{
+	struct program p = {0};
+	nested(&p);
+	struct tm_calls *t = track(&p, NULL, 0);
+	char *svg = render(t, flamegraph);
+	check_well_formed(svg);
+	ck_assert_ptr_nonnull(strstr(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+	ck_assert_ptr_nonnull(strstr(svg, "</svg>\n"));
+	/* self-contained: no script, no link, no other resource */
+	ck_assert_ptr_null(strstr(svg, "<script"));
+	ck_assert_ptr_null(strstr(svg, "href"));
+	ck_assert_ptr_null(strstr(svg, "url("));
+	ck_assert_ptr_nonnull(
+	    strstr(svg, "<title>calls of &quot;a.out&quot; &lt;1&gt; &amp; more</title>"));
+	/* a frame per stack, as wide as its instructions */
+	ck_assert_ptr_nonnull(strstr(svg, "<title>all (8 instructions, 100.00%)</title>"));
+	ck_assert_ptr_nonnull(strstr(svg, "<title>0x2000 (5 instructions, 62.50%)</title>"));
+	ck_assert_ptr_nonnull(strstr(svg, "<title>0x3000 (2 instructions, 25.00%)</title>"
+					  "<rect x=\"10.0\" y=\"50.0\" width=\"295.0\""));
+	free(svg);
+	tm_calls_free(t);
+}
+END_TEST
+
+/* Frames too narrow to see are left out; siblings stand side by side in order of name. */
+START_TEST(test_flamegraph_layout)
+{
+	struct program p = {0};
+	at(&p, 0x1000, C); /* 0x3000 first, drawn second */
+	at(&p, 0x3000, R);
+	at(&p, 0x1004, C);
+	at(&p, 0x2000, R);
+	for (int i = 0; i < 200; i++)
+		at(&p, 0x1008 + 4 * (uint64_t)i, P);
+	struct tm_calls *t = track(&p, NULL, 0);
+	char *svg = render(t, flamegraph);
+	check_well_formed(svg);
+	/* 204 instructions over 1180 pixels: each call 5.8 pixels, 0x2000's first */
+	ck_assert_ptr_nonnull(strstr(svg, "<title>0x2000 (1 instructions, 0.49%)</title>"
+					  "<rect x=\"10.0\" y=\"50.0\" width=\"5.8\""));
+	ck_assert_ptr_nonnull(strstr(svg, "<title>0x3000 (1 instructions, 0.49%)</title>"
+					  "<rect x=\"15.8\" y=\"50.0\" width=\"5.8\""));
+	free(svg);
+	tm_calls_free(t);
+}
+END_TEST
+
+START_TEST(test_empty_views)
+{
+	struct tm_calls *t = track(&(struct program){0}, NULL, 0);
+	expect_view(t, tm_calls_write_tree,
+		    "# call tree: FUNCTION  #ENTRY @PC [tTIME] -> #EXIT @PC [tTIME]  [MARKS]\n");
+	expect_view(t, folded_insns, "");
+	expect_view(t, tm_calls_write_profile,
+		    "# 0 instructions, 0 functions, by inclusive instructions\n"
+		    "#    inclusive      exclusive      calls  function\n");
+	char *svg = render(t, flamegraph);
+	check_well_formed(svg);
+	free(svg);
+	tm_calls_free(t);
+}
+END_TEST
+
+static Suite *calls_render_suite(void)
+{
+	Suite *s = suite_create("calls_render");
+	TCase *tc = tcase_create("calls_render");
+	tcase_add_test(tc, test_tree_with_times);
+	tcase_add_test(tc, test_tree_marks);
+	tcase_add_test(tc, test_profile);
+	tcase_add_test(tc, test_profile_json);
+	tcase_add_test(tc, test_folded);
+	tcase_add_test(tc, test_folded_merges_equal_stacks);
+	tcase_add_test(tc, test_flamegraph);
+	tcase_add_test(tc, test_flamegraph_layout);
+	tcase_add_test(tc, test_empty_views);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
 int main(void)
 {
-	return EXIT_SUCCESS;
+	SRunner *sr = srunner_create(calls_render_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
