@@ -414,6 +414,56 @@ START_TEST(test_batches)
 }
 END_TEST
 
+/* Recursion 10,000 deep, past the default bound of 4,096 calls pending, and back: the calls
+ * beyond are absorbed by their returns, and the frames below return as they should. */
+START_TEST(test_deep_recursion)
+{
+	enum { DEPTH = 10000 };
+	struct tm_calls *t;
+	ck_assert_int_eq(tm_calls_new(NULL, &t), 0);
+	uint64_t n = 0;
+	struct tm_call_event e = {.pc = 0x1000,
+				  .insn_no = ++n,
+				  .target = TM_CALL_UNKNOWN,
+				  .return_pc = TM_CALL_UNKNOWN,
+				  .sp = TM_CALL_UNKNOWN,
+				  .time = TM_CALL_UNKNOWN,
+				  .size = 4,
+				  .kind = C};
+	tm_calls_add(t, &e, 1);
+	for (int d = 0; d < DEPTH; d++) {   /* f: a call to itself at 0x2000 */
+		bool last = d + 1 == DEPTH; /* returns, from elsewhere than its return address */
+		e.pc = last ? 0x2010 : 0x2000;
+		e.insn_no = ++n;
+		e.kind = last ? R : C;
+		tm_calls_add(t, &e, 1);
+	}
+	for (int d = 1; d < DEPTH; d++) { /* each returns to 0x2004, then returns */
+		e.pc = 0x2004;
+		e.insn_no = ++n;
+		e.kind = R;
+		tm_calls_add(t, &e, 1);
+	}
+	e.pc = 0x1004;
+	e.insn_no = ++n;
+	e.kind = P;
+	tm_calls_add(t, &e, 1);
+	ck_assert_int_eq(tm_calls_finish(t), 0);
+	struct tm_calls_counts c = counts_of(t);
+	ck_assert_uint_eq(c.depth_overflows, DEPTH - TM_CALLS_DEFAULT_MAX_DEPTH);
+	ck_assert_uint_eq(c.calls, TM_CALLS_DEFAULT_MAX_DEPTH);
+	ck_assert_uint_eq(c.returns, TM_CALLS_DEFAULT_MAX_DEPTH);
+	ck_assert_uint_eq(c.max_depth, TM_CALLS_DEFAULT_MAX_DEPTH);
+	ck_assert_uint_eq(c.never_returned + c.unmatched_returns + c.returns_past_root, 0);
+	size_t n_rec;
+	const struct tm_call_record *r = tm_calls_records(t, &n_rec);
+	ck_assert_uint_eq(n_rec, TM_CALLS_DEFAULT_MAX_DEPTH + 1);
+	ck_assert_uint_eq(r[1].exit_insn, n - 1);
+	ck_assert_uint_eq(r[TM_CALLS_DEFAULT_MAX_DEPTH].depth, TM_CALLS_DEFAULT_MAX_DEPTH);
+	tm_calls_free(t);
+}
+END_TEST
+
 START_TEST(test_empty)
 {
 	struct tm_calls *t = track(&(struct program){0}, NULL, 0);
@@ -449,6 +499,7 @@ static Suite *call_stack_suite(void)
 	tcase_add_test(tc, test_function_bound);
 	tcase_add_test(tc, test_stack_bound);
 	tcase_add_test(tc, test_batches);
+	tcase_add_test(tc, test_deep_recursion);
 	tcase_add_test(tc, test_empty);
 	suite_add_tcase(s, tc);
 	return s;
