@@ -294,6 +294,16 @@ START_TEST(test_calculator_images)
 }
 END_TEST
 
+static int folded_view(const struct tm_calls *t, FILE *out)
+{
+	return tm_calls_write_folded(t, false, out);
+}
+
+static int flamegraph_view(const struct tm_calls *t, FILE *out)
+{
+	return tm_calls_write_flamegraph(t, "symbols", out);
+}
+
 /* The tracker names functions by their symbols, and a jump to a symbol's entry is a tail
  * call even when nothing called it before. */
 START_TEST(test_tracker_with_symbols)
@@ -301,7 +311,7 @@ START_TEST(test_tracker_with_symbols)
 	static const struct test_symbol syms[] = {
 	    {"main", 0x1000, 0x100, STT_FUNC, STB_GLOBAL},
 	    {"f", 0x2000, 0x100, STT_FUNC, STB_GLOBAL},
-	    {"g;h", 0x3000, 0x100, STT_FUNC, STB_GLOBAL},
+	    {"g;h<&>", 0x3000, 0x100, STT_FUNC, STB_GLOBAL},
 	};
 	char dir[] = "/tmp/tm-symbols-XXXXXX";
 	make_dir(dir);
@@ -330,9 +340,25 @@ START_TEST(test_tracker_with_symbols)
 			 "# call tree: FUNCTION  #ENTRY @PC [tTIME] -> #EXIT @PC [tTIME]  [MARKS]\n"
 			 "main  #1 @0x1010 -> #8 @0x101c  [root mid-function]\n"
 			 "  f  #2 @0x2000 -> #3 @0x2004  [tail-called-out]\n"
-			 "  g:h  #4 @0x3000 -> #4 @0x3000  [tail-call]\n"
+			 "  g:h<&>  #4 @0x3000 -> #4 @0x3000  [tail-call]\n"
 			 "  0x7000  #7 @0x7000 -> #7 @0x7000\n");
 	free(tree);
+	char *folded = render(t, folded_view);
+	ck_assert_str_eq(folded, "main 4\nmain;0x7000 1\nmain;f 2\nmain;g:h<&> 1\n");
+	free(folded);
+	/* names escaped in the flame graph, which stays well-formed */
+	char *svg = render(t, flamegraph_view);
+	ck_assert_ptr_nonnull(strstr(svg, "<title>g:h&lt;&amp;&gt; (1 instructions, 12.50%)"));
+	snprintf(path, sizeof(path), "%s/flamegraph.svg", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(svg, f);
+	ck_assert_int_eq(fclose(f), 0);
+	free(svg);
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd),
+		 "command -v xmllint >/dev/null 2>&1 || exit 0; xmllint --noout %s", path);
+	ck_assert_msg(system(cmd) == 0, "xmllint rejects %s", path);
 	tm_calls_free(t);
 	tm_symbols_free(s);
 	remove_dir(dir);
