@@ -101,10 +101,10 @@ static bool parse_line(const char *line, struct tm_call_event *e, uint64_t numbe
 	if ((!failed && !es && strcmp(tok[k], "IT") != 0) || n < k + 5)
 		return false;
 	unsigned long long pc;
-	char enc[16] = "", state;
+	char enc[64] = "", state;
 	const char *dis;
 	if (es) {
-		if (sscanf(tok[k + 1], "(%llx:%15[0-9a-f])", &pc, enc) != 2)
+		if (sscanf(tok[k + 1], "(%llx:%63[0-9a-f])", &pc, enc) != 2)
 			return false; /* EXC lines */
 		state = tok[k + 2][0];
 		dis = strstr(line, tok[k + 3]) + strlen(tok[k + 3]); /* after the mode's ':' */
@@ -131,7 +131,7 @@ static bool parse_line(const char *line, struct tm_call_event *e, uint64_t numbe
 	    .sp = TM_CALL_UNKNOWN,
 	    .time = es ? TM_CALL_UNKNOWN : strtoull(tok[0], NULL, 10),
 	    .size = strlen(enc) == 4 ? 2 : 4,
-	    .kind = failed ? TM_CALL_KIND_PLAIN : tm_classify_arm(isa, dis),
+	    .kind = (uint8_t)(failed ? TM_CALL_KIND_PLAIN : tm_classify_arm(isa, dis)),
 	};
 	return true;
 }
