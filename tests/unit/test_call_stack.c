@@ -193,6 +193,28 @@ START_TEST(test_sp_inside_leaf)
 }
 END_TEST
 
+/* x86: a call pushes its return address, and a callee that pops its arguments ("ret 8")
+ * comes back with a higher stack pointer than its call had: a return, no resynchronisation. */
+START_TEST(test_callee_pops_arguments)
+{
+	struct program p = {0};
+	at_sp(&p, 0x1000, C, 0x1000); /* f */
+	at_sp(&p, 0x2000, P, 0xff8);
+	at_sp(&p, 0x2004, C, 0xff0); /* g, after pushing an argument */
+	at_sp(&p, 0x3000, R, 0xfe8); /* ret 8 */
+	at_sp(&p, 0x2009, R, 0xff8);
+	at_sp(&p, 0x1005, P, 0x1000);
+	p.ev[0].size = p.ev[2].size = 5;
+	p.ev[4].size = 1;
+	struct tm_calls_config cfg = {.check_sp = true};
+	struct tm_calls *t = track(&p, &cfg, 0);
+	struct tm_calls_counts c = counts_of(t);
+	ck_assert_uint_eq(c.returns, 2);
+	ck_assert_uint_eq(c.resyncs + c.unmatched_returns + c.discontinuities, 0);
+	tm_calls_free(t);
+}
+END_TEST
+
 /* g returns straight to main's return address: f is unwound, one resynchronisation. */
 START_TEST(test_return_to_outer_frame)
 {
@@ -488,6 +510,7 @@ static Suite *call_stack_suite(void)
 	tcase_add_test(tc, test_longjmp_with_sp);
 	tcase_add_test(tc, test_longjmp_without_sp);
 	tcase_add_test(tc, test_sp_inside_leaf);
+	tcase_add_test(tc, test_callee_pops_arguments);
 	tcase_add_test(tc, test_return_to_outer_frame);
 	tcase_add_test(tc, test_never_returns);
 	tcase_add_test(tc, test_return_past_root);
