@@ -341,40 +341,45 @@ int tm_calls_write_profile_json(const struct tm_calls *t, FILE *out)
 
 /* --- Folded stacks --- */
 
-struct folded_line {
-	char *stack;
-	uint64_t weight;
+struct by_name_context {
+	const struct tm_calls_node *node;
+	const struct tm_calls_names *names;
 };
 
-static int by_stack(const void *a, const void *b)
+/* Callees in byte order of name, then in order of creation. */
+static int by_name(const void *a, const void *b, void *context)
 {
-	return strcmp(((const struct folded_line *)a)->stack,
-		      ((const struct folded_line *)b)->stack);
+	const struct by_name_context *c = context;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	int order = strcmp(tm_calls_name(c->names, c->node[i].function),
+			   tm_calls_name(c->names, c->node[j].function));
+	return order ? order : (i > j) - (i < j);
 }
 
-/* "f;g;h" for node i: its functions from the outermost. */
-static char *stack_of(const struct tm_calls_node *node, const struct tm_calls_names *names,
-		      uint32_t i)
+/* Appends ";name" (or name, at depth 1) to the path at path_end[depth - 1]. */
+static int extend_path(char **path, size_t *cap, size_t *path_end, uint32_t depth, const char *name)
 {
-	size_t len = 0;
-	for (uint32_t k = i; k != 0; k = node[k].parent)
-		len += strlen(tm_calls_name(names, node[k].function)) + 1;
-	char *s = malloc(len ? len : 1);
-	if (!s)
-		return NULL;
-	s[len ? len - 1 : 0] = '\0';
-	size_t end = len ? len - 1 : 0;
-	for (uint32_t k = i; k != 0; k = node[k].parent) {
-		const char *name = tm_calls_name(names, node[k].function);
-		size_t l = strlen(name);
-		end -= l;
-		memcpy(s + end, name, l);
-		if (end > 0)
-			s[--end] = ';';
+	size_t at = depth > 1 ? path_end[depth - 1] : 0, len = strlen(name);
+	size_t need = at + len + 2;
+	if (need > *cap) {
+		size_t n = *cap ? *cap : 256;
+		while (n < need)
+			n *= 2;
+		char *p = realloc(*path, n);
+		if (!p)
+			return -ENOMEM;
+		*path = p;
+		*cap = n;
 	}
-	return s;
+	if (depth > 1)
+		(*path)[at++] = ';';
+	memcpy(*path + at, name, len + 1);
+	path_end[depth] = at + len;
+	return 0;
 }
 
+/* Depth first, one path buffer: memory in the number of stacks and the deepest path, never
+ * in their product. */
 int tm_calls_write_folded(const struct tm_calls *t, bool by_time, FILE *out)
 {
 	struct tm_calls_counts c;
@@ -385,30 +390,42 @@ int tm_calls_write_folded(const struct tm_calls *t, bool by_time, FILE *out)
 	int err = tm_calls_names_init(t, &names);
 	if (err)
 		return err;
-	size_t n_nodes, n = 0;
+	size_t n_nodes, top = 0, cap = 0;
 	const struct tm_calls_node *node = tm_calls_nodes(t, &n_nodes);
-	struct folded_line *lines = calloc(n_nodes ? n_nodes : 1, sizeof(*lines));
-	err = lines ? 0 : -ENOMEM;
-	for (uint32_t i = 1; i < n_nodes && !err; i++) {
-		uint64_t w = by_time ? node[i].self_time : node[i].self_insns;
-		if (w == 0)
-			continue;
-		lines[n] = (struct folded_line){.stack = stack_of(node, &names, i), .weight = w};
-		err = lines[n++].stack ? 0 : -ENOMEM;
-	}
-	if (!err) {
-		/* stacks of functions with the same name make one line */
-		qsort(lines, n, sizeof(*lines), by_stack);
-		for (size_t i = 0; i < n; i++) {
-			uint64_t w = lines[i].weight;
-			while (i + 1 < n && strcmp(lines[i].stack, lines[i + 1].stack) == 0)
-				w += lines[++i].weight;
-			fprintf(out, "%s %" PRIu64 "\n", lines[i].stack, w);
+	struct by_name_context context = {.node = node, .names = &names};
+	uint32_t *stack = malloc(n_nodes * sizeof(*stack));
+	uint32_t *depth = calloc(n_nodes, sizeof(*depth));
+	uint32_t *children = malloc(n_nodes * sizeof(*children));
+	size_t *path_end = calloc(n_nodes + 1, sizeof(*path_end));
+	char *path = NULL;
+	err = stack && depth && children && path_end ? 0 : -ENOMEM;
+	if (!err)
+		stack[top++] = 0;
+	while (top > 0 && !err) {
+		uint32_t i = stack[--top];
+		if (i != 0) {
+			err = extend_path(&path, &cap, path_end, depth[i],
+					  tm_calls_name(&names, node[i].function));
+			uint64_t w = by_time ? node[i].self_time : node[i].self_insns;
+			if (!err && w)
+				fprintf(out, "%s %" PRIu64 "\n", path, w);
+		}
+		size_t k = 0;
+		for (uint32_t ch = node[i].first_child; ch != NONE; ch = node[ch].next_sibling)
+			children[k++] = ch;
+		qsort_r(children, k, sizeof(*children), by_name, &context);
+		/* the first by name on top; each node is pushed once, by its parent */
+		while (k > 0) {
+			uint32_t ch = children[--k];
+			depth[ch] = depth[i] + 1;
+			stack[top++] = ch;
 		}
 	}
-	for (size_t i = 0; i < n; i++)
-		free(lines[i].stack);
-	free(lines);
+	free(stack);
+	free(depth);
+	free(children);
+	free(path_end);
+	free(path);
 	tm_calls_names_free(&names);
 	return err ? err : write_status(out);
 }

@@ -186,6 +186,22 @@ START_TEST(test_folded)
 	expect_view(t, folded_time, ""); /* the trace has no time */
 	tm_calls_free(t);
 
+	/* callees by name, each after its caller */
+	struct program r = {0};
+	tail_call(&r);
+	at(&r, 0x100c, C);
+	at(&r, 0x2000, C);
+	at(&r, 0x3000, R);
+	at(&r, 0x2004, R);
+	at(&r, 0x1010, P);
+	t = track(&r, NULL, 0);
+	expect_view(t, folded_insns,
+		    "0x1000 5\n"
+		    "0x1000;0x2000 4\n"
+		    "0x1000;0x2000;0x3000 1\n"
+		    "0x1000;0x3000 2\n");
+	tm_calls_free(t);
+
 	struct program q = {0};
 	nested(&q);
 	add_times(&q);
@@ -198,8 +214,7 @@ START_TEST(test_folded)
 }
 END_TEST
 
-/* Two stacks that name the same functions make one line: the functions beyond max_functions
- * are all "[other]". */
+/* The functions beyond max_functions are one, "[other]": their stacks are one line. */
 START_TEST(test_folded_merges_equal_stacks)
 {
 	struct program p = {0};
