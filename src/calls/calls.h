@@ -213,4 +213,15 @@ enum tm_arm_isa {
  * Text it does not know is TM_CALL_KIND_PLAIN. */
 enum tm_call_kind tm_classify_arm(enum tm_arm_isa isa, const char *disassembly);
 
+/* --- PowerPC and MIPS (classify_ppc.c, classify_mips.c), from the instruction word. --- */
+
+/* PowerPC: b/bc/bclr/bcctr/bctar with LK = 1 call (bl, bcl, blrl, bctrl); bclr with LK = 0
+ * returns (blr and its conditional forms); other branches, sc and rfi jump. A conditional
+ * branch's outcome is the tracker's to see. */
+enum tm_call_kind tm_classify_ppc(uint32_t word);
+/* MIPS32/64 (not microMIPS or MIPS16): jal, jalr and the branch-and-link forms call; jr $ra
+ * returns; the other jumps and branches, syscall and eret jump. The format gives the kind to
+ * the branch's delay slot, the last instruction before control moves. */
+enum tm_call_kind tm_classify_mips(uint32_t word);
+
 #endif
