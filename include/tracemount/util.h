@@ -78,6 +78,11 @@ static inline uint32_t tm_be32(const uint8_t *p)
  * rest, valid UTF-8 included, as it is. Returns a malloc'ed string, or NULL (no memory). */
 char *tm_escape_name(const char *name);
 
+/* Whether name ends in "." plus one of extensions (NULL-terminated; NULL: none). The formats'
+ * name bids use it; here, not in the registry, so that no format depends on the list of
+ * formats. */
+int tm_name_has_extension(const char *name, const char *const *extensions);
+
 /* Parses a size such as "64M", "1G", "4096" (suffixes K, M, G, T, powers of 1024).
  * Returns 0 or -EINVAL. */
 int tm_parse_size(const char *s, uint64_t *out);

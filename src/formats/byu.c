@@ -17,7 +17,6 @@
 #include "tracemount/diag.h"
 #include "tracemount/footprint.h"
 #include "tracemount/format.h"
-#include "tracemount/registry.h"
 #include "tracemount/util.h"
 #include "tracemount/view.h"
 

@@ -19,6 +19,7 @@
 #include "text_lines.h"
 #include "tracemount/diag.h"
 #include "tracemount/registry.h"
+#include "tracemount/util.h"
 
 const char *const cis501_families[CIS501_N_FAMILIES] = {
     "move", "arith", "muldiv", "logic",	     "shift", "compare", "cond_branch", "jump",	 "call",

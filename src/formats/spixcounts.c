@@ -20,8 +20,8 @@
 #include "spixcounts.h"
 #include "tracemount/diag.h"
 #include "tracemount/format.h"
-#include "tracemount/registry.h"
 #include "tracemount/spix.h"
+#include "tracemount/util.h"
 
 enum phase { P_HEADER, P_LENGTHS, P_COUNTERS, P_REST };
 

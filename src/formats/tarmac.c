@@ -10,6 +10,7 @@
 #include "text_lines.h"
 #include "tracemount/diag.h"
 #include "tracemount/registry.h"
+#include "tracemount/util.h"
 
 /* Decoding. */
 

@@ -15,7 +15,6 @@
 
 #include "tt6.h"
 #include "tracemount/diag.h"
-#include "tracemount/registry.h"
 #include "tracemount/util.h"
 
 /* What the previous record was, for the patterns that span records. */
