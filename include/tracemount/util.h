@@ -5,6 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Elements of array a (an array, not a pointer: -Wsizeof-pointer-div, in -Wall, rejects one). */
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 extern const char tm_hex_digits[16];
 extern const char tm_hex_pairs[256][2]; /* "00" .. "ff" */
 

@@ -20,6 +20,9 @@
 #define BATCH_RECORDS	 4096
 #define PROGRESS_STEP	 (16u << 20)
 
+_Static_assert(sizeof(((struct tm_record *)0)->flags) * 8 == TM_FLAG_BITS,
+	       "a flag bit of a record is one of TM_FLAG_BITS");
+
 struct builder {
 	const struct tm_format *fmt;
 	const struct tm_view_table *views;
@@ -36,8 +39,8 @@ struct builder {
 	/* group_col[g]: the column of group g's view (a copy of its records' bytes), or -1 */
 	int group_col[TM_MAX_GROUPS];
 	bool has_groups;
-	uint64_t tag_count[16]; /* records by flag bit, for the tags' class counts */
-	void *recs;		/* one batch of decoded records */
+	uint64_t tag_count[TM_FLAG_BITS]; /* records by flag bit, for the tags' class counts */
+	void *recs;			  /* one batch of decoded records */
 	void *stats;
 	/* instruction traces: each deriver's state (NULL otherwise), the instructions of one
 	 * batch, and each deriver's object of stats.json */
@@ -195,8 +198,8 @@ static int refill(struct builder *b)
 static int account(struct builder *b, const struct tm_chunk *c)
 {
 	unsigned nc = b->fmt->n_classes, nv = b->ix->n_views;
-	uint64_t counts[TM_MAX_CLASSES + 1] = {0};    /* the last counts invalid classes */
-	uint64_t flagged[TM_MAX_CLASSES][16] = {{0}}; /* records by class and flag bit */
+	uint64_t counts[TM_MAX_CLASSES + 1] = {0}; /* the last counts invalid classes */
+	uint64_t flagged[TM_MAX_CLASSES][TM_FLAG_BITS] = {{0}}; /* by class and flag bit */
 	uint16_t any_flags = 0;
 	uint64_t *view_off = b->cur + TM_ROW_VIEWS, *class_count = view_off + nv;
 
@@ -387,7 +390,7 @@ static int finish(struct builder *b, const char *source_name)
 		uint64_t n = b->cur[TM_ROW_VIEWS + ix->n_views + k];
 		json_object_object_add(classes, fmt->classes[k], json_object_new_int64((int64_t)n));
 	}
-	for (unsigned t = 0; t < fmt->n_tags && t < 16; t++)
+	for (unsigned t = 0; t < fmt->n_tags && t < TM_FLAG_BITS; t++)
 		if (fmt->tags[t])
 			json_object_object_add(classes, fmt->tags[t],
 					       json_object_new_int64((int64_t)b->tag_count[t]));
@@ -438,7 +441,7 @@ int tm_index_build(const struct tm_format *fmt, const struct tm_view_table *view
 	struct builder b = {.fmt = fmt, .views = views, .src = src};
 	int err = -ENOMEM;
 
-	if (fmt->n_classes > TM_MAX_CLASSES || fmt->n_tags > 16)
+	if (fmt->n_classes > TM_MAX_CLASSES || fmt->n_tags > TM_FLAG_BITS)
 		return -EINVAL;
 	tm_diag_init(&b.diag);
 	if (!(b.ix = calloc(1, sizeof(*b.ix))))

@@ -329,5 +329,5 @@ const struct tm_format tm_format_byu = {
     .stats_finish = byu_stats_finish,
     .stats_free = byu_stats_free,
     .extra_views = byu_extra_views,
-    .n_extra_views = 1,
+    .n_extra_views = ARRAY_SIZE(byu_extra_views),
 };

@@ -93,7 +93,7 @@ static void family_add(const char *name, size_t len, uint8_t family)
 
 static void family_init(void)
 {
-	for (size_t i = 0; i < sizeof(family_names) / sizeof(family_names[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(family_names); i++)
 		for (const char *p = family_names[i].names; *p;) {
 			size_t len = strcspn(p, " ");
 			family_add(p, len, family_names[i].family);
@@ -129,7 +129,7 @@ static unsigned family_by_rule(const uint8_t *n, size_t len)
 	    {"F", FAM_FLOAT_SIMD},   {"V", FAM_FLOAT_SIMD},	{"P", FAM_FLOAT_SIMD},
 	    {"CVT", FAM_FLOAT_SIMD}, {"MOVDQ", FAM_FLOAT_SIMD},
 	};
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
 		if (has_prefix(n, len, prefixes[i].prefix))
 			return prefixes[i].family;
 	/* SSE scalar and packed: ADDSD, MOVAPS, SQRTPD...; the string forms (MOVSD, CMPSD) are
@@ -617,6 +617,6 @@ const struct tm_format tm_format_cis501 = {
     .stats_finish = cis501_stats_finish,
     .stats_free = cis501_stats_free,
     .extra_views = cis501_extra_views,
-    .n_extra_views = 1,
+    .n_extra_views = ARRAY_SIZE(cis501_extra_views),
     .instruction = cis501_instruction,
 };

@@ -301,7 +301,7 @@ static int spix_stats_finish(void *stats, json_object *obj, struct tm_diag *diag
 	    {"longest_block", longest},
 	    {"instructions", tot.instructions},
 	};
-	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+	for (size_t k = 0; k < ARRAY_SIZE(keys); k++)
 		json_object_object_add(obj, keys[k].key,
 				       json_object_new_int64((int64_t)keys[k].value));
 	return 0;
@@ -335,7 +335,7 @@ const struct tm_format tm_format_spixcounts = {
     .recognition = "magic 0x62620011 in either byte order (any name); extension .bb",
     .extensions = spix_extensions,
     .classes = spix_classes,
-    .n_classes = 1,
+    .n_classes = ARRAY_SIZE(spix_classes),
     .record_size = sizeof(struct tm_record),
     .state_size = sizeof(struct spix_state),
     .stats_size = sizeof(struct spix_stats),
@@ -350,7 +350,7 @@ const struct tm_format tm_format_spixcounts = {
     .stats_finish = spix_stats_finish,
     .stats_free = spix_stats_free,
     .table_views = spix_tables,
-    .n_table_views = N_TABLES,
+    .n_table_views = ARRAY_SIZE(spix_tables),
     .tables_finish = spix_tables_finish,
     .virtual_name = spix_sum_name,
     .virtual_list = spix_sum_list,

@@ -10,6 +10,7 @@
 
 #include "tarmac.h"
 #include "tracemount/diag.h"
+#include "tracemount/util.h"
 #include "tracemount/view.h"
 
 int tarmac_stats_init(void *p)
@@ -217,7 +218,7 @@ int tarmac_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 	json_object_object_add(obj, "din", tm_din_stats(din[0], din[1], din[2]));
 
 	const struct tm_names *tables[] = {&s->isets, &s->modes, &s->mnemonics, &s->registers};
-	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {
 		if (tables[i]->uncounted) {
 			tm_diag_note(diag,
 				     "more than %u distinct ISETs, modes, mnemonics or registers: "

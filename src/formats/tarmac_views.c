@@ -169,6 +169,6 @@ static const struct tm_render_ops tarmac_din_ops = {
     .render = din_render,
 };
 
-const struct tm_view_desc tarmac_extra_views[1] = {
+const struct tm_view_desc tarmac_extra_views[TARMAC_N_EXTRA_VIEWS] = {
     {"convert/%s.din", 1u << TC_INSTRUCTION | 1u << TC_READ | 1u << TC_WRITE, &tarmac_din_ops},
 };

@@ -83,8 +83,8 @@ enum {
 	B_DCBX_ESC,
 	B_NO_EA,
 	B_WIDE,
-	N_FLAG_BITS = 16
 };
+_Static_assert(B_WIDE + 4 <= TM_FLAG_BITS, "the flags fit tm_record.flags");
 enum {
 	F_SEEK =
 	    1
@@ -166,7 +166,9 @@ char *tt6_put_line(char *out, const struct tt6_record *r, const uint8_t *raw);
 /* The instruction a TT6, TT6E or FULL record executed, for spix/ (tm_format.instruction). */
 bool tt6_instruction(const struct tm_chunk *c, size_t i, struct tm_insn *out);
 size_t tt6_line_len(const struct tt6_record *r);
-extern const struct tm_view_desc tt6_extra_views[3], tt6e_extra_views[3];
+#define TT6_N_EXTRA_VIEWS 3
+extern const struct tm_view_desc tt6_extra_views[TT6_N_EXTRA_VIEWS],
+    tt6e_extra_views[TT6_N_EXTRA_VIEWS];
 
 /* Statistics (tt6_stats.c); the state is here for its size. */
 #define TT6_SIZE_BINS 256

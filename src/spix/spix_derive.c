@@ -9,6 +9,7 @@
 #include "tracemount/derive.h"
 #include "tracemount/diag.h"
 #include "tracemount/spix.h"
+#include "tracemount/util.h"
 
 enum { VIEW_COUNTS, VIEW_SUMMARY, N_VIEWS };
 
@@ -68,7 +69,7 @@ static int spix_finish(void *state, FILE *const *out, json_object *obj, struct t
 	    {"overlapping_instructions", facts.overlaps},
 	    {"saturated_counters", facts.saturated},
 	};
-	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+	for (size_t k = 0; k < ARRAY_SIZE(keys); k++)
 		json_object_object_add(obj, keys[k].key,
 				       json_object_new_int64((int64_t)keys[k].value));
 	tm_spix_table_free(&t);
@@ -84,7 +85,7 @@ static void spix_free(void *state)
 const struct tm_deriver tm_deriver_spix = {
     .name = "spix",
     .views = spix_views,
-    .n_views = N_VIEWS,
+    .n_views = ARRAY_SIZE(spix_views),
     .state_size = sizeof(struct spix_derive),
     .init = spix_init,
     .add = spix_add,
