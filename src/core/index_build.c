@@ -12,6 +12,7 @@
 #include "tracemount/format.h"
 #include "tracemount/index.h"
 #include "tracemount/source.h"
+#include "tracemount/stats_json.h"
 #include "tracemount/table.h"
 #include "tracemount/view.h"
 
@@ -380,23 +381,21 @@ static int finish(struct builder *b, const char *source_name)
 
 	if (!root || !classes || !own)
 		goto out;
+	err = 0;
 	ix->raw_size = b->cur[TM_ROW_RAW_OFF];
-	json_object_object_add(root, "format", json_object_new_string(fmt->name));
-	json_object_object_add(root, "source", json_object_new_string(source_name));
-	json_object_object_add(root, "bytes", json_object_new_int64((int64_t)ix->raw_size));
-	json_object_object_add(root, "records",
-			       json_object_new_int64((int64_t)b->cur[TM_ROW_RECORD]));
-	for (unsigned k = 0; k < fmt->n_classes; k++) {
-		uint64_t n = b->cur[TM_ROW_VIEWS + ix->n_views + k];
-		json_object_object_add(classes, fmt->classes[k], json_object_new_int64((int64_t)n));
-	}
+	tm_json_add(root, "format", json_object_new_string(fmt->name), &err);
+	tm_json_add(root, "source", json_object_new_string(source_name), &err);
+	tm_json_add_int(root, "bytes", ix->raw_size, &err);
+	tm_json_add_int(root, "records", b->cur[TM_ROW_RECORD], &err);
+	for (unsigned k = 0; k < fmt->n_classes; k++)
+		tm_json_add_int(classes, fmt->classes[k], b->cur[TM_ROW_VIEWS + ix->n_views + k],
+				&err);
 	for (unsigned t = 0; t < fmt->n_tags && t < TM_FLAG_BITS; t++)
 		if (fmt->tags[t])
-			json_object_object_add(classes, fmt->tags[t],
-					       json_object_new_int64((int64_t)b->tag_count[t]));
-	json_object_object_add(root, "classes", classes);
+			tm_json_add_int(classes, fmt->tags[t], b->tag_count[t], &err);
+	tm_json_add(root, "classes", classes, &err);
 	classes = NULL;
-	if (fmt->stats_finish && (err = fmt->stats_finish(b->stats, own, &b->diag)) < 0)
+	if (err || (fmt->stats_finish && (err = fmt->stats_finish(b->stats, own, &b->diag)) < 0))
 		goto out;
 	if ((err = tables(b)) < 0)
 		goto out;
@@ -406,14 +405,16 @@ static int finish(struct builder *b, const char *source_name)
 		goto out;
 	ix->n_errors = b->diag.count;
 	ix->truncated = b->diag.truncated;
-	json_object_object_add(root, "errors", json_object_new_int64((int64_t)ix->n_errors));
-	json_object_object_add(root, "truncated", json_object_new_boolean(ix->truncated));
-	json_object_object_add(root, fmt->name, own);
+	tm_json_add_int(root, "errors", ix->n_errors, &err);
+	tm_json_add(root, "truncated", json_object_new_boolean(ix->truncated), &err);
+	tm_json_add(root, fmt->name, own, &err);
 	own = NULL;
 	for (unsigned k = 0; k < b->n_derivers; k++) {
-		json_object_object_add(root, tm_derivers[k]->name, b->derived_json[k]);
+		tm_json_add(root, tm_derivers[k]->name, b->derived_json[k], &err);
 		b->derived_json[k] = NULL;
 	}
+	if (err)
+		goto out;
 
 	size_t len;
 	const char *s = json_object_to_json_string_length(root, TM_STATS_JSON_FLAGS, &len);

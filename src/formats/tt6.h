@@ -69,7 +69,8 @@ static inline int sync_kind(unsigned code)
 }
 
 /* "signal", "broadcast", "wait", "try_wait": by sync_kind() */
-extern const char *const tt6_sync_kinds[4];
+#define TT6_N_SYNC_KINDS 4
+extern const char *const tt6_sync_kinds[TT6_N_SYNC_KINDS];
 
 /* Record flags, by bit. Bits B_WIDE to B_WIDE + 3 hold how many digits an instruction number
  * has beyond the NUM_WIDTH of its column, so that lines stay sized by flags. */
@@ -177,7 +178,7 @@ struct tt6_stats {
 	uint64_t bins[1u << 16]; /* instructions by ppc_bin_of */
 	uint64_t loads[TT6_SIZE_BINS], stores[TT6_SIZE_BINS];
 	uint64_t escape_codes[1024];
-	uint64_t sync[4];
+	uint64_t sync[TT6_N_SYNC_KINDS];
 	uint64_t cache_ops, taken, not_taken, unconditional, twi_pairs;
 	uint64_t din_reads, din_writes; /* convert/NAME.din's data lines */
 	uint64_t no_address;		/* dcbx without an address (F_NO_EA) */

@@ -13,7 +13,7 @@ const char *const tt6_classes[TT6_N_CLASSES] = {
     "compute", "flow", "memory", "memext", "escape", "sync", "initial_pc",
 };
 
-const char *const tt6_sync_kinds[4] = {"signal", "broadcast", "wait", "try_wait"};
+const char *const tt6_sync_kinds[TT6_N_SYNC_KINDS] = {"signal", "broadcast", "wait", "try_wait"};
 
 static const char *esc_name(unsigned code)
 {

@@ -9,6 +9,7 @@
 #include "tracemount/derive.h"
 #include "tracemount/diag.h"
 #include "tracemount/spix.h"
+#include "tracemount/stats_json.h"
 #include "tracemount/util.h"
 
 enum { VIEW_COUNTS, VIEW_SUMMARY, N_VIEWS };
@@ -47,8 +48,8 @@ static int spix_finish(void *state, FILE *const *out, json_object *obj, struct t
 			     "spix/ is empty: the trace runs more code than it holds (%u distinct "
 			     "runs of instructions, %u blocks)",
 			     TM_SPIX_MAX_RUNS, TM_SPIX_MAX_BLOCKS);
-		json_object_object_add(obj, "omitted", json_object_new_boolean(true));
-		return 0;
+		err = 0; /* reported: the trace's other views stand */
+		return tm_json_add(obj, "omitted", json_object_new_boolean(true), &err);
 	}
 	if (err)
 		return err;
@@ -70,8 +71,7 @@ static int spix_finish(void *state, FILE *const *out, json_object *obj, struct t
 	    {"saturated_counters", facts.saturated},
 	};
 	for (size_t k = 0; k < ARRAY_SIZE(keys); k++)
-		json_object_object_add(obj, keys[k].key,
-				       json_object_new_int64((int64_t)keys[k].value));
+		tm_json_add_int(obj, keys[k].key, keys[k].value, &err);
 	tm_spix_table_free(&t);
 	return err;
 }
