@@ -11,6 +11,7 @@
  * no record; so does a line longer than CIS501_MAX_LINE bytes, skipped up to its newline. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -382,6 +383,11 @@ static int parse_line(const uint8_t *line, size_t len, const uint8_t *limit,
 	return 0;
 }
 
+#define SHOWN_BYTES 24 /* of a field that does not parse, in its message */
+/* explain()'s longest: a field's number and name, SHOWN_BYTES of it, "..." and what is wrong
+ * (under 100 bytes) */
+#define REASON_LEN 128
+
 /* The reason a line does not parse, for errors.txt: the first byte that no field may hold,
  * else a wrong field count, else the first field that does not parse. */
 static void explain(const uint8_t *line, size_t len, int field, enum problem why, char *out,
@@ -418,7 +424,7 @@ static void explain(const uint8_t *line, size_t len, int field, enum problem why
 	} else if (fields != CIS501_FIELDS || field <= 0 || !tok) {
 		snprintf(out, out_len, "%u fields, expected %u", fields, CIS501_FIELDS);
 	} else {
-		int shown = tok_len > 24 ? 24 : (int)tok_len;
+		int shown = tok_len > SHOWN_BYTES ? SHOWN_BYTES : (int)tok_len;
 		const char *what = why == P_RANGE && field_info[field - 1].range
 				       ? field_info[field - 1].range
 				       : field_info[field - 1].syntax;
@@ -447,7 +453,7 @@ static unsigned decimal_digits_of(uint64_t v, uint64_t *next)
 static void report_bad(const uint8_t *line, size_t len, uint64_t number, int field,
 		       enum problem why, struct tm_diag *diag)
 {
-	char reason[128];
+	char reason[REASON_LEN];
 	if (!diag)
 		return;
 	explain(line, len, field, why, reason, sizeof(reason));
@@ -485,7 +491,7 @@ static int cis501_decode(void *state, const struct tm_decode_in *in, void *recs,
 			if (l.newline)
 				report_bad(text, l.text_len, l.number, field, why, diag);
 			else if (diag) {
-				char reason[128];
+				char reason[REASON_LEN];
 				explain(text, l.text_len, field, why, reason, sizeof(reason));
 				tm_diag_truncated(diag, in->raw_off + l.off,
 						  "line %" PRIu64 " is cut by the end of the trace "
@@ -519,7 +525,7 @@ static const char *const cis501_extensions[] = {"trace", NULL};
 static bool has_trace_name(const char *name)
 {
 	size_t n = strlen(name);
-	char base[256];
+	char base[NAME_MAX + 1];
 	if (n > 3 && strcmp(name + n - 3, ".gz") == 0 && n - 3 < sizeof(base)) {
 		memcpy(base, name, n - 3);
 		base[n - 3] = 0;
