@@ -36,7 +36,7 @@ struct file_header {
 	uint32_t version, header_size;
 	uint64_t byte_order; /* 0x0102030405060708 */
 	char format[32];
-	char build[128]; /* tm_build_key() of the build that wrote it */
+	char build[TM_BUILD_KEY_LEN]; /* tm_build_key() of the build that wrote it */
 	struct tm_trace_key key;
 	uint64_t layout; /* fingerprint of the format's records and views */
 	uint32_t n_views, n_classes, state_words, row_words;

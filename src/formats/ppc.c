@@ -360,12 +360,14 @@ static uint32_t branch_target(uint32_t word, uint32_t pc)
 	return (word & 2 ? 0 : pc) + (uint32_t)disp;
 }
 
+#define TARGET_MAX (sizeof("0xffffffff") - 1) /* the longest branch target */
+
 /* Fills e for word. A direct branch keeps Capstone's text up to its target operand, which
  * ppc_disasm prints itself as a 32-bit address (Capstone 4 prints negative targets with 64
  * bits). */
 static void fill_entry(struct dis_thread *t, struct dis_entry *e, uint32_t word)
 {
-	char buf[128];
+	char buf[128]; /* any size over PPC_TEXT_WIDTH: a longer text is refused below */
 	uint8_t bytes[4] = {word >> 24, word >> 16, word >> 8, word};
 	const uint8_t *code = bytes;
 	size_t size = 4, n = 0;
@@ -395,8 +397,7 @@ static void fill_entry(struct dis_thread *t, struct dis_entry *e, uint32_t word)
 	} else {
 		n = own_disasm(word, buf, sizeof(buf));
 	}
-	/* the longest branch target is 10 characters */
-	if (n == 0 || n + (e->target ? 10 : 0) > PPC_TEXT_WIDTH) {
+	if (n == 0 || n + (e->target ? TARGET_MAX : 0) > PPC_TEXT_WIDTH) {
 		n = (size_t)snprintf(buf, sizeof(buf), ".long 0x%08x", word);
 		e->target = 0;
 	}
@@ -418,7 +419,7 @@ size_t ppc_disasm(uint32_t word, uint32_t pc, char *out)
 	memcpy(out, e->text, e->len);
 	if (!e->target)
 		return e->len;
-	char target[16];
+	char target[TARGET_MAX + 1];
 	int n = snprintf(target, sizeof(target), "0x%x", branch_target(word, pc));
 	memcpy(out + e->len, target, (size_t)n);
 	return e->len + (size_t)n;

@@ -223,7 +223,7 @@ static enum branch arm_branch(const uint8_t *line, struct tarmac_span m, const u
 					     "ret",   "eret",  "braa",	 "brab",  "blraa", "blrab",
 					     "retaa", "retab", "eretaa", "eretab"};
 	static const char *const bases[] = {"blx", "bx", "bl", "b"};
-	char s[16];
+	char s[16]; /* longer than any branch mnemonic: a longer one is none */
 	size_t n = m.len;
 	if (!n || n >= sizeof(s))
 		return NOT_BRANCH;

@@ -393,7 +393,7 @@ static void parse_lanes(struct cursor *c, struct tarmac_line *l, struct tarmac_s
 	l->addr = address;
 	uint64_t base = hex_value(c->s + address.off, digits);
 	l->tail = peek(c).off;
-	char lanes[32];
+	char lanes[4 * 8]; /* up to 4 lanes of 8 hex digits (l->n_data) */
 	size_t n = 0;
 	for (struct tarmac_span t = peek(c); l->n_data < 4 && is_lane(c, t); t = peek(c)) {
 		memcpy(lanes + n, c->s + t.off, 8);
