@@ -115,7 +115,7 @@ struct tarmac_stats {
 	uint64_t timed, negative, backwards, other_units;
 	int64_t first, last, min, max, prev;
 	bool have_time, have_prev;
-	char unit[9];
+	char unit[9]; /* the first unit, if 8 bytes at most (tarmac_stats.c) */
 	uint8_t unit_len;
 	uint64_t pc_min, pc_max, addr_min, addr_max;
 	uint64_t crlf;

@@ -84,8 +84,11 @@ void tt6_stats_update(void *p, const struct tm_chunk *c)
 	}
 }
 
+/* a bin's name: the first word of a disassembly, which fits PPC_TEXT_WIDTH */
+#define NAME_LEN (PPC_TEXT_WIDTH + 1)
+
 struct name_count {
-	char name[24];
+	char name[NAME_LEN];
 	uint64_t count;
 };
 
@@ -108,7 +111,7 @@ static json_object *top_mnemonics(const struct tt6_stats *s, int *err)
 	for (unsigned b = 0; b < ARRAY_SIZE(s->bins); b++) {
 		if (!s->bins[b])
 			continue;
-		char name[24];
+		char name[NAME_LEN];
 		ppc_bin_name(b >> 10, b & 0x3ff, name, sizeof(name));
 		size_t k = 0;
 		while (k < n && strcmp(v[k].name, name) != 0)
