@@ -54,6 +54,7 @@ struct tm_diag;
 struct tm_source;
 
 #define TM_MAX_CLASSES	32
+#define TM_FLAG_BITS	16 /* of tm_record.flags: entries of a flag_len, and the most tags */
 #define TM_MAX_GROUPS	64 /* group views of a trace (QEMU4V's cpu/N.txt) */
 #define TM_RENDER_SLACK 32 /* bytes a renderer may write past its record's end */
 

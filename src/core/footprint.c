@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tracemount/footprint.h"
+#include "tracemount/util.h"
 
 void tm_footprint_init(struct tm_footprint *f)
 {
@@ -84,7 +85,7 @@ uint64_t tm_footprint_count(const struct tm_footprint *f)
 	uint64_t n = 0;
 	for (size_t i = 0; i < f->n_slots; i++) {
 		const struct tm_footprint_block *b = f->slots[i];
-		for (size_t w = 0; b && w < sizeof(b->bits) / sizeof(b->bits[0]); w++)
+		for (size_t w = 0; b && w < ARRAY_SIZE(b->bits); w++)
 			n += (uint64_t)__builtin_popcountll(b->bits[w]);
 	}
 	return n;
@@ -95,7 +96,7 @@ uint64_t tm_footprint_count_groups64(const struct tm_footprint *f)
 	uint64_t n = 0;
 	for (size_t i = 0; i < f->n_slots; i++) {
 		const struct tm_footprint_block *b = f->slots[i];
-		for (size_t w = 0; b && w < sizeof(b->bits) / sizeof(b->bits[0]); w++)
+		for (size_t w = 0; b && w < ARRAY_SIZE(b->bits); w++)
 			n += b->bits[w] != 0;
 	}
 	return n;
@@ -110,7 +111,7 @@ static int any_bits(uint64_t w, unsigned lo, unsigned n)
 
 uint64_t tm_footprint_count_groups(const struct tm_footprint *f, unsigned shift)
 {
-	const size_t words = sizeof(f->slots[0]->bits) / sizeof(uint64_t);
+	const size_t words = ARRAY_SIZE(f->slots[0]->bits);
 	uint64_t n = 0;
 	if (shift > TM_FOOTPRINT_BLOCK_BITS)
 		return 0;

@@ -129,14 +129,3 @@ const struct tm_format *tm_format_detect(const char *name, const uint8_t *head, 
 {
 	return tm_formats_detect(tm_formats, name, head, head_len);
 }
-
-int tm_name_has_extension(const char *name, const char *const *extensions)
-{
-	size_t n = strlen(name);
-	for (const char *const *e = extensions; e && *e; e++) {
-		size_t el = strlen(*e);
-		if (n > el && name[n - el - 1] == '.' && strncmp(name + n - el, *e, el) == 0)
-			return 1;
-	}
-	return 0;
-}

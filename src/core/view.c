@@ -145,7 +145,7 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 		if (!(fmt->common_classes >> c & 1))
 			err = add_class_views(t, fmt, fmt->classes[c],
 					      1ull << c | fmt->common_classes, 0);
-	for (unsigned b = 0; b < fmt->n_tags && b < 16 && fmt->dump && !err; b++)
+	for (unsigned b = 0; b < fmt->n_tags && b < TM_FLAG_BITS && fmt->dump && !err; b++)
 		if (fmt->tags[b])
 			err = add_class_views(t, fmt, fmt->tags[b], ~0ull, (uint16_t)(1u << b));
 	for (unsigned i = 0; i < fmt->n_extra_views && !err; i++) {

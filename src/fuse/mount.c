@@ -224,7 +224,8 @@ int tm_mount_main(int argc, char **argv)
 	struct tm_context *ctx = NULL;
 	struct tm_fs fs = {.root_fd = -1};
 	struct fuse *fuse = NULL;
-	char err_msg[4352];
+	/* the longest message names three paths (tm_mountpoint_check's for a dead mount) */
+	char err_msg[3 * PATH_MAX + 256];
 	int status = 2;
 
 	if (fuse_opt_parse(&args, &o, mount_specs, opt_proc) < 0 || o.bad)
