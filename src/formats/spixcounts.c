@@ -331,7 +331,7 @@ static void spix_stats_free(void *stats)
 const struct tm_format tm_format_spixcounts = {
     .name = "spixcounts",
     .description = "SpixTools basic-block counts (spixcounts(5))",
-    .recognition = "magic 0x62620011 in either byte order (any name); extension .bb",
+    .recognition = "magic 0x62620011 in either byte order (any name); extension .bb or .spixcounts",
     .extensions = spix_extensions,
     .classes = spix_classes,
     .n_classes = ARRAY_SIZE(spix_classes),
