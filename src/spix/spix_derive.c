@@ -84,7 +84,7 @@ static void spix_free(void *state)
 const struct tm_deriver tm_deriver_spix = {
     .name = "spix",
     .views = spix_views,
-    .n_views = N_VIEWS,
+    .n_outputs = N_VIEWS,
     .state_size = sizeof(struct spix_derive),
     .init = spix_init,
     .add = spix_add,
