@@ -25,7 +25,7 @@ static size_t slot_of(uint64_t key, size_t n_slots)
 	return (size_t)(key >> 32) & (n_slots - 1);
 }
 
-static int grow(struct tm_footprint *f)
+static int grow_slots(struct tm_footprint *f)
 {
 	size_t n = f->n_slots ? f->n_slots * 2 : 64;
 	struct tm_footprint_block **slots = calloc(n, sizeof(*slots));
@@ -54,7 +54,7 @@ static struct tm_footprint_block *find_block(struct tm_footprint *f, uint64_t ke
 			if (f->slots[s]->key == key)
 				return f->slots[s];
 	}
-	if ((f->n_blocks + 1) * 2 > f->n_slots && grow(f) < 0)
+	if ((f->n_blocks + 1) * 2 > f->n_slots && grow_slots(f) < 0)
 		return NULL;
 	struct tm_footprint_block *b = calloc(1, sizeof(*b));
 	if (!b)

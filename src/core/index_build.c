@@ -339,7 +339,7 @@ static int derivers_finish(struct builder *b, FILE *const *out)
 		if (!(b->derived_json[k] = json_object_new_object()))
 			return -ENOMEM;
 		err = d->finish(b->derived[k], out, b->derived_json[k], &b->diag);
-		out += d->n_views;
+		out += d->n_outputs;
 	}
 	return err;
 }

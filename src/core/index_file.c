@@ -822,7 +822,7 @@ out:
 		close(fd);
 }
 
-static int by_name(const void *a, const void *b)
+static int by_string(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -871,7 +871,7 @@ int tm_index_store_list(struct tm_index_store *s,
 		err = -errno;
 	closedir(d);
 	if (!err)
-		qsort(names, n, sizeof(*names), by_name);
+		qsort(names, n, sizeof(*names), by_string);
 	struct tm_index_file_info *info = err ? NULL : malloc(sizeof(*info));
 	if (!err && !info)
 		err = -ENOMEM;

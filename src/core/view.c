@@ -68,7 +68,7 @@ static void fit_stem(struct tm_view_table *t, const struct tm_format *fmt)
 	for (unsigned k = 0; k < fmt->n_table_views; k++)
 		suffix = MAX(suffix, stem_suffix(fmt->table_views[k]));
 	for (const struct tm_deriver *const *d = tm_derivers; *d && tm_derivers_apply(fmt); d++)
-		for (unsigned k = 0; k < (*d)->n_views; k++)
+		for (unsigned k = 0; k < (*d)->n_outputs; k++)
 			suffix = MAX(suffix, stem_suffix((*d)->views[k]));
 	size_t len = strlen(t->stem);
 	if (!suffix || len + suffix <= NAME_MAX)
@@ -164,7 +164,7 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 		err = add_view(t, path_printf(fmt->table_views[k], t->stem, ""), TM_VIEW_TABLE,
 			       NULL, 0, 0);
 	for (const struct tm_deriver *const *d = tm_derivers; *d && tm_derivers_apply(fmt); d++)
-		for (unsigned k = 0; k < (*d)->n_views && !err; k++)
+		for (unsigned k = 0; k < (*d)->n_outputs && !err; k++)
 			err = add_view(t, path_printf((*d)->views[k], t->stem, ""), TM_VIEW_TABLE,
 				       NULL, 0, 0);
 	if (!err)

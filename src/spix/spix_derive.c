@@ -85,7 +85,7 @@ static void spix_free(void *state)
 const struct tm_deriver tm_deriver_spix = {
     .name = "spix",
     .views = spix_views,
-    .n_views = ARRAY_SIZE(spix_views),
+    .n_outputs = ARRAY_SIZE(spix_views),
     .state_size = sizeof(struct spix_derive),
     .init = spix_init,
     .add = spix_add,
