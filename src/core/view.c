@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "tracemount/derive.h"
+#include "tracemount/stats_json.h"
 #include "tracemount/view.h"
 
 static size_t raw_copy_measure(const struct tm_chunk *c, size_t i)
@@ -249,10 +250,13 @@ int tm_view_table_list(const struct tm_view_table *t, const char *dir,
 struct json_object *tm_din_stats(uint64_t fetches, uint64_t reads, uint64_t writes)
 {
 	json_object *o = json_object_new_object();
-	if (!o)
+	int err = 0;
+	tm_json_add_int(o, "fetches", fetches, &err);
+	tm_json_add_int(o, "reads", reads, &err);
+	tm_json_add_int(o, "writes", writes, &err);
+	if (err) { /* the caller's tm_json_add counts a NULL as the failure it is */
+		json_object_put(o);
 		return NULL;
-	json_object_object_add(o, "fetches", json_object_new_int64((int64_t)fetches));
-	json_object_object_add(o, "reads", json_object_new_int64((int64_t)reads));
-	json_object_object_add(o, "writes", json_object_new_int64((int64_t)writes));
+	}
 	return o;
 }
