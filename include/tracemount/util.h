@@ -4,12 +4,20 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Elements of array a (an array, not a pointer: -Wsizeof-pointer-div, in -Wall, rejects one). */
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 extern const char tm_hex_digits[16];
 extern const char tm_hex_pairs[256][2]; /* "00" .. "ff" */
+
+/* The last component of a path ("b" of "a/b"). */
+static inline const char *tm_base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
 
 /* Writes v as exactly `digits` lower-case hex digits (most significant first). */
 static inline char *tm_put_hex(char *out, uint64_t v, unsigned digits)

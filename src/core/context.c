@@ -22,6 +22,7 @@
 #include "tracemount/registry.h"
 #include "tracemount/source.h"
 #include "tracemount/trace.h"
+#include "tracemount/util.h"
 
 struct tm_override {
 	char *glob; /* matched against the base name, or the relative path if it has a '/' */
@@ -187,15 +188,9 @@ int tm_context_add_override(struct tm_context *ctx, const char *spec)
 	return 0;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
-}
-
 static const struct tm_format *find_override(struct tm_context *ctx, const char *path)
 {
-	const char *name = base_name(path);
+	const char *name = tm_base_name(path);
 	for (unsigned i = 0; i < ctx->n_overrides; i++) {
 		const char *glob = ctx->overrides[i].glob;
 		int by_path = strchr(glob, '/') != NULL;
@@ -209,7 +204,7 @@ const struct tm_format *tm_context_detect_head(struct tm_context *ctx, const cha
 					       const uint8_t *head, size_t head_len)
 {
 	const struct tm_format *fmt = find_override(ctx, path);
-	return fmt ? fmt : tm_format_detect(base_name(path), head, head_len);
+	return fmt ? fmt : tm_format_detect(tm_base_name(path), head, head_len);
 }
 
 const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, const char *path)
@@ -218,8 +213,8 @@ const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, con
 	if (fmt)
 		return fmt;
 	/* the name alone decides most files: a listing then opens none of them */
-	if (!tm_format_detect_needs_head(base_name(path)))
-		return tm_format_detect(base_name(path), NULL, 0);
+	if (!tm_format_detect_needs_head(tm_base_name(path)))
+		return tm_format_detect(tm_base_name(path), NULL, 0);
 
 	uint8_t head[TM_PROBE_HEAD_LEN];
 	ssize_t n = -1;
@@ -228,7 +223,7 @@ const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, con
 		n = pread(fd, head, sizeof(head), 0);
 		close(fd);
 	}
-	return tm_format_detect(base_name(path), n > 0 ? head : NULL, n > 0 ? (size_t)n : 0);
+	return tm_format_detect(tm_base_name(path), n > 0 ? head : NULL, n > 0 ? (size_t)n : 0);
 }
 
 static size_t hash_path(const char *s, size_t table_size)

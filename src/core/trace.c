@@ -48,19 +48,13 @@ struct tm_trace {
 	int error; /* last build's -errno */
 };
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
-}
-
 int tm_trace_new(struct tm_trace_env *env, uint64_t owner, const char *path,
 		 const struct tm_format *fmt, const struct stat *st, bool replaced,
 		 struct tm_trace **out)
 {
 	struct tm_trace *t = calloc(1, sizeof(*t));
 	if (!t || !(t->path = strdup(path)) ||
-	    tm_view_table_init(&t->views, fmt, base_name(path)) < 0) {
+	    tm_view_table_init(&t->views, fmt, tm_base_name(path)) < 0) {
 		if (t)
 			free(t->path);
 		free(t);
@@ -204,7 +198,7 @@ static bool is_gzip(const struct tm_trace *t, struct tm_source *src)
 {
 	uint8_t head[TM_PROBE_HEAD_LEN];
 	ssize_t n = tm_source_read(src, head, sizeof(head), 0);
-	return n > 0 && tm_gz_detect(base_name(t->path), head, (size_t)n);
+	return n > 0 && tm_gz_detect(tm_base_name(t->path), head, (size_t)n);
 }
 
 bool tm_trace_is_gzip(const struct tm_open_trace *ot)
@@ -216,7 +210,7 @@ bool tm_trace_is_gzip(const struct tm_open_trace *ot)
  * the path it is reached by, in a mount or by tracemount cat. */
 static char *source_name(const struct tm_trace *t)
 {
-	return tm_escape_name(base_name(t->path));
+	return tm_escape_name(tm_base_name(t->path));
 }
 
 /* One pass over the trace's bytes, decompressed on the way when they are gzip. */

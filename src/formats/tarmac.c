@@ -107,8 +107,7 @@ static const char *const qemu4v_extensions[] = {"qemu4v", "q4v", NULL};
 /* MicroTESK's QEMU4V logs: tracer_NNNN.log. */
 static bool is_tracer_log(const char *name)
 {
-	const char *base = strrchr(name, '/');
-	base = base ? base + 1 : name;
+	const char *base = tm_base_name(name);
 	if (strncmp(base, "tracer_", 7) != 0)
 		return false;
 	const char *p = base + 7;
