@@ -97,9 +97,15 @@ copy_tracemount() {
 # mount_fresh SOURCE [OPTION...]: a new daemon (DAEMON_PID) in the foreground mounting SOURCE
 # at MNT, its messages appended to TMP/daemon.log; dies, showing them, if it does not mount.
 # (Its output goes there too: a daemon started in $(...) must not hold the caller's pipe.)
+# Its indexes stay in memory (-o cache=none) unless an OPTION names a cache folder: a bench
+# never reads an index that an earlier round or run left in ~/.cache.
 mount_fresh() {
 	local src=$1 _
 	shift
+	case " $* " in
+	*cache=*) ;;
+	*) set -- -o cache=none "$@" ;;
+	esac
 	"$TM" -f "$@" "$src" "$MNT" >>"$TMP/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	for _ in $(seq 1 400); do
@@ -110,6 +116,12 @@ mount_fresh() {
 	cat "$TMP/daemon.log" >&2
 	die "tracemount did not mount $src"
 }
+# tm_cli COMMAND [ARG...]: tracemount COMMAND (cat, ls) with its index in memory (--cache
+# none), for the same reason.
+tm_cli() {
+	"$TM" "$1" --cache none "${@:2}"
+}
+
 unmount_now() {
 	local _
 	if [ -n "$MNT" ] && mountpoint -q "$MNT" 2>/dev/null; then
@@ -170,8 +182,8 @@ index_pass_rounds() {
 	for round in $(seq 1 "$ROUNDS"); do
 		say "round $round of $ROUNDS"
 		R[C]+=" $(seconds cat "$SRC/$1")"
-		R[I0]+=" $(seconds "$TM" ls "$SRC/$1")"
-		mount_fresh "$SRC" -o cache=none
+		R[I0]+=" $(seconds tm_cli ls "$SRC/$1")"
+		mount_fresh "$SRC"
 		R[I]+=" $(seconds stat "$MNT/$1/dump.txt")"
 		R[B]+=" $(seconds cat "$MNT/$1/raw")"
 		"$2"

@@ -16,6 +16,9 @@ extern const char tm_build_id[];
 /* tm_build_id and the versions of the libraries in use at run time, as one line such as
  * "0.1.0+src.0123456789abcdef capstone-4.0 json-c-0.16": what index files are keyed by. */
 const char *tm_build_key(void);
+/* Room for a build key, its NUL included: its field in an index file's header (a key uses
+ * about 60). */
+#define TM_BUILD_KEY_LEN 128
 
 /* The versions of the libraries the core runs with, "zlib 1.2.13, json-c 0.16, Capstone
  * 4.0", in buf. */

@@ -2,9 +2,10 @@
  *
  * An entry holds either a chunk's decoded records with the bytes they came from, or the bytes
  * one view renders from that chunk. Entries are keyed by (owner, index): the owner is a
- * trace's uid for its decoded chunks and tm_cache_owner(uid, view) for a view's rendered
- * chunks. They are reference counted: an entry handed out stays valid until released; only
- * unreferenced entries are evicted. The budget counts the bytes entries hold.
+ * trace's own key (trace.h's tm_trace_owner, below 2^48) for its decoded chunks and
+ * tm_cache_owner(owner, view) for a view's rendered chunks. They are reference counted: an entry
+ * handed out stays valid until released; only unreferenced entries are evicted. The budget counts
+ * the bytes entries hold.
  *
  * tm_chunk_cache_load() is the one way in: it gets an entry or loads it, with one loader per
  * key. Other threads asking for a key being loaded wait for it, so a reader and the render-ahead
@@ -32,10 +33,10 @@ struct tm_cached_chunk {
 	struct tm_cached_chunk *lru_prev, *lru_next, *hash_next;
 };
 
-/* The owner key of the chunks view `view` of trace `uid` renders. */
-static inline uint64_t tm_cache_owner(uint64_t uid, unsigned view)
+/* The owner key of the chunks view `view` renders of the trace whose own key is owner. */
+static inline uint64_t tm_cache_owner(uint64_t owner, unsigned view)
 {
-	return uid | (uint64_t)(view + 1) << 48;
+	return owner | (uint64_t)(view + 1) << 48;
 }
 
 /* Fills a new entry's payload (chunk or bytes) and mem; returns 0 or -errno. */
@@ -56,8 +57,9 @@ int tm_chunk_cache_contains(struct tm_chunk_cache *cc, uint64_t owner, uint64_t 
 /* Drops a reference load() took; an entry no longer referenced may then be evicted. */
 void tm_chunk_cache_release(struct tm_chunk_cache *cc, struct tm_cached_chunk *c);
 
-/* Drops every unreferenced entry of a trace: its decoded and its rendered chunks. */
-void tm_chunk_cache_forget(struct tm_chunk_cache *cc, uint64_t trace_uid);
+/* Drops every unreferenced entry of the trace whose own key is owner: its decoded and its
+ * rendered chunks. */
+void tm_chunk_cache_forget(struct tm_chunk_cache *cc, uint64_t owner);
 
 /* Gives c room for raw_len trace bytes and n_records records, and sets its mem.
  * Returns 0 or -ENOMEM (what was allocated is freed with c). */

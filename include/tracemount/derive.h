@@ -32,7 +32,9 @@ struct tm_deriver {
 	 * ("spix/%s.spixcounts"); out[k] of finish is views[k]. The core keeps a trace's table
 	 * views within TM_MAX_TABLES (view.h), the format's included. */
 	const char *const *views;
-	unsigned n_views;
+	/* The entries of views and of finish's out (a view table's n_views, view.h, counts all
+	 * the views of a trace). */
+	unsigned n_outputs;
 
 	/* Bytes of private state, allocated and zeroed by the core for one index pass. */
 	size_t state_size;

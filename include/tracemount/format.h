@@ -54,6 +54,7 @@ struct tm_diag;
 struct tm_source;
 
 #define TM_MAX_CLASSES	32
+#define TM_FLAG_BITS	16 /* of tm_record.flags: entries of a flag_len, and the most tags */
 #define TM_MAX_GROUPS	64 /* group views of a trace (QEMU4V's cpu/N.txt) */
 #define TM_RENDER_SLACK 32 /* bytes a renderer may write past its record's end */
 
@@ -68,7 +69,7 @@ struct tm_source;
  * Any other bit is private, a mark decode leaves for the format's renderers (TT6's "preceded by
  * a record of another class", which its class streams turn into a position record). Each flag_len
  * array is read at every bit that decode sets, whatever the class: give it an entry for every
- * such bit (16 entries cover all). */
+ * such bit (TM_FLAG_BITS entries cover all). */
 struct tm_record {
 	/* Offset of the record's bytes from c->raw of the chunk it is seen in. decode sets it
 	 * relative to in->buf (which is c->raw in the index pass); for a read the core adds the
@@ -246,7 +247,8 @@ struct tm_format {
 	 * measured record by record in the index pass, and a count in stats.json's classes. Only
 	 * with dump. NULL and 0: none. */
 	const char *const *tags;
-	unsigned n_tags; /* entries in tags, at most 16 (more: the index pass fails, -EINVAL) */
+	unsigned n_tags; /* entries in tags, at most TM_FLAG_BITS (more: the index pass fails,
+			    -EINVAL) */
 	/* Records fall into groups by head.group (QEMU4V's processors): group g < TM_MAX_GROUPS
 	 * gets the view group_view, a pattern with one "%u" for g ("cpu/%u.txt"): the trace bytes
 	 * of its records, shown only when it has records (so a listing of cpu/ needs the index).

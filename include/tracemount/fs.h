@@ -28,9 +28,6 @@ struct tm_fs {
 	int root_fd;  /* the SOURCE directory, or the directory holding the SOURCE file */
 	char *single; /* when SOURCE is a file: its name, the root's only entry */
 	uid_t uid;    /* owner of the virtual .tracemount folder */
-	/* Where problems that reach a reader go (a failed index build, a failed read), as one
-	 * line with a syslog priority; NULL: nowhere. Set before the tree is shared. */
-	void (*log)(int priority, const char *line);
 	gid_t gid;
 	struct timespec mounted;
 	/* -o prefetch: the thread indexing every trace in the background, and its progress for
@@ -72,6 +69,9 @@ struct tm_node {
 					of format fmt: freed by tm_node_put */
 };
 
+/* Problems that reach a reader (a failed index build, a failed read) go to the context's log
+ * (tm_context_set_log). */
+
 /* Opens SOURCE (a folder or one trace file). Returns 0, or -errno with a message in err. */
 int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, char *err,
 	       size_t err_len);
@@ -80,18 +80,16 @@ void tm_fs_destroy(struct tm_fs *fs);
 /* -o prefetch: indexes every trace under SOURCE, one at a time, on a thread of its own that
  * tm_fs_destroy stops. Returns 0 or -errno. */
 int tm_fs_prefetch_all(struct tm_fs *fs);
+/* Stops that thread, and the build it runs, if it runs. */
+void tm_fs_prefetch_stop(struct tm_fs *fs);
 
 /* The line of .tracemount/status on -o prefetch, "# prefetch: 59 of 130 traces, running\n"
  * (or "off", "finding the traces", "..., done, 2 failed"), in buf. Returns snprintf's count. */
 int tm_fs_prefetch_state(struct tm_fs *fs, char *buf, size_t len);
 
-/* Sends a line to fs->log, if set. */
-void tm_fs_log(struct tm_fs *fs, int priority, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* What path ("/a/b.byu/dump.txt") is. Returns 0 or -errno; release with tm_node_put(). */
 int tm_fs_resolve(struct tm_fs *fs, const char *path, struct tm_node *n);
-void tm_node_put(struct tm_fs *fs, struct tm_node *n);
+void tm_node_put(struct tm_node *n);
 
 /* The bytes of the trace of node n (TRACE, VIEW_DIR, VIEW): its file, or a virtual trace's
  * (format.h). Returns 0 or -errno; the caller closes src. */
@@ -107,9 +105,8 @@ int tm_fs_statfs(struct tm_fs *fs, struct statvfs *st);
 /* An open file of the mount. Nothing in it changes after open, so reads may run in parallel. */
 struct tm_fs_file {
 	enum tm_node_kind kind;
-	struct tm_trace *trace;
 	struct tm_source src;
-	struct tm_reader reader; /* VIEW */
+	struct tm_reader reader; /* VIEW: holds the trace */
 	char *text;		 /* META: the content, fixed at open */
 	size_t text_len;
 	/* To be served around the kernel's page cache: .tracemount files, whose content
@@ -139,8 +136,9 @@ void tm_fs_view_stat(const struct stat *trace, uint64_t size, struct stat *st);
 /* A source file or folder's attributes st as the mount shows them: read-only, and without
  * set-user-ID, set-group-ID or sticky bits (a read-only view is no place for privilege). */
 void tm_fs_source_stat(struct stat *st);
-/* The attributes of .tracemount file which, len bytes long. */
+/* The attributes of .tracemount file which, len bytes long, and of the folder. */
 void tm_fs_meta_stat(struct tm_fs *fs, enum tm_meta_file which, size_t len, struct stat *st);
+void tm_fs_meta_dir_stat(struct tm_fs *fs, struct stat *st);
 
 /* The content of a .tracemount file. Returns 0 or -ENOMEM; the caller frees *text. */
 int tm_fs_meta_text(struct tm_fs *fs, enum tm_meta_file which, char **text, size_t *len);

@@ -12,23 +12,21 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct tm_context;
-struct tm_trace;
-struct tm_source;
-struct tm_index;
+#include "tracemount/trace.h"
 
 struct tm_reader {
-	struct tm_context *ctx;
-	struct tm_trace *trace;
-	struct tm_source *src;
-	const struct tm_index *index; /* NULL for raw */
+	/* Its own open trace (a reference, ot's source), its index set unless the view is a
+	 * plain trace's raw */
+	struct tm_open_trace ot;
 	unsigned view;
 	_Atomic uint64_t next_off; /* where a streaming reader reads next: a read-ahead hint */
 };
 
-/* Prepares a reader of view `view` of t; builds the index unless the view is raw. */
-int tm_reader_open(struct tm_reader *r, struct tm_context *ctx, struct tm_trace *t,
-		   struct tm_source *src, unsigned view);
+/* Prepares a reader of view `view` of the open trace ot, which it copies (ot's source must
+ * outlive the reader); builds the index unless the view is a plain trace's raw. Returns 0 or
+ * -errno (-ENOENT: no such view); a reader that failed to open holds nothing, and closing it
+ * does nothing. */
+int tm_reader_open(struct tm_reader *r, const struct tm_open_trace *ot, unsigned view);
 void tm_reader_close(struct tm_reader *r);
 
 /* The view's exact size in bytes. */
@@ -42,11 +40,11 @@ ssize_t tm_reader_read(struct tm_reader *r, void *out, size_t size, uint64_t off
  * Returns 0 or -errno. */
 int tm_reader_render(const struct tm_reader *r, uint64_t chunk);
 
-/* Size of view `view` of t (building the index if needed) without opening a reader. */
-int tm_view_size(struct tm_trace *t, struct tm_source *src, unsigned view, uint64_t *size);
+/* Size of view `view` of ot (building the index if needed) without opening a reader. */
+int tm_view_size(const struct tm_open_trace *ot, unsigned view, uint64_t *size);
 
-/* Whether view `view` of t exists: 1 for every view but a group view without records (whose
+/* Whether view `view` of ot exists: 1 for every view but a group view without records (whose
  * answer needs the index, built if needed), else 0, or -errno. */
-int tm_view_exists(struct tm_trace *t, struct tm_source *src, unsigned view);
+int tm_view_exists(const struct tm_open_trace *ot, unsigned view);
 
 #endif

@@ -36,7 +36,4 @@ bool tm_formats_need_head(const struct tm_format *const *formats, const char *na
 int tm_format_bid(const struct tm_format *f, const char *name, const uint8_t *head,
 		  size_t head_len);
 
-/* Whether name ends in "." plus one of extensions. */
-int tm_name_has_extension(const char *name, const char *const *extensions);
-
 #endif

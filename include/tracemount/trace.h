@@ -1,11 +1,11 @@
-/* One recognised trace: its format, its views and, once built, its index.
+/* One recognised trace: its format, its views and, once built, its index; and the handle of a
+ * trace opened for reading (struct tm_open_trace).
  *
  * The index is built at most once at a time: the first caller builds it while others wait on
  * the trace's condition variable. A failed build is not kept, so the next access retries. */
 #ifndef TRACEMOUNT_TRACE_H
 #define TRACEMOUNT_TRACE_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -46,66 +46,85 @@ bool tm_file_identity_same_bytes(const struct tm_file_identity *id, const struct
 
 enum tm_trace_state { TM_TRACE_NEW, TM_TRACE_INDEXING, TM_TRACE_INDEXED, TM_TRACE_FAILED };
 
-struct tm_trace {
-	uint64_t uid; /* unique within a context; keys the chunk cache */
-	char *path;   /* relative to the source root */
-	const struct tm_format *fmt;
-	struct tm_view_table views;
-	struct tm_context *ctx; /* the context holding it */
-	/* The file as it was when the trace was first seen (has_identity: through
-	 * tm_context_trace_of): an index is built only from those bytes, and a chunk read after
-	 * the file changed fails with EIO rather than mix old and new. */
-	bool has_identity;
-	struct tm_file_identity id;
-	/* It replaced the trace of a file that changed, whose readers may still hold pages of
-	 * the same path: the mount serves it around the kernel's page cache. */
-	bool replaced;
+/* A trace, opaque: trace.c owns its whole life. A context (context.h) makes traces, holds one
+ * reference on each trace of its table and retires a trace whose file changed; whoever else
+ * uses a trace holds a reference of its own, and the last put frees it. */
+struct tm_trace;
 
-	pthread_mutex_t lock; /* guards everything below */
-	pthread_cond_t changed;
+/* Takes one more reference on a trace the caller holds. */
+void tm_trace_hold(struct tm_trace *t);
+/* Drops a reference; the last frees the trace, its views and its index. */
+void tm_trace_put(struct tm_trace *t);
+
+/* Its path, relative to the source root. */
+const char *tm_trace_path(const struct tm_trace *t);
+const struct tm_format *tm_trace_format(const struct tm_trace *t);
+/* The context that made it. */
+struct tm_context *tm_trace_context(const struct tm_trace *t);
+/* The chunk cache's owner key of its decoded chunks (chunk_cache.h's tm_cache_owner gives its
+ * views'): unique within its context. */
+uint64_t tm_trace_owner(const struct tm_trace *t);
+/* Its views: the table, and view v of it or NULL past the end. */
+const struct tm_view_table *tm_trace_views(const struct tm_trace *t);
+const struct tm_view *tm_trace_view(const struct tm_trace *t, unsigned v);
+/* Whether it replaced the trace of a file that changed, whose readers may still hold pages of
+ * the same path: the mount serves it around the kernel's page cache. */
+bool tm_trace_replaced(const struct tm_trace *t);
+/* References held on it, its context's included (for tests). */
+unsigned tm_trace_refs(const struct tm_trace *t);
+
+/* Where a trace's index stands, read at once under the trace's lock. */
+struct tm_trace_progress {
 	enum tm_trace_state state;
-	uint64_t progress_done, progress_total;
-	struct tm_index *index;
-	bool from_file; /* the index was read from an index file */
-	int error;	/* last build's -errno */
-
-	/* under the context's lock: in its table, or retired (replaced by a newer trace of the
-	 * same path, for a changed file) and freed at its last put */
-	unsigned refs;
-	bool retired;
-	struct tm_trace *hash_next;
+	uint64_t done, total;	       /* INDEXING: bytes read of the trace's (compressed) bytes */
+	uint64_t records, index_bytes; /* INDEXED: records, and memory the index holds */
+	uint64_t problems;	       /* INDEXED: the lines of its errors.txt */
+	int error;		       /* FAILED: the last build's -errno */
 };
-
-/* The trace's index, building it from src if needed. Returns 0 or -errno. The index stays
- * valid while the caller holds its reference to the trace. */
-int tm_trace_index(struct tm_trace *t, struct tm_source *src, const struct tm_index **out);
-
-/* Whether src still reads the file as it was when t was first seen (a sum, which has no file,
- * never changes). */
-bool tm_trace_unchanged(const struct tm_trace *t, struct tm_source *src);
-
-/* Whether the trace's bytes in src are gzip-compressed (gzip.h's tm_gz_detect). */
-bool tm_trace_is_gzip(const struct tm_trace *t, struct tm_source *src);
-
-/* Reads len trace bytes at off (decompressed offsets for a gzip trace, whose spans are
- * decompressed through the context's cache). ix may be NULL for a plain trace. Returns the
- * count (short only at the end) or -errno. */
-ssize_t tm_trace_read(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
-		      struct tm_source *src, void *buf, size_t len, uint64_t off);
-
-/* Piece `piece` of a gzip trace (gzip.h), decompressed, through the context's cache (as
- * bytes). Returns 0 or -errno; release with tm_trace_chunk_release(). */
-int tm_trace_piece(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
-		   struct tm_source *src, uint64_t piece, struct tm_cached_chunk **out);
-
-/* Decodes chunk `chunk` of the trace (through the context's cache). Returns 0 or -errno;
- * -EIO when the data no longer matches the index. Release with tm_trace_chunk_release(). */
-int tm_trace_chunk(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
-		   struct tm_source *src, uint64_t chunk, struct tm_cached_chunk **out);
-void tm_trace_chunk_release(struct tm_context *ctx, struct tm_cached_chunk *c);
+void tm_trace_progress(struct tm_trace *t, struct tm_trace_progress *out);
 
 /* One line for .tracemount/status, without the newline: path, format, state, records and
  * index bytes, separated by tabs ("-" where not known yet). Returns snprintf's count. */
 int tm_trace_status(struct tm_trace *t, char *buf, size_t len);
+
+/* A trace opened for reading: the one handle the reader, view rendering, the mount's files and
+ * the commands pass around, in place of a context, a trace, an index and a source (the context
+ * is tm_trace_context(trace)). A value: tm_trace_open fills it, tm_trace_close empties it;
+ * each holds its own reference on the trace. */
+struct tm_open_trace {
+	struct tm_trace *trace;
+	struct tm_source *src;	      /* the trace's bytes, the caller's: it outlives the handle */
+	const struct tm_index *index; /* NULL until tm_trace_index; stays valid with trace */
+};
+
+/* Opens t for reading its bytes src; takes a reference on t. */
+void tm_trace_open(struct tm_open_trace *ot, struct tm_trace *t, struct tm_source *src);
+void tm_trace_close(struct tm_open_trace *ot);
+
+/* Sets ot->index, building the trace's index from ot->src if no one has (the first caller
+ * builds, others wait for it; a failed build is not kept, so the next call retries). Returns
+ * 0 or -errno. */
+int tm_trace_index(struct tm_open_trace *ot);
+
+/* Whether ot->src still reads the file as it was when the trace was first seen (a virtual
+ * trace, which has no file, never changes). */
+bool tm_trace_unchanged(const struct tm_open_trace *ot);
+
+/* Whether the trace's bytes are gzip-compressed (gzip.h's tm_gz_detect). */
+bool tm_trace_is_gzip(const struct tm_open_trace *ot);
+
+/* Reads len trace bytes at off (decompressed offsets for a gzip trace, whose pieces are
+ * decompressed through the context's cache, so ot->index must be set). Returns the count
+ * (short only at the end) or -errno. */
+ssize_t tm_trace_read(const struct tm_open_trace *ot, void *buf, size_t len, uint64_t off);
+
+/* Piece `piece` of a gzip trace (gzip.h), decompressed, through the context's cache (as
+ * bytes). Returns 0 or -errno; release with tm_trace_chunk_release(). */
+int tm_trace_piece(const struct tm_open_trace *ot, uint64_t piece, struct tm_cached_chunk **out);
+
+/* Decodes chunk `chunk` of the trace (through the context's cache). Returns 0 or -errno;
+ * -EIO when the data no longer matches the index. Release with tm_trace_chunk_release(). */
+int tm_trace_chunk(const struct tm_open_trace *ot, uint64_t chunk, struct tm_cached_chunk **out);
+void tm_trace_chunk_release(const struct tm_open_trace *ot, struct tm_cached_chunk *c);
 
 #endif

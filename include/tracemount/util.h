@@ -4,9 +4,20 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+/* Elements of array a (an array, not a pointer: -Wsizeof-pointer-div, in -Wall, rejects one). */
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 extern const char tm_hex_digits[16];
 extern const char tm_hex_pairs[256][2]; /* "00" .. "ff" */
+
+/* The last component of a path ("b" of "a/b"). */
+static inline const char *tm_base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
 
 /* Writes v as exactly `digits` lower-case hex digits (most significant first). */
 static inline char *tm_put_hex(char *out, uint64_t v, unsigned digits)
@@ -77,6 +88,11 @@ static inline uint32_t tm_be32(const uint8_t *p)
  * and every byte that is not part of a valid UTF-8 sequence as \ooo (three octal digits); the
  * rest, valid UTF-8 included, as it is. Returns a malloc'ed string, or NULL (no memory). */
 char *tm_escape_name(const char *name);
+
+/* Whether name ends in "." plus one of extensions (NULL-terminated; NULL: none). The formats'
+ * name bids use it; here, not in the registry, so that no format depends on the list of
+ * formats. */
+int tm_name_has_extension(const char *name, const char *const *extensions);
 
 /* Parses a size such as "64M", "1G", "4096" (suffixes K, M, G, T, powers of 1024).
  * Returns 0 or -EINVAL. */

@@ -92,7 +92,7 @@ static void log_warning(int priority, const char *line)
 void tm_cli_log_warnings(struct tm_context *ctx, const char *cmd)
 {
 	log_cmd = cmd;
-	ctx->log = log_warning;
+	tm_context_set_log(ctx, log_warning);
 }
 
 void tm_cli_print_formats(FILE *out)
@@ -118,8 +118,8 @@ void tm_cli_human_size(char *buf, size_t len, double bytes)
 struct cli_trace {
 	const char *cmd;
 	struct tm_context *ctx;
-	struct tm_trace *trace;
 	struct tm_source src;
+	struct tm_open_trace ot; /* of src, once open_trace succeeded */
 	const char *path;
 };
 
@@ -249,17 +249,19 @@ static int open_trace(struct cli_trace *ct, const char *path, const char *format
 			ct->cmd, path);
 		return 1;
 	}
-	if ((err = tm_context_trace(ct->ctx, path, fmt, &ct->trace)) < 0) {
+	struct tm_trace *t;
+	if ((err = tm_context_trace(ct->ctx, path, fmt, &t)) < 0) {
 		fprintf(stderr, "tracemount %s: %s: %s\n", ct->cmd, path, strerror(-err));
 		return 1;
 	}
+	tm_trace_open(&ct->ot, t, &ct->src);
+	tm_trace_put(t); /* the open trace holds its own */
 	return 0;
 }
 
 static void close_trace(struct cli_trace *ct)
 {
-	if (ct->trace)
-		tm_context_trace_put(ct->ctx, ct->trace);
+	tm_trace_close(&ct->ot);
 	tm_source_close(&ct->src);
 	tm_context_free(ct->ctx);
 }
@@ -268,7 +270,7 @@ static int copy_view(struct cli_trace *ct, unsigned view, const char *name)
 {
 	struct tm_reader r;
 	static char buf[1 << 20];
-	int err = tm_reader_open(&r, ct->ctx, ct->trace, &ct->src, view);
+	int err = tm_reader_open(&r, &ct->ot, view);
 	if (err) {
 		fprintf(stderr, "tracemount cat: %s: indexing failed: %s\n", ct->path,
 			strerror(-err));
@@ -309,8 +311,8 @@ int tm_cmd_cat(int argc, char **argv)
 	const char *view_name = argv[optind + 1];
 	if ((status = open_trace(&ct, argv[optind], format)) != 0)
 		goto out;
-	int v = tm_view_table_find(&ct.trace->views, view_name);
-	if (v >= 0 && (status = tm_view_exists(ct.trace, &ct.src, (unsigned)v)) < 0) {
+	int v = tm_view_table_find(tm_trace_views(ct.ot.trace), view_name);
+	if (v >= 0 && (status = tm_view_exists(&ct.ot, (unsigned)v)) < 0) {
 		fprintf(stderr, "tracemount cat: %s: indexing failed: %s\n", ct.path,
 			strerror(-status));
 		status = 1;
@@ -334,14 +336,14 @@ int tm_cmd_ls(int argc, char **argv)
 	int status = parse_args(&ct, argc, argv, 1, &format, "TRACE", ls_what);
 	if (status || (status = open_trace(&ct, argv[optind], format)) != 0)
 		goto out;
-	const struct tm_view_table *vt = &ct.trace->views;
+	const struct tm_view_table *vt = tm_trace_views(ct.ot.trace);
 	status = 1;
 	if (!(sizes = calloc(vt->n_views, sizeof(*sizes)))) {
 		fprintf(stderr, "tracemount ls: out of memory\n");
 		goto out;
 	}
 	for (unsigned v = 0; v < vt->n_views; v++) {
-		int err = tm_view_size(ct.trace, &ct.src, v, &sizes[v]);
+		int err = tm_view_size(&ct.ot, v, &sizes[v]);
 		if (err) {
 			fprintf(stderr, "tracemount ls: %s: indexing failed: %s\n", ct.path,
 				strerror(-err));

@@ -101,7 +101,8 @@ static double now(void)
 }
 
 /* Bytes done: the finished jobs' and the running ones' progress. The traces stay in the
- * context's table until it is freed, so a pointer read here is valid. */
+ * context's table, which holds a reference on each, until it is freed, so a pointer read
+ * here is valid. */
 static uint64_t bytes_done(struct run *r, unsigned jobs)
 {
 	uint64_t done = atomic_load(&r->done);
@@ -109,9 +110,9 @@ static uint64_t bytes_done(struct run *r, unsigned jobs)
 		struct tm_trace *t = atomic_load(&r->active[i]);
 		if (!t)
 			continue;
-		pthread_mutex_lock(&t->lock);
-		done += t->state == TM_TRACE_INDEXING ? t->progress_done : 0;
-		pthread_mutex_unlock(&t->lock);
+		struct tm_trace_progress p;
+		tm_trace_progress(t, &p);
+		done += p.state == TM_TRACE_INDEXING ? p.done : 0;
 	}
 	return done;
 }
@@ -310,7 +311,7 @@ static int run_index(struct opts *o, char **paths, int n_paths)
 	}
 	/* The traces' paths are relative to the current folder (root_path NULL): their index
 	 * files record where they are resolved to. */
-	r.ctx->force_rebuild = o->force;
+	tm_context_set_force_rebuild(r.ctx, o->force);
 	tm_cli_log_warnings(r.ctx, "index");
 	for (unsigned i = 0; i < o->n_formats; i++)
 		if ((status = tm_cli_add_format(r.ctx, "index", o->formats[i])) != 0)
@@ -363,14 +364,14 @@ static int run_index(struct opts *o, char **paths, int n_paths)
 	char size[32];
 	double secs = now() - start;
 	tm_cli_human_size(size, sizeof(size), (double)total);
-	pthread_mutex_lock(&r.ctx->lock);
+	struct tm_index_counts c;
+	tm_context_counts(r.ctx, &c);
 	fprintf(stderr,
 		"tracemount index: %zu traces, %s in %.1f s: %" PRIu64 " indexed, %" PRIu64
 		" up to date, %" PRIu64 " out of date, %u failed%s%s; index files in %s\n",
-		r.n_jobs, size, secs, r.ctx->n_built, r.ctx->n_loaded, r.ctx->n_stale, failed,
+		r.n_jobs, size, secs, c.built, c.loaded, c.stale, failed,
 		r.walk_errors ? ", some paths unreadable" : "",
 		r.not_traces ? ", some paths not traces" : "", cache);
-	pthread_mutex_unlock(&r.ctx->lock);
 	status = failed || r.walk_errors || r.not_traces ? 1 : 0;
 out:
 	for (size_t k = 0; k < r.n_jobs; k++)

@@ -78,7 +78,7 @@ static const struct {
 
 static int run_command(int argc, char **argv)
 {
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (strcmp(argv[0], commands[i].name) == 0)
 			return commands[i].run(argc, argv);
 	return -1;

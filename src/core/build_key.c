@@ -8,7 +8,7 @@
 
 #include "tracemount/build_id.h"
 
-static char key[128];
+static char key[TM_BUILD_KEY_LEN];
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
 static void make_key(void)

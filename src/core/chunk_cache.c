@@ -8,7 +8,7 @@
 
 #define N_BUCKETS 4096
 
-#define OWNER_UID_MASK ((1ull << 48) - 1)
+#define TRACE_OWNER_MASK ((1ull << 48) - 1)
 
 struct tm_chunk_cache {
 	pthread_mutex_t lock;
@@ -201,13 +201,13 @@ void tm_chunk_cache_release(struct tm_chunk_cache *cc, struct tm_cached_chunk *c
 	pthread_mutex_unlock(&cc->lock);
 }
 
-void tm_chunk_cache_forget(struct tm_chunk_cache *cc, uint64_t trace_uid)
+void tm_chunk_cache_forget(struct tm_chunk_cache *cc, uint64_t owner)
 {
 	pthread_mutex_lock(&cc->lock);
 	struct tm_cached_chunk *c = cc->lru;
 	while (c) {
 		struct tm_cached_chunk *prev = c->lru_prev;
-		if ((c->owner & OWNER_UID_MASK) == trace_uid && !c->refs)
+		if ((c->owner & TRACE_OWNER_MASK) == owner && !c->refs)
 			drop(cc, c);
 		c = prev;
 	}

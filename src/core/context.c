@@ -1,10 +1,11 @@
-/* The traces of one mount, found by path in a hash table, and format detection. */
+/* The traces of one mount, found by path in a hash table, what they share, and format
+ * detection. The traces' own life is trace.c's: see context.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,14 +13,39 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "trace_env.h"
 #include "tracemount/chunk_cache.h"
 #include "tracemount/context.h"
-#include "tracemount/index.h"
 #include "tracemount/index_file.h"
+#include "tracemount/log.h"
 #include "tracemount/readahead.h"
 #include "tracemount/registry.h"
 #include "tracemount/source.h"
 #include "tracemount/trace.h"
+#include "tracemount/util.h"
+
+struct tm_override {
+	char *glob; /* matched against the base name, or the relative path if it has a '/' */
+	const struct tm_format *fmt;
+};
+
+/* One trace of the table, on which the table holds a reference. */
+struct entry {
+	struct tm_trace *trace;
+	struct entry *next;
+};
+
+struct tm_context {
+	struct tm_trace_env env;	/* what the traces share: trace_env.h */
+	struct tm_readahead *readahead; /* renders ahead of streaming readers */
+	struct tm_override *overrides;
+	unsigned n_overrides;
+
+	pthread_mutex_t lock; /* guards the table */
+	struct entry **table;
+	size_t table_size, n_traces;
+	uint64_t next_owner;
+};
 
 int tm_context_new(size_t memory, struct tm_context **out)
 {
@@ -28,50 +54,42 @@ int tm_context_new(size_t memory, struct tm_context **out)
 		return -ENOMEM;
 	ctx->table_size = 256;
 	ctx->table = calloc(ctx->table_size, sizeof(*ctx->table));
-	if (!ctx->table || tm_chunk_cache_new(memory, &ctx->cache) < 0 ||
+	if (!ctx->table || tm_chunk_cache_new(memory, &ctx->env.cache) < 0 ||
 	    tm_readahead_new(&ctx->readahead) < 0) {
-		tm_chunk_cache_free(ctx->cache);
+		tm_chunk_cache_free(ctx->env.cache);
 		free(ctx->table);
 		free(ctx);
 		return -ENOMEM;
 	}
+	ctx->env.ctx = ctx;
 	pthread_mutex_init(&ctx->lock, NULL);
-	ctx->next_uid = 1;
+	ctx->next_owner = 1;
 	*out = ctx;
 	return 0;
-}
-
-static void trace_free(struct tm_trace *t)
-{
-	tm_index_free(t->index);
-	tm_view_table_free(&t->views);
-	pthread_mutex_destroy(&t->lock);
-	pthread_cond_destroy(&t->changed);
-	free(t->path);
-	free(t);
 }
 
 void tm_context_free(struct tm_context *ctx)
 {
 	if (!ctx)
 		return;
-	tm_readahead_free(ctx->readahead); /* first: its worker uses the cache and the traces */
+	tm_readahead_free(ctx->readahead); /* first: its jobs hold traces and use the cache */
 	for (size_t i = 0; i < ctx->table_size; i++) {
 		while (ctx->table[i]) {
-			struct tm_trace *t = ctx->table[i];
-			ctx->table[i] = t->hash_next;
-			trace_free(t);
+			struct entry *e = ctx->table[i];
+			ctx->table[i] = e->next;
+			tm_trace_put(e->trace);
+			free(e);
 		}
 	}
 	for (unsigned i = 0; i < ctx->n_overrides; i++)
 		free(ctx->overrides[i].glob);
 	free(ctx->overrides);
 	free(ctx->table);
-	if (ctx->store)
-		tm_index_store_close(ctx->store);
-	free(ctx->store);
-	free(ctx->root_path);
-	tm_chunk_cache_free(ctx->cache);
+	if (ctx->env.store)
+		tm_index_store_close(ctx->env.store);
+	free(ctx->env.store);
+	free(ctx->env.root_path);
+	tm_chunk_cache_free(ctx->env.cache);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);
 }
@@ -89,20 +107,66 @@ int tm_context_set_store(struct tm_context *ctx, const char *dir, bool parents, 
 		free(s);
 		return r;
 	}
-	ctx->store = s;
+	if (ctx->env.store) {
+		tm_index_store_close(ctx->env.store);
+		free(ctx->env.store);
+	}
+	ctx->env.store = s;
 	return 0;
 }
 
-void tm_context_log(struct tm_context *ctx, int priority, const char *fmt, ...)
+int tm_context_set_root(struct tm_context *ctx, const char *root)
 {
-	char line[1024];
-	va_list ap;
-	if (!ctx->log)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	ctx->log(priority, line);
+	char *copy = root ? strdup(root) : NULL;
+	if (root && !copy)
+		return -ENOMEM;
+	free(ctx->env.root_path);
+	ctx->env.root_path = copy;
+	return 0;
+}
+
+void tm_context_set_force_rebuild(struct tm_context *ctx, bool force)
+{
+	ctx->env.force_rebuild = force;
+}
+
+void tm_context_set_log(struct tm_context *ctx, tm_log_fn *log)
+{
+	ctx->env.log = log;
+}
+
+tm_log_fn *tm_context_logger(const struct tm_context *ctx)
+{
+	return ctx->env.log;
+}
+
+void tm_context_stop(struct tm_context *ctx)
+{
+	atomic_store(&ctx->env.stopping, true);
+}
+
+struct tm_chunk_cache *tm_context_cache(const struct tm_context *ctx)
+{
+	return ctx->env.cache;
+}
+
+struct tm_readahead *tm_context_readahead(const struct tm_context *ctx)
+{
+	return ctx->readahead;
+}
+
+void tm_context_counts(const struct tm_context *ctx, struct tm_index_counts *out)
+{
+	out->built = atomic_load(&ctx->env.n_built);
+	out->loaded = atomic_load(&ctx->env.n_loaded);
+	out->refused = atomic_load(&ctx->env.n_refused);
+	out->stale = atomic_load(&ctx->env.n_stale);
+	out->failed = atomic_load(&ctx->env.n_failed);
+}
+
+unsigned tm_context_override_count(const struct tm_context *ctx)
+{
+	return ctx->n_overrides;
 }
 
 int tm_context_add_override(struct tm_context *ctx, const char *spec)
@@ -124,15 +188,9 @@ int tm_context_add_override(struct tm_context *ctx, const char *spec)
 	return 0;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
-}
-
 static const struct tm_format *find_override(struct tm_context *ctx, const char *path)
 {
-	const char *name = base_name(path);
+	const char *name = tm_base_name(path);
 	for (unsigned i = 0; i < ctx->n_overrides; i++) {
 		const char *glob = ctx->overrides[i].glob;
 		int by_path = strchr(glob, '/') != NULL;
@@ -146,7 +204,7 @@ const struct tm_format *tm_context_detect_head(struct tm_context *ctx, const cha
 					       const uint8_t *head, size_t head_len)
 {
 	const struct tm_format *fmt = find_override(ctx, path);
-	return fmt ? fmt : tm_format_detect(base_name(path), head, head_len);
+	return fmt ? fmt : tm_format_detect(tm_base_name(path), head, head_len);
 }
 
 const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, const char *path)
@@ -155,8 +213,8 @@ const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, con
 	if (fmt)
 		return fmt;
 	/* the name alone decides most files: a listing then opens none of them */
-	if (!tm_format_detect_needs_head(base_name(path)))
-		return tm_format_detect(base_name(path), NULL, 0);
+	if (!tm_format_detect_needs_head(tm_base_name(path)))
+		return tm_format_detect(tm_base_name(path), NULL, 0);
 
 	uint8_t head[TM_PROBE_HEAD_LEN];
 	ssize_t n = -1;
@@ -165,7 +223,7 @@ const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, con
 		n = pread(fd, head, sizeof(head), 0);
 		close(fd);
 	}
-	return tm_format_detect(base_name(path), n > 0 ? head : NULL, n > 0 ? (size_t)n : 0);
+	return tm_format_detect(tm_base_name(path), n > 0 ? head : NULL, n > 0 ? (size_t)n : 0);
 }
 
 static size_t hash_path(const char *s, size_t table_size)
@@ -179,16 +237,16 @@ static size_t hash_path(const char *s, size_t table_size)
 static int table_grow(struct tm_context *ctx)
 {
 	size_t n = ctx->table_size * 2;
-	struct tm_trace **table = calloc(n, sizeof(*table));
+	struct entry **table = calloc(n, sizeof(*table));
 	if (!table)
 		return -ENOMEM;
 	for (size_t i = 0; i < ctx->table_size; i++) {
 		while (ctx->table[i]) {
-			struct tm_trace *t = ctx->table[i];
-			ctx->table[i] = t->hash_next;
-			size_t h = hash_path(t->path, n);
-			t->hash_next = table[h];
-			table[h] = t;
+			struct entry *e = ctx->table[i];
+			ctx->table[i] = e->next;
+			size_t h = hash_path(tm_trace_path(e->trace), n);
+			e->next = table[h];
+			table[h] = e;
 		}
 	}
 	free(ctx->table);
@@ -197,80 +255,64 @@ static int table_grow(struct tm_context *ctx)
 	return 0;
 }
 
-static struct tm_trace *trace_new(struct tm_context *ctx, const char *path,
-				  const struct tm_format *fmt)
+/* The table's link to the trace at path: where it is, or where it would go. Under the lock. */
+static struct entry **find_slot(struct tm_context *ctx, const char *path)
 {
-	struct tm_trace *t = calloc(1, sizeof(*t));
-	if (!t || !(t->path = strdup(path)) ||
-	    tm_view_table_init(&t->views, fmt, base_name(path)) < 0) {
-		if (t)
-			free(t->path);
-		free(t);
-		return NULL;
-	}
-	t->fmt = fmt;
-	t->ctx = ctx;
-	pthread_mutex_init(&t->lock, NULL);
-	pthread_cond_init(&t->changed, NULL);
-	return t;
+	struct entry **p = &ctx->table[hash_path(path, ctx->table_size)];
+	while (*p && strcmp(tm_trace_path((*p)->trace), path) != 0)
+		p = &(*p)->next;
+	return p;
 }
 
-/* Takes t out of the table; it is freed at its last put. Under the lock. */
-static void retire(struct tm_context *ctx, struct tm_trace *t)
+/* A new trace at *p, where find_slot left it. Under the lock. */
+static int add_trace(struct tm_context *ctx, const char *path, const struct tm_format *fmt,
+		     const struct stat *st, bool replaced, struct entry **p)
 {
-	struct tm_trace **p = &ctx->table[hash_path(t->path, ctx->table_size)];
-	while (*p != t)
-		p = &(*p)->hash_next;
-	*p = t->hash_next;
-	ctx->n_traces--;
-	t->retired = true;
-	tm_chunk_cache_forget(ctx->cache, t->uid);
-	if (!t->refs)
-		trace_free(t);
+	struct entry *e = malloc(sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	int err = tm_trace_new(&ctx->env, ctx->next_owner, path, fmt, st, replaced, &e->trace);
+	if (err) {
+		free(e);
+		return err;
+	}
+	ctx->next_owner++;
+	e->next = *p;
+	*p = e;
+	ctx->n_traces++;
+	return 0;
 }
 
 int tm_context_trace_of(struct tm_context *ctx, const char *path, const struct tm_format *fmt,
 			const struct stat *st, struct tm_trace **out)
 {
 	int err = 0;
-	pthread_mutex_lock(&ctx->lock);
-	size_t h = hash_path(path, ctx->table_size);
-	struct tm_trace *t = ctx->table[h];
-	while (t && strcmp(t->path, path) != 0)
-		t = t->hash_next;
 	bool replaced = false;
-	if (t && st && (t->fmt != fmt || !t->has_identity || !tm_file_identity_same(&t->id, st))) {
-		tm_context_log(ctx, LOG_INFO, "%s changed: indexed anew", path);
-		retire(ctx, t);
-		t = NULL;
+	pthread_mutex_lock(&ctx->lock);
+	struct entry **p = find_slot(ctx, path);
+	if (*p && st && !tm_trace_same_file((*p)->trace, fmt, st)) {
+		struct entry *e = *p;
+		tm_log(ctx->env.log, LOG_INFO, "%s changed: indexed anew", path);
+		*p = e->next;
+		ctx->n_traces--;
+		tm_trace_retire(e->trace);
+		free(e);
 		replaced = true;
+		p = find_slot(ctx, path); /* *p is now the next entry, another path's */
 	}
-	if (t && t->fmt != fmt) {
+	if (*p && tm_trace_format((*p)->trace) != fmt) {
 		err = -ESTALE; /* same path, now another format: the file was replaced */
 		goto out;
 	}
-	if (!t) {
-		if (ctx->n_traces >= ctx->table_size && table_grow(ctx) < 0) {
-			err = -ENOMEM;
+	if (!*p) {
+		if (ctx->n_traces >= ctx->table_size && (err = table_grow(ctx)) < 0)
 			goto out;
-		}
-		if (!(t = trace_new(ctx, path, fmt))) {
-			err = -ENOMEM;
+		p = find_slot(ctx, path);
+		if ((err = add_trace(ctx, path, fmt, st, replaced, p)) < 0)
 			goto out;
-		}
-		t->replaced = replaced;
-		if (st) {
-			t->has_identity = true;
-			tm_file_identity_of(st, &t->id);
-		}
-		t->uid = ctx->next_uid++;
-		h = hash_path(path, ctx->table_size);
-		t->hash_next = ctx->table[h];
-		ctx->table[h] = t;
-		ctx->n_traces++;
 	}
-	t->refs++;
-	*out = t;
+	tm_trace_hold((*p)->trace);
+	*out = (*p)->trace;
 out:
 	pthread_mutex_unlock(&ctx->lock);
 	return err;
@@ -282,24 +324,10 @@ int tm_context_trace(struct tm_context *ctx, const char *path, const struct tm_f
 	return tm_context_trace_of(ctx, path, fmt, NULL, out);
 }
 
-void tm_context_trace_put(struct tm_context *ctx, struct tm_trace *t)
-{
-	pthread_mutex_lock(&ctx->lock);
-	if (!--t->refs && t->retired)
-		trace_free(t);
-	pthread_mutex_unlock(&ctx->lock);
-}
-
-void tm_context_trace_hold(struct tm_context *ctx, struct tm_trace *t)
-{
-	pthread_mutex_lock(&ctx->lock);
-	t->refs++;
-	pthread_mutex_unlock(&ctx->lock);
-}
-
 static int cmp_path(const void *a, const void *b)
 {
-	return strcmp((*(struct tm_trace *const *)a)->path, (*(struct tm_trace *const *)b)->path);
+	return strcmp(tm_trace_path(*(struct tm_trace *const *)a),
+		      tm_trace_path(*(struct tm_trace *const *)b));
 }
 
 int tm_context_status(struct tm_context *ctx, char **text, size_t *len)
@@ -314,19 +342,19 @@ int tm_context_status(struct tm_context *ctx, char **text, size_t *len)
 		goto out;
 	size_t n = 0;
 	for (size_t i = 0; i < ctx->table_size; i++)
-		for (struct tm_trace *t = ctx->table[i]; t; t = t->hash_next)
-			all[n++] = t;
+		for (struct entry *e = ctx->table[i]; e; e = e->next)
+			all[n++] = e->trace;
 	qsort(all, n, sizeof(*all), cmp_path);
 	uint64_t problems = 0, with_problems = 0;
 	for (size_t i = 0; i < n; i++) {
 		char line[4 * PATH_MAX +
 			  512]; /* a path escaped (4 bytes a byte at most), the rest */
-		pthread_mutex_lock(&all[i]->lock);
-		if (all[i]->state == TM_TRACE_INDEXED && all[i]->index->n_errors) {
-			problems += all[i]->index->n_errors;
+		struct tm_trace_progress p;
+		tm_trace_progress(all[i], &p);
+		if (p.problems) {
+			problems += p.problems;
 			with_problems++;
 		}
-		pthread_mutex_unlock(&all[i]->lock);
 		int l = tm_trace_status(all[i], line, sizeof(line) - 1);
 		if (l < 0)
 			continue;
@@ -347,14 +375,15 @@ int tm_context_status(struct tm_context *ctx, char **text, size_t *len)
 		used += (size_t)l;
 	}
 	char summary[512];
-	int l =
-	    snprintf(summary, sizeof(summary),
-		     "# %zu traces; indexes: %" PRIu64 " built, %" PRIu64
-		     " read from index files, %" PRIu64 " index files refused, %" PRIu64
-		     " index files out of date, %" PRIu64 " builds failed; %" PRIu64
-		     " problems in the errors.txt of %" PRIu64 " traces; cache %s\n",
-		     n, ctx->n_built, ctx->n_loaded, ctx->n_refused, ctx->n_stale, ctx->n_failed,
-		     problems, with_problems, ctx->store ? ctx->store->dir : "none");
+	struct tm_index_counts c;
+	tm_context_counts(ctx, &c);
+	int l = snprintf(summary, sizeof(summary),
+			 "# %zu traces; indexes: %" PRIu64 " built, %" PRIu64
+			 " read from index files, %" PRIu64 " index files refused, %" PRIu64
+			 " index files out of date, %" PRIu64 " builds failed; %" PRIu64
+			 " problems in the errors.txt of %" PRIu64 " traces; cache %s\n",
+			 n, c.built, c.loaded, c.refused, c.stale, c.failed, problems,
+			 with_problems, ctx->env.store ? ctx->env.store->dir : "none");
 	char *nb = realloc(buf, used + (size_t)l + 1);
 	if (!nb)
 		goto out;

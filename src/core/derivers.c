@@ -1,17 +1,23 @@
-/* The one list of derivers (derive.h). Adding one: one file, one line here. */
+/* The one list of derivers (derive.h). Adding one: one file, one line in TM_DERIVER_LIST here, one
+ * meson line. */
 #include "tracemount/derive.h"
 
-extern const struct tm_deriver tm_deriver_spix;
+/* One line per deriver, in the order of their views and stats.json objects: DERIVER(x)
+ * stands for the table tm_deriver_x. */
+#define TM_DERIVER_LIST(DERIVER)                                                                   \
+	DERIVER(spix) /* spix/: basic-block counts, as SpixTools makes them */
 
-const struct tm_deriver *const tm_derivers[] = {
-    &tm_deriver_spix, /* spix/: basic-block counts, as SpixTools makes them */
-    NULL,
-};
+#define DECLARE_DERIVER(x) extern const struct tm_deriver tm_deriver_##x;
+#define LIST_DERIVER(x)	   &tm_deriver_##x,
+
+TM_DERIVER_LIST(DECLARE_DERIVER)
+
+const struct tm_deriver *const tm_derivers[] = {TM_DERIVER_LIST(LIST_DERIVER) NULL};
 
 unsigned tm_derived_views(const struct tm_format *fmt)
 {
 	unsigned n = 0;
 	for (const struct tm_deriver *const *d = tm_derivers; *d && tm_derivers_apply(fmt); d++)
-		n += (*d)->n_views;
+		n += (*d)->n_outputs;
 	return n;
 }

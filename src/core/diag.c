@@ -34,10 +34,12 @@ static int diag_reserve(struct tm_diag *d, size_t more)
 	return 0;
 }
 
+#define MAX_ENTRY 512 /* bytes of an entry, its newline included: a longer one is cut */
+
 static void diag_vadd(struct tm_diag *d, const char *prefix, uint64_t where, const char *fmt,
 		      va_list ap)
 {
-	char line[512];
+	char line[MAX_ENTRY];
 	int n = 0;
 
 	d->count++;
@@ -103,7 +105,7 @@ void tm_diag_note(struct tm_diag *d, const char *fmt, ...)
 
 int tm_diag_finish(struct tm_diag *d)
 {
-	char line[128];
+	char line[sizeof("18446744073709551615 more problems not listed\n")];
 	if (!d->dropped)
 		return d->err;
 	int n = snprintf(line, sizeof(line), "%" PRIu64 " more problems not listed\n", d->dropped);

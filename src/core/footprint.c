@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tracemount/footprint.h"
+#include "tracemount/util.h"
 
 void tm_footprint_init(struct tm_footprint *f)
 {
@@ -24,7 +25,7 @@ static size_t slot_of(uint64_t key, size_t n_slots)
 	return (size_t)(key >> 32) & (n_slots - 1);
 }
 
-static int grow(struct tm_footprint *f)
+static int grow_slots(struct tm_footprint *f)
 {
 	size_t n = f->n_slots ? f->n_slots * 2 : 64;
 	struct tm_footprint_block **slots = calloc(n, sizeof(*slots));
@@ -53,7 +54,7 @@ static struct tm_footprint_block *find_block(struct tm_footprint *f, uint64_t ke
 			if (f->slots[s]->key == key)
 				return f->slots[s];
 	}
-	if ((f->n_blocks + 1) * 2 > f->n_slots && grow(f) < 0)
+	if ((f->n_blocks + 1) * 2 > f->n_slots && grow_slots(f) < 0)
 		return NULL;
 	struct tm_footprint_block *b = calloc(1, sizeof(*b));
 	if (!b)
@@ -84,7 +85,7 @@ uint64_t tm_footprint_count(const struct tm_footprint *f)
 	uint64_t n = 0;
 	for (size_t i = 0; i < f->n_slots; i++) {
 		const struct tm_footprint_block *b = f->slots[i];
-		for (size_t w = 0; b && w < sizeof(b->bits) / sizeof(b->bits[0]); w++)
+		for (size_t w = 0; b && w < ARRAY_SIZE(b->bits); w++)
 			n += (uint64_t)__builtin_popcountll(b->bits[w]);
 	}
 	return n;
@@ -95,7 +96,7 @@ uint64_t tm_footprint_count_groups64(const struct tm_footprint *f)
 	uint64_t n = 0;
 	for (size_t i = 0; i < f->n_slots; i++) {
 		const struct tm_footprint_block *b = f->slots[i];
-		for (size_t w = 0; b && w < sizeof(b->bits) / sizeof(b->bits[0]); w++)
+		for (size_t w = 0; b && w < ARRAY_SIZE(b->bits); w++)
 			n += b->bits[w] != 0;
 	}
 	return n;
@@ -110,7 +111,7 @@ static int any_bits(uint64_t w, unsigned lo, unsigned n)
 
 uint64_t tm_footprint_count_groups(const struct tm_footprint *f, unsigned shift)
 {
-	const size_t words = sizeof(f->slots[0]->bits) / sizeof(uint64_t);
+	const size_t words = ARRAY_SIZE(f->slots[0]->bits);
 	uint64_t n = 0;
 	if (shift > TM_FOOTPRINT_BLOCK_BITS)
 		return 0;

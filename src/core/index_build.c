@@ -12,6 +12,7 @@
 #include "tracemount/format.h"
 #include "tracemount/index.h"
 #include "tracemount/source.h"
+#include "tracemount/stats_json.h"
 #include "tracemount/table.h"
 #include "tracemount/view.h"
 
@@ -19,6 +20,9 @@
 #define MAX_RECORD_BYTES (1024u << 20) /* a record needing more is an error */
 #define BATCH_RECORDS	 4096
 #define PROGRESS_STEP	 (16u << 20)
+
+_Static_assert(sizeof(((struct tm_record *)0)->flags) * 8 == TM_FLAG_BITS,
+	       "a flag bit of a record is one of TM_FLAG_BITS");
 
 struct builder {
 	const struct tm_format *fmt;
@@ -36,8 +40,8 @@ struct builder {
 	/* group_col[g]: the column of group g's view (a copy of its records' bytes), or -1 */
 	int group_col[TM_MAX_GROUPS];
 	bool has_groups;
-	uint64_t tag_count[16]; /* records by flag bit, for the tags' class counts */
-	void *recs;		/* one batch of decoded records */
+	uint64_t tag_count[TM_FLAG_BITS]; /* records by flag bit, for the tags' class counts */
+	void *recs;			  /* one batch of decoded records */
 	void *stats;
 	/* instruction traces: each deriver's state (NULL otherwise), the instructions of one
 	 * batch, and each deriver's object of stats.json */
@@ -195,8 +199,8 @@ static int refill(struct builder *b)
 static int account(struct builder *b, const struct tm_chunk *c)
 {
 	unsigned nc = b->fmt->n_classes, nv = b->ix->n_views;
-	uint64_t counts[TM_MAX_CLASSES + 1] = {0};    /* the last counts invalid classes */
-	uint64_t flagged[TM_MAX_CLASSES][16] = {{0}}; /* records by class and flag bit */
+	uint64_t counts[TM_MAX_CLASSES + 1] = {0}; /* the last counts invalid classes */
+	uint64_t flagged[TM_MAX_CLASSES][TM_FLAG_BITS] = {{0}}; /* by class and flag bit */
 	uint16_t any_flags = 0;
 	uint64_t *view_off = b->cur + TM_ROW_VIEWS, *class_count = view_off + nv;
 
@@ -335,7 +339,7 @@ static int derivers_finish(struct builder *b, FILE *const *out)
 		if (!(b->derived_json[k] = json_object_new_object()))
 			return -ENOMEM;
 		err = d->finish(b->derived[k], out, b->derived_json[k], &b->diag);
-		out += d->n_views;
+		out += d->n_outputs;
 	}
 	return err;
 }
@@ -377,23 +381,21 @@ static int finish(struct builder *b, const char *source_name)
 
 	if (!root || !classes || !own)
 		goto out;
+	err = 0;
 	ix->raw_size = b->cur[TM_ROW_RAW_OFF];
-	json_object_object_add(root, "format", json_object_new_string(fmt->name));
-	json_object_object_add(root, "source", json_object_new_string(source_name));
-	json_object_object_add(root, "bytes", json_object_new_int64((int64_t)ix->raw_size));
-	json_object_object_add(root, "records",
-			       json_object_new_int64((int64_t)b->cur[TM_ROW_RECORD]));
-	for (unsigned k = 0; k < fmt->n_classes; k++) {
-		uint64_t n = b->cur[TM_ROW_VIEWS + ix->n_views + k];
-		json_object_object_add(classes, fmt->classes[k], json_object_new_int64((int64_t)n));
-	}
-	for (unsigned t = 0; t < fmt->n_tags && t < 16; t++)
+	tm_json_add(root, "format", json_object_new_string(fmt->name), &err);
+	tm_json_add(root, "source", json_object_new_string(source_name), &err);
+	tm_json_add_int(root, "bytes", ix->raw_size, &err);
+	tm_json_add_int(root, "records", b->cur[TM_ROW_RECORD], &err);
+	for (unsigned k = 0; k < fmt->n_classes; k++)
+		tm_json_add_int(classes, fmt->classes[k], b->cur[TM_ROW_VIEWS + ix->n_views + k],
+				&err);
+	for (unsigned t = 0; t < fmt->n_tags && t < TM_FLAG_BITS; t++)
 		if (fmt->tags[t])
-			json_object_object_add(classes, fmt->tags[t],
-					       json_object_new_int64((int64_t)b->tag_count[t]));
-	json_object_object_add(root, "classes", classes);
+			tm_json_add_int(classes, fmt->tags[t], b->tag_count[t], &err);
+	tm_json_add(root, "classes", classes, &err);
 	classes = NULL;
-	if (fmt->stats_finish && (err = fmt->stats_finish(b->stats, own, &b->diag)) < 0)
+	if (err || (fmt->stats_finish && (err = fmt->stats_finish(b->stats, own, &b->diag)) < 0))
 		goto out;
 	if ((err = tables(b)) < 0)
 		goto out;
@@ -403,14 +405,16 @@ static int finish(struct builder *b, const char *source_name)
 		goto out;
 	ix->n_errors = b->diag.count;
 	ix->truncated = b->diag.truncated;
-	json_object_object_add(root, "errors", json_object_new_int64((int64_t)ix->n_errors));
-	json_object_object_add(root, "truncated", json_object_new_boolean(ix->truncated));
-	json_object_object_add(root, fmt->name, own);
+	tm_json_add_int(root, "errors", ix->n_errors, &err);
+	tm_json_add(root, "truncated", json_object_new_boolean(ix->truncated), &err);
+	tm_json_add(root, fmt->name, own, &err);
 	own = NULL;
 	for (unsigned k = 0; k < b->n_derivers; k++) {
-		json_object_object_add(root, tm_derivers[k]->name, b->derived_json[k]);
+		tm_json_add(root, tm_derivers[k]->name, b->derived_json[k], &err);
 		b->derived_json[k] = NULL;
 	}
+	if (err)
+		goto out;
 
 	size_t len;
 	const char *s = json_object_to_json_string_length(root, TM_STATS_JSON_FLAGS, &len);
@@ -438,7 +442,7 @@ int tm_index_build(const struct tm_format *fmt, const struct tm_view_table *view
 	struct builder b = {.fmt = fmt, .views = views, .src = src};
 	int err = -ENOMEM;
 
-	if (fmt->n_classes > TM_MAX_CLASSES || fmt->n_tags > 16)
+	if (fmt->n_classes > TM_MAX_CLASSES || fmt->n_tags > TM_FLAG_BITS)
 		return -EINVAL;
 	tm_diag_init(&b.diag);
 	if (!(b.ix = calloc(1, sizeof(*b.ix))))

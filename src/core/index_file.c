@@ -22,6 +22,7 @@
 #include "tracemount/registry.h"
 #include "tracemount/source.h"
 #include "tracemount/table.h"
+#include "tracemount/util.h"
 #include "tracemount/view.h"
 
 #define MAGIC "TMINDEX\n"
@@ -35,7 +36,7 @@ struct file_header {
 	uint32_t version, header_size;
 	uint64_t byte_order; /* 0x0102030405060708 */
 	char format[32];
-	char build[128]; /* tm_build_key() of the build that wrote it */
+	char build[TM_BUILD_KEY_LEN]; /* tm_build_key() of the build that wrote it */
 	struct tm_trace_key key;
 	uint64_t layout; /* fingerprint of the format's records and views */
 	uint32_t n_views, n_classes, state_words, row_words;
@@ -454,7 +455,7 @@ int tm_index_file_store_trace(const struct tm_index_store *s, const struct tm_fo
 	    {ix->gz ? ix->gz->windows : NULL, h.gz_windows_len},
 	};
 	uLong sum = crc32_z(0, NULL, 0);
-	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(parts); i++)
 		if (parts[i].n)
 			sum = crc32_z(sum, parts[i].p, parts[i].n);
 	h.body_crc = (uint32_t)sum;
@@ -471,7 +472,7 @@ int tm_index_file_store_trace(const struct tm_index_store *s, const struct tm_fo
 		return -errno;
 	}
 	int err = write_all(fd, &h, sizeof(h));
-	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && !err; i++)
+	for (size_t i = 0; i < ARRAY_SIZE(parts) && !err; i++)
 		if (parts[i].n)
 			err = write_all(fd, parts[i].p, parts[i].n);
 	if (close(fd) < 0 && !err)
@@ -821,7 +822,7 @@ out:
 		close(fd);
 }
 
-static int by_name(const void *a, const void *b)
+static int by_string(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -870,7 +871,7 @@ int tm_index_store_list(struct tm_index_store *s,
 		err = -errno;
 	closedir(d);
 	if (!err)
-		qsort(names, n, sizeof(*names), by_name);
+		qsort(names, n, sizeof(*names), by_string);
 	struct tm_index_file_info *info = err ? NULL : malloc(sizeof(*info));
 	if (!err && !info)
 		err = -ENOMEM;

@@ -6,6 +6,7 @@
 #include <json-c/json.h>
 
 #include "tracemount/names.h"
+#include "tracemount/stats_json.h"
 
 static size_t name_slot(uint64_t key, size_t len, size_t n_slots)
 {
@@ -121,9 +122,13 @@ json_object *tm_names_json(const struct tm_names *t, size_t top)
 		if (t->slots[i].name)
 			v[n++] = &t->slots[i];
 	qsort(v, n, sizeof(*v), by_count_desc);
-	for (size_t i = 0; i < n && (!top || i < top); i++)
-		json_object_object_add(obj, v[i]->name,
-				       json_object_new_int64((int64_t)v[i]->count));
+	int err = 0;
+	for (size_t i = 0; i < n && (!top || i < top) && !err; i++)
+		tm_json_add_int(obj, v[i]->name, v[i]->count, &err);
 	free(v);
+	if (err) {
+		json_object_put(obj);
+		return NULL;
+	}
 	return obj;
 }

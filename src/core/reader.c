@@ -18,61 +18,70 @@
 
 static const struct tm_view *view_of(const struct tm_reader *r)
 {
-	return &r->trace->views.views[r->view];
+	return tm_trace_view(r->ot.trace, r->view);
 }
 
-int tm_reader_open(struct tm_reader *r, struct tm_context *ctx, struct tm_trace *t,
-		   struct tm_source *src, unsigned view)
+static struct tm_chunk_cache *cache_of(const struct tm_reader *r)
+{
+	return tm_context_cache(tm_trace_context(r->ot.trace));
+}
+
+int tm_reader_open(struct tm_reader *r, const struct tm_open_trace *ot, unsigned view)
 {
 	memset(r, 0, sizeof(*r));
-	if (view >= t->views.n_views)
+	if (!tm_trace_view(ot->trace, view))
 		return -ENOENT;
-	r->ctx = ctx;
-	r->trace = t;
-	r->src = src;
+	tm_trace_open(&r->ot, ot->trace, ot->src);
+	r->ot.index = ot->index;
 	r->view = view;
 	/* a plain trace's raw bytes need no index; a gzip trace's size and spans do */
-	if (view_of(r)->kind == TM_VIEW_RAW && !tm_trace_is_gzip(t, src))
+	if (r->ot.index || (view_of(r)->kind == TM_VIEW_RAW && !tm_trace_is_gzip(&r->ot)))
 		return 0;
-	return tm_trace_index(t, src, &r->index);
+	int err = tm_trace_index(&r->ot);
+	if (err)
+		tm_trace_close(&r->ot); /* a failed open holds nothing */
+	return err;
 }
 
 void tm_reader_close(struct tm_reader *r)
 {
+	tm_trace_close(&r->ot);
 	memset(r, 0, sizeof(*r));
 }
 
 uint64_t tm_reader_size(const struct tm_reader *r)
 {
 	const struct tm_view *v = view_of(r);
+	const struct tm_index *ix = r->ot.index;
 	switch (v->kind) {
-	case TM_VIEW_RAW: return r->index && r->index->gz ? r->index->gz->out_size : r->src->size;
-	case TM_VIEW_STATS: return r->index->stats_len;
-	case TM_VIEW_ERRORS: return r->index->errors_len;
-	case TM_VIEW_RECORDS: return tm_index_view_size(r->index, v->column);
-	case TM_VIEW_TABLE: return r->index->tables[v->column].len;
+	case TM_VIEW_RAW: return ix && ix->gz ? ix->gz->out_size : r->ot.src->size;
+	case TM_VIEW_STATS: return ix->stats_len;
+	case TM_VIEW_ERRORS: return ix->errors_len;
+	case TM_VIEW_RECORDS: return tm_index_view_size(ix, v->column);
+	case TM_VIEW_TABLE: return ix->tables[v->column].len;
 	}
 	return 0;
 }
 
-int tm_view_size(struct tm_trace *t, struct tm_source *src, unsigned view, uint64_t *size)
+int tm_view_size(const struct tm_open_trace *ot, unsigned view, uint64_t *size)
 {
 	struct tm_reader r;
-	int err = tm_reader_open(&r, NULL, t, src, view);
+	int err = tm_reader_open(&r, ot, view);
 	if (!err)
 		*size = tm_reader_size(&r);
 	tm_reader_close(&r);
 	return err;
 }
 
-int tm_view_exists(struct tm_trace *t, struct tm_source *src, unsigned view)
+int tm_view_exists(const struct tm_open_trace *ot, unsigned view)
 {
 	uint64_t size;
-	if (view >= t->views.n_views)
+	const struct tm_view *v = tm_trace_view(ot->trace, view);
+	if (!v)
 		return 0;
-	if (t->views.views[view].group < 0)
+	if (v->group < 0)
 		return 1;
-	int err = tm_view_size(t, src, view, &size);
+	int err = tm_view_size(ot, view, &size);
 	return err < 0 ? err : size > 0;
 }
 
@@ -87,7 +96,8 @@ static int load_rendered(void *arg, struct tm_cached_chunk *out)
 	const struct render_load *a = arg;
 	const struct tm_reader *r = a->r;
 	const struct tm_view *v = view_of(r);
-	const struct tm_index *ix = r->index;
+	const struct tm_index *ix = r->ot.index;
+	const struct tm_format *fmt = tm_trace_format(r->ot.trace);
 	uint64_t start = tm_index_view_off(ix, a->chunk, v->column);
 	uint64_t size = tm_index_view_off(ix, a->chunk + 1, v->column) - start;
 	struct tm_cached_chunk *cc;
@@ -97,14 +107,13 @@ static int load_rendered(void *arg, struct tm_cached_chunk *out)
 	if (!(out->bytes = malloc(size + TM_RENDER_SLACK)))
 		return -ENOMEM;
 	out->mem = sizeof(*out) + size;
-	int err = tm_trace_chunk(r->ctx, r->trace, ix, r->src, a->chunk, &cc);
+	int err = tm_trace_chunk(&r->ot, a->chunk, &cc);
 	if (err)
 		return err;
 	const struct tm_chunk *c = &cc->chunk;
 	size_t len = 0, fixed[TM_MAX_CLASSES];
 	for (unsigned k = 0; k < TM_MAX_CLASSES; k++) /* spares a measure() per record */
-		fixed[k] =
-		    k < r->trace->fmt->n_classes ? tm_view_fixed_len(r->trace->fmt, v, k) : 0;
+		fixed[k] = k < fmt->n_classes ? tm_view_fixed_len(fmt, v, k) : 0;
 	err = -EIO; /* a view whose records render to other than their indexed size */
 	for (size_t i = 0; i < c->n_records; i++) {
 		if (!tm_view_shows(v, tm_chunk_rec(c, i))) /* classes checked by index pass */
@@ -121,7 +130,7 @@ static int load_rendered(void *arg, struct tm_cached_chunk *out)
 	out->len = len;
 	err = 0;
 out:
-	tm_trace_chunk_release(r->ctx, cc);
+	tm_trace_chunk_release(&r->ot, cc);
 	return err;
 }
 
@@ -134,22 +143,22 @@ static bool is_raw(const struct tm_reader *r)
 
 static const struct tm_table *table_of(const struct tm_reader *r)
 {
-	return view_of(r)->kind == TM_VIEW_TABLE ? &r->index->tables[view_of(r)->column] : NULL;
+	return view_of(r)->kind == TM_VIEW_TABLE ? &r->ot.index->tables[view_of(r)->column] : NULL;
 }
 
 static uint64_t n_chunks(const struct tm_reader *r)
 {
 	if (table_of(r))
 		return table_of(r)->n_pieces;
-	return is_raw(r) ? tm_gz_n_pieces(r->index->gz) : tm_index_chunks(r->index);
+	return is_raw(r) ? tm_gz_n_pieces(r->ot.index->gz) : tm_index_chunks(r->ot.index);
 }
 
 static uint64_t chunk_start(const struct tm_reader *r, uint64_t k)
 {
 	if (table_of(r))
 		return k * TM_TABLE_PIECE;
-	return is_raw(r) ? tm_gz_piece_start(r->index->gz, k)
-			 : tm_index_view_off(r->index, k, view_of(r)->column);
+	return is_raw(r) ? tm_gz_piece_start(r->ot.index->gz, k)
+			 : tm_index_view_off(r->ot.index, k, view_of(r)->column);
 }
 
 static int find_chunk(const struct tm_reader *r, uint64_t off, uint64_t *k)
@@ -160,15 +169,15 @@ static int find_chunk(const struct tm_reader *r, uint64_t off, uint64_t *k)
 		return off < t->len ? 0 : -ERANGE;
 	}
 	if (!is_raw(r))
-		return tm_index_find(r->index, view_of(r)->column, off, k);
-	if (off >= r->index->gz->out_size)
+		return tm_index_find(r->ot.index, view_of(r)->column, off, k);
+	if (off >= r->ot.index->gz->out_size)
 		return -ERANGE;
-	*k = tm_gz_piece_of(r->index->gz, off);
+	*k = tm_gz_piece_of(r->ot.index->gz, off);
 	return 0;
 }
 
 /* Inflates one piece of the reader's table view into c->bytes. */
-static int load_piece(void *arg, struct tm_cached_chunk *c)
+static int inflate_table_piece(void *arg, struct tm_cached_chunk *c)
 {
 	const struct render_load *a = arg;
 	const struct tm_table *t = table_of(a->r);
@@ -184,10 +193,11 @@ static int load_piece(void *arg, struct tm_cached_chunk *c)
 static int view_chunk(const struct tm_reader *r, uint64_t k, struct tm_cached_chunk **out)
 {
 	if (is_raw(r))
-		return tm_trace_piece(r->ctx, r->trace, r->index, r->src, k, out);
+		return tm_trace_piece(&r->ot, k, out);
 	struct render_load arg = {r, k};
-	return tm_chunk_cache_load(r->ctx->cache, tm_cache_owner(r->trace->uid, r->view), k,
-				   table_of(r) ? load_piece : load_rendered, &arg, out);
+	return tm_chunk_cache_load(cache_of(r),
+				   tm_cache_owner(tm_trace_owner(r->ot.trace), r->view), k,
+				   table_of(r) ? inflate_table_piece : load_rendered, &arg, out);
 }
 
 static ssize_t read_memory(const char *data, size_t data_len, void *out, size_t size, uint64_t off)
@@ -205,7 +215,7 @@ int tm_reader_render(const struct tm_reader *r, uint64_t chunk)
 	struct tm_cached_chunk *cc;
 	int err = view_chunk(r, chunk, &cc);
 	if (!err)
-		tm_chunk_cache_release(r->ctx->cache, cc);
+		tm_chunk_cache_release(cache_of(r), cc);
 	return err;
 }
 
@@ -224,27 +234,24 @@ static int ahead_render(void *arg, uint64_t chunk)
 static void ahead_release(void *arg)
 {
 	struct ahead *a = arg;
+	tm_trace_close(&a->reader.ot);
 	tm_source_close(&a->src);
-	tm_context_trace_put(a->reader.ctx, a->reader.trace);
 	free(a);
 }
 
 static void request_ahead(const struct tm_reader *r, uint64_t first, uint64_t last)
 {
 	struct ahead *a = calloc(1, sizeof(*a));
-	if (!a || tm_source_dup(r->src, &a->src) < 0) {
+	if (!a || tm_source_dup(r->ot.src, &a->src) < 0) {
 		free(a);
 		return;
 	}
 	/* field by field: r->next_off is another thread's atomic */
-	a->reader.ctx = r->ctx;
-	a->reader.trace = r->trace;
-	a->reader.index = r->index;
+	tm_trace_open(&a->reader.ot, r->ot.trace, &a->src);
+	a->reader.ot.index = r->ot.index;
 	a->reader.view = r->view;
-	a->reader.src = &a->src;
-	tm_context_trace_hold(r->ctx, r->trace);
 	struct tm_readahead_job job = {ahead_render, ahead_release, a, first, last};
-	tm_readahead_request(r->ctx->readahead, &job);
+	tm_readahead_request(tm_context_readahead(tm_trace_context(r->ot.trace)), &job);
 }
 
 /* A read that starts where the last one ended streams: have the chunks that the next read of
@@ -262,8 +269,9 @@ static void read_ahead(struct tm_reader *r, uint64_t off, uint64_t end, uint64_t
 		last = last_chunk + 2;
 	if (last >= n_chunks(r))
 		last = n_chunks(r) - 1;
-	uint64_t owner = tm_cache_owner(r->trace->uid, is_raw(r) ? TM_RAW_VIEW : r->view);
-	if (!tm_chunk_cache_contains(r->ctx->cache, owner, last))
+	uint64_t owner =
+	    tm_cache_owner(tm_trace_owner(r->ot.trace), is_raw(r) ? TM_RAW_VIEW : r->view);
+	if (!tm_chunk_cache_contains(cache_of(r), owner, last))
 		request_ahead(r, last_chunk + 1, last);
 }
 
@@ -285,7 +293,7 @@ static ssize_t read_chunks(struct tm_reader *r, char *out, size_t size, uint64_t
 			n = size - done;
 		memcpy(out + done, cc->bytes + in, n);
 		done += n;
-		tm_chunk_cache_release(r->ctx->cache, cc);
+		tm_chunk_cache_release(cache_of(r), cc);
 	}
 	if (done)
 		read_ahead(r, off, off + done, chunk);
@@ -295,12 +303,13 @@ static ssize_t read_chunks(struct tm_reader *r, char *out, size_t size, uint64_t
 /* Reads a plain trace's own bytes, as they were when the view was opened. */
 static ssize_t read_plain(struct tm_reader *r, void *out, size_t size, uint64_t off)
 {
-	if (off >= r->src->size)
+	struct tm_source *src = r->ot.src;
+	if (off >= src->size)
 		return 0;
-	if (size > r->src->size - off)
-		size = (size_t)(r->src->size - off);
-	ssize_t n = tm_source_read(r->src, out, size, off);
-	if (n >= 0 && ((size_t)n != size || !tm_trace_unchanged(r->trace, r->src)))
+	if (size > src->size - off)
+		size = (size_t)(src->size - off);
+	ssize_t n = tm_source_read(src, out, size, off);
+	if (n >= 0 && ((size_t)n != size || !tm_trace_unchanged(&r->ot)))
 		return -EIO; /* cut or rewritten since it was opened: not its bytes */
 	return n;
 }
@@ -310,13 +319,14 @@ ssize_t tm_reader_read(struct tm_reader *r, void *out, size_t size, uint64_t off
 	const struct tm_view *v = view_of(r);
 	switch (v->kind) {
 	case TM_VIEW_RAW:
-		if (r->index && r->index->gz)
+		if (r->ot.index && r->ot.index->gz)
 			return read_chunks(r, out, size, off);
 		return read_plain(r, out, size, off);
 	case TM_VIEW_STATS:
-		return read_memory(r->index->stats_json, r->index->stats_len, out, size, off);
+		return read_memory(r->ot.index->stats_json, r->ot.index->stats_len, out, size, off);
 	case TM_VIEW_ERRORS:
-		return read_memory(r->index->errors_txt, r->index->errors_len, out, size, off);
+		return read_memory(r->ot.index->errors_txt, r->ot.index->errors_len, out, size,
+				   off);
 	case TM_VIEW_RECORDS: return read_chunks(r, out, size, off);
 	case TM_VIEW_TABLE: return read_chunks(r, out, size, off);
 	}

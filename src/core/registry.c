@@ -1,35 +1,32 @@
 /* The one list of formats, and detection by their bids. Adding a format: one file in
- * src/formats/, one line here. */
+ * src/formats/, one line in TM_FORMAT_LIST here, one line in meson.build. */
 #include <limits.h>
 #include <string.h>
 
 #include "tracemount/gzip.h"
 #include "tracemount/registry.h"
 
-extern const struct tm_format tm_format_byu;
-extern const struct tm_format tm_format_tt6;
-extern const struct tm_format tm_format_tt6e;
-extern const struct tm_format tm_format_cis501;
-extern const struct tm_format tm_format_tarmac;
-extern const struct tm_format tm_format_qemu4v;
-extern const struct tm_format tm_format_full;
-extern const struct tm_format tm_format_spixcounts;
+/* One line per format, in the order of the lists shown (--help, .tracemount/formats); of two
+ * equal bids for a file the format listed first wins (format.h), and the order means nothing
+ * else: everything else finds a format by its name (-o format=, index files, the fuzz corpora,
+ * whose inputs start with it), so a new format may go anywhere. FORMAT(x) stands for the
+ * table tm_format_x of src/formats/. */
+#define TM_FORMAT_LIST(FORMAT)                                                                     \
+	FORMAT(byu)	   /* BYU Pentium bus traces, 6-byte records */                            \
+	FORMAT(tt6)	   /* PowerPC TT6 (Amber) */                                               \
+	FORMAT(tt6e)	   /* PowerPC TT6E */                                                      \
+	FORMAT(cis501)	   /* Penn CIS501 x86 micro-op text */                                     \
+	FORMAT(tarmac)	   /* ARM Tarmac text */                                                   \
+	FORMAT(qemu4v)	   /* QEMU4V text (Tarmac syntax) */                                       \
+	FORMAT(full)	   /* PowerPC FULL: registers per instruction */                           \
+	FORMAT(spixcounts) /* SpixTools basic-block counts */
 
-/* The order is the order of the lists shown (--help, .tracemount/formats), and of two equal
- * bids for a file the format listed first wins (format.h); it means nothing else. Everything
- * else finds a format by its name: -o format=, index files, the fuzz corpora (each input
- * starts with the name), so a new format may go anywhere. */
-const struct tm_format *const tm_formats[] = {
-    &tm_format_byu,	   /* BYU Pentium bus traces, 6-byte records */
-    &tm_format_tt6,	   /* PowerPC TT6 (Amber) */
-    &tm_format_tt6e,	   /* PowerPC TT6E */
-    &tm_format_cis501,	   /* Penn CIS501 x86 micro-op text */
-    &tm_format_tarmac,	   /* ARM Tarmac text */
-    &tm_format_qemu4v,	   /* QEMU4V text (Tarmac syntax) */
-    &tm_format_full,	   /* PowerPC FULL: registers per instruction */
-    &tm_format_spixcounts, /* SpixTools basic-block counts */
-    NULL,
-};
+#define DECLARE_FORMAT(x) extern const struct tm_format tm_format_##x;
+#define LIST_FORMAT(x)	  &tm_format_##x,
+
+TM_FORMAT_LIST(DECLARE_FORMAT)
+
+const struct tm_format *const tm_formats[] = {TM_FORMAT_LIST(LIST_FORMAT) NULL};
 
 const struct tm_format *tm_format_find(const char *name)
 {
@@ -128,15 +125,4 @@ bool tm_format_detect_needs_head(const char *name)
 const struct tm_format *tm_format_detect(const char *name, const uint8_t *head, size_t head_len)
 {
 	return tm_formats_detect(tm_formats, name, head, head_len);
-}
-
-int tm_name_has_extension(const char *name, const char *const *extensions)
-{
-	size_t n = strlen(name);
-	for (const char *const *e = extensions; e && *e; e++) {
-		size_t el = strlen(*e);
-		if (n > el && name[n - el - 1] == '.' && strncmp(name + n - el, *e, el) == 0)
-			return 1;
-	}
-	return 0;
 }

@@ -10,7 +10,7 @@
 /* Level 1: the pieces are deflated once per index pass, on the path of the first stat. */
 #define LEVEL 1
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
+static int grow_array(void **p, size_t *cap, size_t need, size_t size)
 {
 	if (need <= *cap)
 		return 0;
@@ -30,8 +30,8 @@ static int seal_piece(struct tm_table *t)
 {
 	uLong bound = compressBound((uLong)t->piece_len);
 	size_t z_len = t->n_pieces ? t->ends[t->n_pieces] : 0;
-	if (grow((void **)&t->z, &t->z_cap, z_len + bound, 1) < 0 ||
-	    grow((void **)&t->ends, &t->ends_cap, t->n_pieces + 2, sizeof(*t->ends)) < 0)
+	if (grow_array((void **)&t->z, &t->z_cap, z_len + bound, 1) < 0 ||
+	    grow_array((void **)&t->ends, &t->ends_cap, t->n_pieces + 2, sizeof(*t->ends)) < 0)
 		return -ENOMEM;
 	uLongf z = bound;
 	if (compress2(t->z + z_len, &z, t->piece, (uLong)t->piece_len, LEVEL) != Z_OK)

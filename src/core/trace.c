@@ -1,7 +1,10 @@
-/* A trace's index, built once, and its chunks, decoded on demand. */
+/* A trace's life (new, references, retire), its index, built once, and its chunks, decoded on
+ * demand. */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,11 +12,12 @@
 #include <syslog.h>
 #include <time.h>
 
+#include "trace_env.h"
 #include "tracemount/chunk_cache.h"
-#include "tracemount/context.h"
 #include "tracemount/gzip.h"
 #include "tracemount/index.h"
 #include "tracemount/index_file.h"
+#include "tracemount/log.h"
 #include "tracemount/registry.h"
 #include "tracemount/source.h"
 #include "tracemount/trace.h"
@@ -21,6 +25,124 @@
 
 /* Seconds between two progress lines of an index pass in the log. */
 #define PROGRESS_LOG_SECONDS 2.0
+
+struct tm_trace {
+	uint64_t owner; /* unique within its context: the chunk cache's key */
+	char *path;	/* relative to the source root */
+	const struct tm_format *fmt;
+	struct tm_view_table views;
+	struct tm_trace_env *env; /* its context's, which outlives it */
+	/* The file as it was when the trace was first seen (has_identity: made with its
+	 * attributes): an index is built only from those bytes, and a chunk read after the file
+	 * changed fails with EIO rather than mix old and new. */
+	bool has_identity;
+	struct tm_file_identity id;
+	bool replaced; /* tm_trace_replaced */
+	atomic_uint refs;
+
+	pthread_mutex_t lock; /* guards everything below */
+	pthread_cond_t changed;
+	enum tm_trace_state state;
+	uint64_t progress_done, progress_total;
+	struct tm_index *index;
+	int error; /* last build's -errno */
+};
+
+int tm_trace_new(struct tm_trace_env *env, uint64_t owner, const char *path,
+		 const struct tm_format *fmt, const struct stat *st, bool replaced,
+		 struct tm_trace **out)
+{
+	struct tm_trace *t = calloc(1, sizeof(*t));
+	if (!t || !(t->path = strdup(path)) ||
+	    tm_view_table_init(&t->views, fmt, tm_base_name(path)) < 0) {
+		if (t)
+			free(t->path);
+		free(t);
+		return -ENOMEM;
+	}
+	t->owner = owner;
+	t->fmt = fmt;
+	t->env = env;
+	t->replaced = replaced;
+	if (st) {
+		t->has_identity = true;
+		tm_file_identity_of(st, &t->id);
+	}
+	atomic_init(&t->refs, 1);
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->changed, NULL);
+	*out = t;
+	return 0;
+}
+
+void tm_trace_hold(struct tm_trace *t)
+{
+	atomic_fetch_add(&t->refs, 1);
+}
+
+void tm_trace_put(struct tm_trace *t)
+{
+	if (atomic_fetch_sub(&t->refs, 1) != 1)
+		return;
+	tm_index_free(t->index);
+	tm_view_table_free(&t->views);
+	pthread_mutex_destroy(&t->lock);
+	pthread_cond_destroy(&t->changed);
+	free(t->path);
+	free(t);
+}
+
+void tm_trace_retire(struct tm_trace *t)
+{
+	tm_chunk_cache_forget(t->env->cache, t->owner);
+	tm_trace_put(t);
+}
+
+bool tm_trace_same_file(const struct tm_trace *t, const struct tm_format *fmt,
+			const struct stat *st)
+{
+	return t->fmt == fmt && t->has_identity && tm_file_identity_same(&t->id, st);
+}
+
+const char *tm_trace_path(const struct tm_trace *t)
+{
+	return t->path;
+}
+
+const struct tm_format *tm_trace_format(const struct tm_trace *t)
+{
+	return t->fmt;
+}
+
+struct tm_context *tm_trace_context(const struct tm_trace *t)
+{
+	return t->env->ctx;
+}
+
+uint64_t tm_trace_owner(const struct tm_trace *t)
+{
+	return t->owner;
+}
+
+const struct tm_view_table *tm_trace_views(const struct tm_trace *t)
+{
+	return &t->views;
+}
+
+const struct tm_view *tm_trace_view(const struct tm_trace *t, unsigned v)
+{
+	return v < t->views.n_views ? &t->views.views[v] : NULL;
+}
+
+bool tm_trace_replaced(const struct tm_trace *t)
+{
+	return t->replaced;
+}
+
+unsigned tm_trace_refs(const struct tm_trace *t)
+{
+	return atomic_load(&t->refs);
+}
 
 struct build {
 	struct tm_trace *t;
@@ -53,7 +175,7 @@ static const char *unit_of(uint64_t of)
 static int build_progress(void *arg, uint64_t done, uint64_t total)
 {
 	struct build *b = arg;
-	struct tm_context *ctx = b->t->ctx;
+	const struct tm_trace_env *env = b->t->env;
 	if (b->scan)
 		done = tm_gz_scan_position(b->scan);
 	pthread_mutex_lock(&b->t->lock);
@@ -61,31 +183,34 @@ static int build_progress(void *arg, uint64_t done, uint64_t total)
 	b->t->progress_total = total;
 	pthread_mutex_unlock(&b->t->lock);
 	/* the clock read at the builder's progress steps only, not per record */
-	if (ctx && ctx->log && done < total && now_seconds() >= b->next_log) {
+	if (env->log && done < total && now_seconds() >= b->next_log) {
 		char a[32], z[32];
 		size_text(a, sizeof(a), done, total);
 		size_text(z, sizeof(z), total, total);
-		tm_context_log(ctx, LOG_INFO, "%s: indexing, %u%% (%s of %s %s)", b->t->path,
-			       (unsigned)(done * 100 / total), a, z, unit_of(total));
+		tm_log(env->log, LOG_INFO, "%s: indexing, %u%% (%s of %s %s)", b->t->path,
+		       (unsigned)(done * 100 / total), a, z, unit_of(total));
 		b->next_log = now_seconds() + PROGRESS_LOG_SECONDS;
 	}
-	return ctx && atomic_load(&ctx->stopping); /* unmounting: give up */
+	return atomic_load(&env->stopping); /* unmounting: give up */
 }
 
-bool tm_trace_is_gzip(const struct tm_trace *t, struct tm_source *src)
+static bool is_gzip(const struct tm_trace *t, struct tm_source *src)
 {
 	uint8_t head[TM_PROBE_HEAD_LEN];
 	ssize_t n = tm_source_read(src, head, sizeof(head), 0);
-	const char *slash = strrchr(t->path, '/');
-	return n > 0 && tm_gz_detect(slash ? slash + 1 : t->path, head, (size_t)n);
+	return n > 0 && tm_gz_detect(tm_base_name(t->path), head, (size_t)n);
+}
+
+bool tm_trace_is_gzip(const struct tm_open_trace *ot)
+{
+	return is_gzip(ot->trace, ot->src);
 }
 
 /* stats.json's "source": the file's own name, escaped (tm_escape_name), the same whatever
  * the path it is reached by, in a mount or by tracemount cat. */
 static char *source_name(const struct tm_trace *t)
 {
-	const char *slash = strrchr(t->path, '/');
-	return tm_escape_name(slash ? slash + 1 : t->path);
+	return tm_escape_name(tm_base_name(t->path));
 }
 
 /* One pass over the trace's bytes, decompressed on the way when they are gzip. */
@@ -94,7 +219,7 @@ static int build_pass(struct build *b, struct tm_source *src, const char *name,
 {
 	struct tm_trace *t = b->t;
 	struct tm_source scan;
-	if (!tm_trace_is_gzip(t, src))
+	if (!is_gzip(t, src))
 		return tm_index_build(t->fmt, &t->views, src, name, build_progress, b, out);
 
 	int err = tm_gz_scan_open(src, &scan);
@@ -115,24 +240,23 @@ static int build_pass(struct build *b, struct tm_source *src, const char *name,
 static int build_index(struct tm_trace *t, struct tm_source *src, const char *name,
 		       struct tm_index **out)
 {
-	struct tm_context *ctx = t->ctx;
+	tm_log_fn *log = t->env->log;
 	struct build b = {.t = t};
 	char size[32];
-	if (ctx && ctx->log) {
+	if (log) {
 		b.start = now_seconds();
 		b.next_log = b.start + PROGRESS_LOG_SECONDS;
 		size_text(size, sizeof(size), src->size, src->size);
-		tm_context_log(ctx, LOG_INFO, "%s: indexing, %s %s", t->path, size,
-			       unit_of(src->size));
+		tm_log(log, LOG_INFO, "%s: indexing, %s %s", t->path, size, unit_of(src->size));
 	}
 	int err = build_pass(&b, src, name, out);
-	if (ctx && ctx->log) {
+	if (log) {
 		double took = now_seconds() - b.start;
 		if (err)
-			tm_context_log(ctx, LOG_INFO, "%s: indexing failed after %.1f s: %s",
-				       t->path, took, strerror(-err));
+			tm_log(log, LOG_INFO, "%s: indexing failed after %.1f s: %s", t->path, took,
+			       strerror(-err));
 		else
-			tm_context_log(ctx, LOG_INFO, "%s: indexed in %.1f s", t->path, took);
+			tm_log(log, LOG_INFO, "%s: indexed in %.1f s", t->path, took);
 	}
 	return err;
 }
@@ -176,19 +300,17 @@ bool tm_file_identity_same_bytes(const struct tm_file_identity *id, const struct
 	       id->gid != st->st_gid;
 }
 
-bool tm_trace_unchanged(const struct tm_trace *t, struct tm_source *src)
+static bool unchanged(const struct tm_trace *t, struct tm_source *src)
 {
 	struct stat st;
 	if (!t->has_identity || src->fd < 0)
-		return true; /* a source without a file (a sum) does not change */
+		return true; /* a source without a file (a virtual trace) does not change */
 	return fstat(src->fd, &st) == 0 && tm_file_identity_same_bytes(&t->id, &st);
 }
 
-static void count(struct tm_context *ctx, uint64_t *counter)
+bool tm_trace_unchanged(const struct tm_open_trace *ot)
 {
-	pthread_mutex_lock(&ctx->lock);
-	(*counter)++;
-	pthread_mutex_unlock(&ctx->lock);
+	return unchanged(ot->trace, ot->src);
 }
 
 /* The trace's absolute path, recorded in its index file for `tracemount index --list` and
@@ -196,7 +318,7 @@ static void count(struct tm_context *ctx, uint64_t *counter)
  * current folder (`tracemount index`). "" when it cannot be told. */
 static void trace_path_of(const struct tm_trace *t, char *buf, size_t len)
 {
-	const char *root = t->ctx->root_path, *rel = t->path;
+	const char *root = t->env->root_path, *rel = t->path;
 	buf[0] = '\0';
 	if (!root) {
 		char real[PATH_MAX];
@@ -221,17 +343,17 @@ static void trace_path_of(const struct tm_trace *t, char *buf, size_t len)
 static int obtain_index(struct tm_trace *t, struct tm_source *src, const char *name,
 			struct tm_index **out)
 {
-	struct tm_context *ctx = t->ctx;
-	const struct tm_index_store *store = ctx ? ctx->store : NULL;
+	struct tm_trace_env *env = t->env;
+	const struct tm_index_store *store = env->store;
 	struct tm_trace_key key;
 	char why[256];
-	if (!tm_trace_unchanged(t, src))
+	if (!unchanged(t, src))
 		return -ESTALE; /* replaced since it was seen: the next lookup sees the new one */
 	bool keyed = store && tm_trace_key_of(src, &key) == 0;
 	/* A file that changed while mounted is read again, whatever its index file says: the
 	 * content key does not see a rewrite of its middle with its modification time put back,
 	 * which the mount noticed by the inode change time. */
-	if (keyed && !t->replaced && !ctx->force_rebuild) {
+	if (keyed && !t->replaced && !env->force_rebuild) {
 		int err = tm_index_file_load(store, t->fmt, &t->views, &key, out, why, sizeof(why));
 		if (!err && (err = tm_index_set_source(*out, name)) < 0) {
 			tm_index_free(*out);
@@ -241,28 +363,25 @@ static int obtain_index(struct tm_trace *t, struct tm_source *src, const char *n
 						 : strerror(-err));
 		}
 		if (!err) {
-			t->from_file = true;
-			count(ctx, &ctx->n_loaded);
+			atomic_fetch_add(&env->n_loaded, 1);
 			return 0;
 		}
 		if (err == -ESTALE) {
-			count(ctx, &ctx->n_stale);
-			tm_context_log(ctx, LOG_NOTICE,
-				       "%s: index file out of date, %s: indexing again", t->path,
-				       why);
+			atomic_fetch_add(&env->n_stale, 1);
+			tm_log(env->log, LOG_NOTICE,
+			       "%s: index file out of date, %s: indexing again", t->path, why);
 		} else if (err == -EBADMSG) {
-			count(ctx, &ctx->n_refused);
-			tm_context_log(ctx, LOG_WARNING,
-				       "%s: index file refused (%s): indexing again", t->path, why);
+			atomic_fetch_add(&env->n_refused, 1);
+			tm_log(env->log, LOG_WARNING, "%s: index file refused (%s): indexing again",
+			       t->path, why);
 		} else if (err != -ENOENT) { /* the system's trouble, not the file's */
-			tm_context_log(ctx, LOG_WARNING,
-				       "%s: cannot read its index file in %s: %s: indexing again",
-				       t->path, store->dir, strerror(-err));
+			tm_log(env->log, LOG_WARNING,
+			       "%s: cannot read its index file in %s: %s: indexing again", t->path,
+			       store->dir, strerror(-err));
 		}
 	}
 	int err = build_index(t, src, name, out);
-	if (ctx)
-		count(ctx, err ? &ctx->n_failed : &ctx->n_built);
+	atomic_fetch_add(err ? &env->n_failed : &env->n_built, 1);
 	if (err || !keyed)
 		return err;
 	struct tm_trace_key after;
@@ -272,13 +391,28 @@ static int obtain_index(struct tm_trace *t, struct tm_source *src, const char *n
 	trace_path_of(t, path, sizeof(path));
 	int stored = tm_index_file_store_trace(store, t->fmt, &t->views, &key, *out, path);
 	if (stored < 0)
-		tm_context_log(ctx, LOG_WARNING, "%s: cannot write its index file in %s: %s",
-			       t->path, store->dir, strerror(-stored));
+		tm_log(env->log, LOG_WARNING, "%s: cannot write its index file in %s: %s", t->path,
+		       store->dir, strerror(-stored));
 	return 0;
 }
 
-int tm_trace_index(struct tm_trace *t, struct tm_source *src, const struct tm_index **out)
+void tm_trace_open(struct tm_open_trace *ot, struct tm_trace *t, struct tm_source *src)
 {
+	tm_trace_hold(t);
+	*ot = (struct tm_open_trace){.trace = t, .src = src};
+}
+
+void tm_trace_close(struct tm_open_trace *ot)
+{
+	if (ot->trace)
+		tm_trace_put(ot->trace);
+	*ot = (struct tm_open_trace){0};
+}
+
+int tm_trace_index(struct tm_open_trace *ot)
+{
+	struct tm_trace *t = ot->trace;
+	struct tm_source *src = ot->src;
 	int err;
 
 	int waited = 0;
@@ -291,7 +425,7 @@ int tm_trace_index(struct tm_trace *t, struct tm_source *src, const struct tm_in
 		/* those who waited for a build share its outcome; a later call retries */
 		err = t->error;
 		if (!err)
-			*out = t->index;
+			ot->index = t->index;
 		pthread_mutex_unlock(&t->lock);
 		return err;
 	}
@@ -312,7 +446,7 @@ int tm_trace_index(struct tm_trace *t, struct tm_source *src, const struct tm_in
 	} else {
 		t->state = TM_TRACE_INDEXED;
 		t->index = ix;
-		*out = ix;
+		ot->index = ix;
 	}
 	pthread_cond_broadcast(&t->changed);
 	pthread_mutex_unlock(&t->lock);
@@ -320,50 +454,49 @@ int tm_trace_index(struct tm_trace *t, struct tm_source *src, const struct tm_in
 }
 
 struct piece_load {
-	struct tm_trace *trace;
-	struct tm_source *src;
-	const struct tm_gz_index *gz;
+	const struct tm_open_trace *ot;
 	uint64_t piece;
 };
 
 /* Decompresses one piece of a gzip trace into c->bytes. */
-static int load_piece(void *arg, struct tm_cached_chunk *c)
+static int inflate_gz_piece(void *arg, struct tm_cached_chunk *c)
 {
 	const struct piece_load *a = arg;
+	const struct tm_gz_index *gz = a->ot->index->gz;
+	const struct tm_trace *t = a->ot->trace;
 	size_t size =
-	    (size_t)(tm_gz_piece_start(a->gz, a->piece + 1) - tm_gz_piece_start(a->gz, a->piece));
+	    (size_t)(tm_gz_piece_start(gz, a->piece + 1) - tm_gz_piece_start(gz, a->piece));
 	if (!(c->bytes = malloc(size ? size : 1)))
 		return -ENOMEM;
 	c->mem = sizeof(*c) + size;
 	c->len = size;
 	char why[192] = "";
 	int err =
-	    tm_gz_inflate_piece(a->src, a->gz, a->piece, (uint8_t *)c->bytes, why, sizeof(why));
+	    tm_gz_inflate_piece(a->ot->src, gz, a->piece, (uint8_t *)c->bytes, why, sizeof(why));
 	if (err && *why) /* the index pass saw it whole: the file changed since */
-		tm_context_log(a->trace->ctx, LOG_ERR,
-			       "%s: decompressing from offset %" PRIu64 ": %s", a->trace->path,
-			       tm_gz_piece_start(a->gz, a->piece), why);
+		tm_log(t->env->log, LOG_ERR, "%s: decompressing from offset %" PRIu64 ": %s",
+		       t->path, tm_gz_piece_start(gz, a->piece), why);
 	return err;
 }
 
-int tm_trace_piece(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
-		   struct tm_source *src, uint64_t piece, struct tm_cached_chunk **out)
+int tm_trace_piece(const struct tm_open_trace *ot, uint64_t piece, struct tm_cached_chunk **out)
 {
-	struct piece_load arg = {t, src, ix->gz, piece};
-	return tm_chunk_cache_load(ctx->cache, tm_cache_owner(t->uid, TM_RAW_VIEW), piece,
-				   load_piece, &arg, out);
+	struct piece_load arg = {ot, piece};
+	const struct tm_trace *t = ot->trace;
+	return tm_chunk_cache_load(t->env->cache, tm_cache_owner(t->owner, TM_RAW_VIEW), piece,
+				   inflate_gz_piece, &arg, out);
 }
 
-ssize_t tm_trace_read(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
-		      struct tm_source *src, void *buf, size_t len, uint64_t off)
+ssize_t tm_trace_read(const struct tm_open_trace *ot, void *buf, size_t len, uint64_t off)
 {
+	const struct tm_index *ix = ot->index;
 	if (!ix || !ix->gz)
-		return tm_source_read(src, buf, len, off);
+		return tm_source_read(ot->src, buf, len, off);
 	size_t done = 0;
 	while (done < len && off + done < ix->gz->out_size) {
 		uint64_t k = tm_gz_piece_of(ix->gz, off + done);
 		struct tm_cached_chunk *piece;
-		int err = tm_trace_piece(ctx, t, ix, src, k, &piece);
+		int err = tm_trace_piece(ot, k, &piece);
 		if (err)
 			return err;
 		size_t in = (size_t)(off + done - tm_gz_piece_start(ix->gz, k)),
@@ -372,16 +505,13 @@ ssize_t tm_trace_read(struct tm_context *ctx, struct tm_trace *t, const struct t
 			n = len - done;
 		memcpy((char *)buf + done, piece->bytes + in, n);
 		done += n;
-		tm_chunk_cache_release(ctx->cache, piece);
+		tm_chunk_cache_release(ot->trace->env->cache, piece);
 	}
 	return (ssize_t)done;
 }
 
 struct chunk_load {
-	struct tm_context *ctx;
-	struct tm_trace *t;
-	const struct tm_index *ix;
-	struct tm_source *src;
+	const struct tm_open_trace *ot;
 	uint64_t chunk;
 };
 
@@ -389,8 +519,8 @@ struct chunk_load {
 static int decode_chunk(void *arg, struct tm_cached_chunk *c)
 {
 	const struct chunk_load *a = arg;
-	const struct tm_format *fmt = a->t->fmt;
-	const struct tm_index *ix = a->ix;
+	const struct tm_format *fmt = a->ot->trace->fmt;
+	const struct tm_index *ix = a->ot->index;
 	const uint64_t *row = tm_index_row(ix, a->chunk), *next = tm_index_row(ix, a->chunk + 1);
 	uint64_t raw_off = row[TM_ROW_RAW_OFF], raw_end = next[TM_ROW_RAW_OFF];
 	uint64_t expected = next[TM_ROW_RECORD] - row[TM_ROW_RECORD];
@@ -398,11 +528,10 @@ static int decode_chunk(void *arg, struct tm_cached_chunk *c)
 
 	if (tm_cached_chunk_alloc(c, raw_end - raw_off, expected, fmt->record_size) < 0)
 		return -ENOMEM;
-	ssize_t got = tm_trace_read(a->ctx, a->t, ix, a->src, (void *)c->chunk.raw,
-				    c->chunk.raw_len, raw_off);
+	ssize_t got = tm_trace_read(a->ot, (void *)c->chunk.raw, c->chunk.raw_len, raw_off);
 	if (got < 0)
 		return (int)got;
-	if ((size_t)got != c->chunk.raw_len || !tm_trace_unchanged(a->t, a->src))
+	if ((size_t)got != c->chunk.raw_len || !tm_trace_unchanged(a->ot))
 		return -EIO; /* the trace changed since it was indexed: old bytes or none */
 	memcpy(state, tm_index_state(ix, a->chunk), ix->state_words * sizeof(uint64_t));
 
@@ -435,39 +564,56 @@ static int decode_chunk(void *arg, struct tm_cached_chunk *c)
 	return 0;
 }
 
-int tm_trace_chunk(struct tm_context *ctx, struct tm_trace *t, const struct tm_index *ix,
-		   struct tm_source *src, uint64_t chunk, struct tm_cached_chunk **out)
+int tm_trace_chunk(const struct tm_open_trace *ot, uint64_t chunk, struct tm_cached_chunk **out)
 {
-	struct chunk_load arg = {ctx, t, ix, src, chunk};
-	return tm_chunk_cache_load(ctx->cache, t->uid, chunk, decode_chunk, &arg, out);
+	struct chunk_load arg = {ot, chunk};
+	const struct tm_trace *t = ot->trace;
+	return tm_chunk_cache_load(t->env->cache, t->owner, chunk, decode_chunk, &arg, out);
 }
 
-void tm_trace_chunk_release(struct tm_context *ctx, struct tm_cached_chunk *c)
+void tm_trace_chunk_release(const struct tm_open_trace *ot, struct tm_cached_chunk *c)
 {
-	tm_chunk_cache_release(ctx->cache, c);
+	tm_chunk_cache_release(ot->trace->env->cache, c);
+}
+
+void tm_trace_progress(struct tm_trace *t, struct tm_trace_progress *out)
+{
+	*out = (struct tm_trace_progress){0};
+	pthread_mutex_lock(&t->lock);
+	out->state = t->state;
+	if (t->state == TM_TRACE_INDEXING) {
+		out->done = t->progress_done;
+		out->total = t->progress_total;
+	} else if (t->state == TM_TRACE_INDEXED) {
+		out->records = tm_index_records(t->index);
+		out->index_bytes = tm_index_mem(t->index);
+		out->problems = t->index->n_errors;
+	} else if (t->state == TM_TRACE_FAILED) {
+		out->error = t->error;
+	}
+	pthread_mutex_unlock(&t->lock);
 }
 
 int tm_trace_status(struct tm_trace *t, char *buf, size_t len)
 {
 	char state[128];
+	struct tm_trace_progress p;
 
-	pthread_mutex_lock(&t->lock);
-	switch (t->state) {
+	tm_trace_progress(t, &p);
+	switch (p.state) {
 	case TM_TRACE_NEW: snprintf(state, sizeof(state), "not indexed\t-\t-"); break;
 	case TM_TRACE_INDEXING:
 		snprintf(state, sizeof(state), "indexing %u%%\t-\t-",
-			 t->progress_total ? (unsigned)(t->progress_done * 100 / t->progress_total)
-					   : 0);
+			 p.total ? (unsigned)(p.done * 100 / p.total) : 0);
 		break;
 	case TM_TRACE_INDEXED:
-		snprintf(state, sizeof(state), "indexed\t%" PRIu64 "\t%zu",
-			 tm_index_records(t->index), tm_index_mem(t->index));
+		snprintf(state, sizeof(state), "indexed\t%" PRIu64 "\t%" PRIu64, p.records,
+			 p.index_bytes);
 		break;
 	case TM_TRACE_FAILED:
-		snprintf(state, sizeof(state), "error: %s\t-\t-", strerror(-t->error));
+		snprintf(state, sizeof(state), "error: %s\t-\t-", strerror(-p.error));
 		break;
 	}
-	pthread_mutex_unlock(&t->lock);
 	char *path = tm_escape_name(t->path);
 	int n = snprintf(buf, len, "%s\t%s\t%s", path ? path : "?", t->fmt->name, state);
 	free(path);

@@ -103,3 +103,14 @@ char *tm_escape_name(const char *name)
 	*o = '\0';
 	return out;
 }
+
+int tm_name_has_extension(const char *name, const char *const *extensions)
+{
+	size_t n = strlen(name);
+	for (const char *const *e = extensions; e && *e; e++) {
+		size_t el = strlen(*e);
+		if (n > el && name[n - el - 1] == '.' && strncmp(name + n - el, *e, el) == 0)
+			return 1;
+	}
+	return 0;
+}

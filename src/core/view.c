@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "tracemount/derive.h"
+#include "tracemount/stats_json.h"
 #include "tracemount/view.h"
 
 static size_t raw_copy_measure(const struct tm_chunk *c, size_t i)
@@ -68,7 +69,7 @@ static void fit_stem(struct tm_view_table *t, const struct tm_format *fmt)
 	for (unsigned k = 0; k < fmt->n_table_views; k++)
 		suffix = MAX(suffix, stem_suffix(fmt->table_views[k]));
 	for (const struct tm_deriver *const *d = tm_derivers; *d && tm_derivers_apply(fmt); d++)
-		for (unsigned k = 0; k < (*d)->n_views; k++)
+		for (unsigned k = 0; k < (*d)->n_outputs; k++)
 			suffix = MAX(suffix, stem_suffix((*d)->views[k]));
 	size_t len = strlen(t->stem);
 	if (!suffix || len + suffix <= NAME_MAX)
@@ -145,7 +146,7 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 		if (!(fmt->common_classes >> c & 1))
 			err = add_class_views(t, fmt, fmt->classes[c],
 					      1ull << c | fmt->common_classes, 0);
-	for (unsigned b = 0; b < fmt->n_tags && b < 16 && fmt->dump && !err; b++)
+	for (unsigned b = 0; b < fmt->n_tags && b < TM_FLAG_BITS && fmt->dump && !err; b++)
 		if (fmt->tags[b])
 			err = add_class_views(t, fmt, fmt->tags[b], ~0ull, (uint16_t)(1u << b));
 	for (unsigned i = 0; i < fmt->n_extra_views && !err; i++) {
@@ -164,7 +165,7 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 		err = add_view(t, path_printf(fmt->table_views[k], t->stem, ""), TM_VIEW_TABLE,
 			       NULL, 0, 0);
 	for (const struct tm_deriver *const *d = tm_derivers; *d && tm_derivers_apply(fmt); d++)
-		for (unsigned k = 0; k < (*d)->n_views && !err; k++)
+		for (unsigned k = 0; k < (*d)->n_outputs && !err; k++)
 			err = add_view(t, path_printf((*d)->views[k], t->stem, ""), TM_VIEW_TABLE,
 				       NULL, 0, 0);
 	if (!err)
@@ -249,10 +250,13 @@ int tm_view_table_list(const struct tm_view_table *t, const char *dir,
 struct json_object *tm_din_stats(uint64_t fetches, uint64_t reads, uint64_t writes)
 {
 	json_object *o = json_object_new_object();
-	if (!o)
+	int err = 0;
+	tm_json_add_int(o, "fetches", fetches, &err);
+	tm_json_add_int(o, "reads", reads, &err);
+	tm_json_add_int(o, "writes", writes, &err);
+	if (err) { /* the caller's tm_json_add counts a NULL as the failure it is */
+		json_object_put(o);
 		return NULL;
-	json_object_object_add(o, "fetches", json_object_new_int64((int64_t)fetches));
-	json_object_object_add(o, "reads", json_object_new_int64((int64_t)reads));
-	json_object_object_add(o, "writes", json_object_new_int64((int64_t)writes));
+	}
 	return o;
 }

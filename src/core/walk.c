@@ -18,7 +18,7 @@
 typedef int (*walk_fn)(void *arg, const char *path, const struct tm_format *fmt,
 		       const struct stat *st, int err);
 
-static int by_name(const void *a, const void *b)
+static int by_entry_name(const void *a, const void *b)
 {
 	return strcmp((*(struct dirent *const *)a)->d_name, (*(struct dirent *const *)b)->d_name);
 }
@@ -60,7 +60,7 @@ static int walk_dir(struct tm_context *ctx, int dirfd, char *path, size_t len, w
 	}
 	closedir(d);
 	if (!r && n) /* qsort takes no NULL array, even empty */
-		qsort(names, n, sizeof(*names), by_name);
+		qsort(names, n, sizeof(*names), by_entry_name);
 	/* below ".", children are "a", not "./a": the paths the mount uses */
 	size_t at = len == 1 && path[0] == '.' ? 0 : len + 1;
 	for (size_t i = 0; i < n; i++) {
@@ -108,18 +108,20 @@ int tm_index_one(struct tm_context *ctx, int dirfd, const char *path, const stru
 {
 	struct tm_trace *t;
 	struct tm_source src;
-	const struct tm_index *ix;
+	struct tm_open_trace ot;
 	int err = tm_context_trace_of(ctx, path, fmt, st, &t);
 	if (err)
 		return err;
 	if (held)
 		atomic_store(held, t);
 	if ((err = tm_source_open(dirfd, path, &src)) == 0) {
-		err = tm_trace_index(t, &src, &ix);
+		tm_trace_open(&ot, t, &src);
+		err = tm_trace_index(&ot);
+		tm_trace_close(&ot);
 		tm_source_close(&src);
 	}
 	if (held)
 		atomic_store(held, NULL);
-	tm_context_trace_put(ctx, t);
+	tm_trace_put(t);
 	return err;
 }

@@ -17,7 +17,7 @@
 #include "tracemount/diag.h"
 #include "tracemount/footprint.h"
 #include "tracemount/format.h"
-#include "tracemount/registry.h"
+#include "tracemount/stats_json.h"
 #include "tracemount/util.h"
 #include "tracemount/view.h"
 
@@ -239,14 +239,14 @@ static void byu_stats_update(void *p, const struct tm_chunk *c)
 /* A fraction with six significant digits, not json-c's seventeen. */
 static json_object *fraction(double v)
 {
-	char buf[32];
+	char buf[sizeof("-1.23457e-308")]; /* the longest "%.6g" */
 	snprintf(buf, sizeof(buf), "%.6g", v);
 	return json_object_new_double_s(v, buf);
 }
 
 static json_object *hex_string(uint64_t v)
 {
-	char buf[24];
+	char buf[sizeof("0x") + 16]; /* up to 16 digits */
 	snprintf(buf, sizeof(buf), "0x%08" PRIx64, v);
 	return json_object_new_string(buf);
 }
@@ -256,9 +256,8 @@ static int byu_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 	struct byu_stats *s = p;
 	uint64_t records = 0, invalid = 0, mem_refs = 0, requested = 0, din[3] = {0};
 	json_object *be = json_object_new_object();
-	if (!be)
-		return -ENOMEM;
-	for (unsigned v = 0; v < 256; v++) {
+	int err = 0;
+	for (unsigned v = 0; v < ARRAY_SIZE(s->hist[0]); v++) {
 		uint64_t n = 0;
 		for (unsigned k = 0; k < BYU_N_CLASSES; k++) {
 			n += s->hist[k][v];
@@ -275,24 +274,21 @@ static int byu_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 		invalid += s->hist[BYU_INVALID][v];
 		char key[3] = {tm_hex_pairs[v][0], tm_hex_pairs[v][1], 0};
 		if (n)
-			json_object_object_add(be, key, json_object_new_int64((int64_t)n));
+			tm_json_add_int(be, key, n, &err);
 	}
-	json_object_object_add(obj, "memory_references", json_object_new_int64((int64_t)mem_refs));
-	json_object_object_add(obj, "byte_enables", be);
-	json_object_object_add(obj, "address_min", mem_refs ? hex_string(s->addr_min) : NULL);
-	json_object_object_add(obj, "address_max", mem_refs ? hex_string(s->addr_max) : NULL);
-	json_object_object_add(obj, "distinct_lines_64b",
-			       json_object_new_int64((int64_t)tm_footprint_count(&s->lines)));
-	json_object_object_add(
-	    obj, "distinct_pages_4k",
-	    json_object_new_int64((int64_t)tm_footprint_count_groups64(&s->lines)));
-	json_object_object_add(obj, "bytes_requested", json_object_new_int64((int64_t)requested));
-	json_object_object_add(obj, "din", tm_din_stats(din[0], din[1], din[2]));
-	json_object_object_add(obj, "invalid_fraction",
-			       fraction(records ? (double)invalid / (double)records : 0));
+	tm_json_add_int(obj, "memory_references", mem_refs, &err);
+	tm_json_add(obj, "byte_enables", be, &err);
+	tm_json_add_or_null(obj, "address_min", mem_refs, hex_string(s->addr_min), &err);
+	tm_json_add_or_null(obj, "address_max", mem_refs, hex_string(s->addr_max), &err);
+	tm_json_add_int(obj, "distinct_lines_64b", tm_footprint_count(&s->lines), &err);
+	tm_json_add_int(obj, "distinct_pages_4k", tm_footprint_count_groups64(&s->lines), &err);
+	tm_json_add_int(obj, "bytes_requested", requested, &err);
+	tm_json_add(obj, "din", tm_din_stats(din[0], din[1], din[2]), &err);
+	tm_json_add(obj, "invalid_fraction",
+		    fraction(records ? (double)invalid / (double)records : 0), &err);
 	/* Real 12-byte BYU files read as 6-byte records decode almost entirely as INVALID. */
 	int suspect = records >= 64 && invalid * 10 >= records * 9;
-	json_object_object_add(obj, "probably_not_byu", json_object_new_boolean(suspect));
+	tm_json_add(obj, "probably_not_byu", json_object_new_boolean(suspect), &err);
 	if (suspect)
 		tm_diag_note(diag,
 			     "%" PRIu64 " of %" PRIu64 " records are INVALID: probably not a "
@@ -301,7 +297,7 @@ static int byu_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 	if (s->lines.err)
 		tm_diag_note(diag,
 			     "out of memory counting distinct lines: counts are lower bounds");
-	return 0;
+	return err;
 }
 
 static void byu_stats_free(void *p)
@@ -330,5 +326,5 @@ const struct tm_format tm_format_byu = {
     .stats_finish = byu_stats_finish,
     .stats_free = byu_stats_free,
     .extra_views = byu_extra_views,
-    .n_extra_views = 1,
+    .n_extra_views = ARRAY_SIZE(byu_extra_views),
 };

@@ -11,6 +11,7 @@
  * no record; so does a line longer than CIS501_MAX_LINE bytes, skipped up to its newline. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "text_lines.h"
 #include "tracemount/diag.h"
 #include "tracemount/registry.h"
+#include "tracemount/util.h"
 
 const char *const cis501_families[CIS501_N_FAMILIES] = {
     "move", "arith", "muldiv", "logic",	     "shift", "compare", "cond_branch", "jump",	 "call",
@@ -92,7 +94,7 @@ static void family_add(const char *name, size_t len, uint8_t family)
 
 static void family_init(void)
 {
-	for (size_t i = 0; i < sizeof(family_names) / sizeof(family_names[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(family_names); i++)
 		for (const char *p = family_names[i].names; *p;) {
 			size_t len = strcspn(p, " ");
 			family_add(p, len, family_names[i].family);
@@ -128,7 +130,7 @@ static unsigned family_by_rule(const uint8_t *n, size_t len)
 	    {"F", FAM_FLOAT_SIMD},   {"V", FAM_FLOAT_SIMD},	{"P", FAM_FLOAT_SIMD},
 	    {"CVT", FAM_FLOAT_SIMD}, {"MOVDQ", FAM_FLOAT_SIMD},
 	};
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
 		if (has_prefix(n, len, prefixes[i].prefix))
 			return prefixes[i].family;
 	/* SSE scalar and packed: ADDSD, MOVAPS, SQRTPD...; the string forms (MOVSD, CMPSD) are
@@ -381,6 +383,11 @@ static int parse_line(const uint8_t *line, size_t len, const uint8_t *limit,
 	return 0;
 }
 
+#define SHOWN_BYTES 24 /* of a field that does not parse, in its message */
+/* explain()'s longest: a field's number and name, SHOWN_BYTES of it, "..." and what is wrong
+ * (under 100 bytes) */
+#define REASON_LEN 128
+
 /* The reason a line does not parse, for errors.txt: the first byte that no field may hold,
  * else a wrong field count, else the first field that does not parse. */
 static void explain(const uint8_t *line, size_t len, int field, enum problem why, char *out,
@@ -417,7 +424,7 @@ static void explain(const uint8_t *line, size_t len, int field, enum problem why
 	} else if (fields != CIS501_FIELDS || field <= 0 || !tok) {
 		snprintf(out, out_len, "%u fields, expected %u", fields, CIS501_FIELDS);
 	} else {
-		int shown = tok_len > 24 ? 24 : (int)tok_len;
+		int shown = tok_len > SHOWN_BYTES ? SHOWN_BYTES : (int)tok_len;
 		const char *what = why == P_RANGE && field_info[field - 1].range
 				       ? field_info[field - 1].range
 				       : field_info[field - 1].syntax;
@@ -446,7 +453,7 @@ static unsigned decimal_digits_of(uint64_t v, uint64_t *next)
 static void report_bad(const uint8_t *line, size_t len, uint64_t number, int field,
 		       enum problem why, struct tm_diag *diag)
 {
-	char reason[128];
+	char reason[REASON_LEN];
 	if (!diag)
 		return;
 	explain(line, len, field, why, reason, sizeof(reason));
@@ -484,7 +491,7 @@ static int cis501_decode(void *state, const struct tm_decode_in *in, void *recs,
 			if (l.newline)
 				report_bad(text, l.text_len, l.number, field, why, diag);
 			else if (diag) {
-				char reason[128];
+				char reason[REASON_LEN];
 				explain(text, l.text_len, field, why, reason, sizeof(reason));
 				tm_diag_truncated(diag, in->raw_off + l.off,
 						  "line %" PRIu64 " is cut by the end of the trace "
@@ -518,7 +525,7 @@ static const char *const cis501_extensions[] = {"trace", NULL};
 static bool has_trace_name(const char *name)
 {
 	size_t n = strlen(name);
-	char base[256];
+	char base[NAME_MAX + 1];
 	if (n > 3 && strcmp(name + n - 3, ".gz") == 0 && n - 3 < sizeof(base)) {
 		memcpy(base, name, n - 3);
 		base[n - 3] = 0;
@@ -616,6 +623,6 @@ const struct tm_format tm_format_cis501 = {
     .stats_finish = cis501_stats_finish,
     .stats_free = cis501_stats_free,
     .extra_views = cis501_extra_views,
-    .n_extra_views = 1,
+    .n_extra_views = ARRAY_SIZE(cis501_extra_views),
     .instruction = cis501_instruction,
 };

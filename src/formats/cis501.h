@@ -87,7 +87,8 @@ static inline const struct cis501_record *cis501_rec(const struct tm_chunk *c, s
 
 /* Render ops and views (cis501_views.c). */
 extern const struct tm_render_ops cis501_dump_ops;
-extern const struct tm_view_desc cis501_extra_views[1];
+#define CIS501_N_EXTRA_VIEWS 1
+extern const struct tm_view_desc cis501_extra_views[CIS501_N_EXTRA_VIEWS];
 
 /* Statistics (cis501_stats.c). */
 #define CIS501_UOP_BINS	  64 /* uops_per_macro: 1..63 exactly, then "64+" */

@@ -9,6 +9,8 @@
 
 #include "cis501.h"
 #include "tracemount/diag.h"
+#include "tracemount/stats_json.h"
+#include "tracemount/util.h"
 #include "tracemount/view.h"
 
 /* Distinct PCs: a set of 64-bit values, open addressing with linear probing, load at most
@@ -130,27 +132,22 @@ void cis501_stats_update(void *p, const struct tm_chunk *c)
 
 static json_object *hex_string(uint64_t v)
 {
-	char buf[24];
+	char buf[sizeof("0x") + 16]; /* up to 16 digits */
 	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
 	return json_object_new_string(buf);
-}
-
-static json_object *int64(uint64_t v)
-{
-	return json_object_new_int64((int64_t)v);
 }
 
 /* Records with flag bit b set, from the histogram of flag values. */
 static uint64_t flagged(const struct cis501_stats *s, unsigned b)
 {
 	uint64_t n = 0;
-	for (unsigned v = 0; v < (1u << CIS501_FLAG_BITS); v++)
+	for (unsigned v = 0; v < ARRAY_SIZE(s->flag_hist); v++)
 		if (v >> b & 1)
 			n += s->flag_hist[v];
 	return n;
 }
 
-static json_object *uops_histogram(const struct cis501_stats *s)
+static json_object *uops_histogram(const struct cis501_stats *s, int *err)
 {
 	json_object *obj = json_object_new_object();
 	uint64_t bins[CIS501_UOP_BINS + 1];
@@ -158,11 +155,11 @@ static json_object *uops_histogram(const struct cis501_stats *s)
 	if (s->in_macro) /* the last macro-op, which the trace may cut */
 		bins[s->cur_uops < CIS501_UOP_BINS ? s->cur_uops : CIS501_UOP_BINS]++;
 	for (unsigned k = 1; obj && k <= CIS501_UOP_BINS; k++) {
-		char key[16];
+		char key[sizeof("4294967295+")];
 		if (!bins[k])
 			continue;
 		snprintf(key, sizeof(key), k < CIS501_UOP_BINS ? "%u" : "%u+", k);
-		json_object_object_add(obj, key, int64(bins[k]));
+		tm_json_add_int(obj, key, bins[k], err);
 	}
 	return obj;
 }
@@ -173,38 +170,35 @@ int cis501_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 	uint64_t taken = flagged(s, B_TAKEN), not_taken = flagged(s, B_NOT_TAKEN);
 	uint64_t crlf = flagged(s, B_CRLF);
 	json_object *branches = json_object_new_object();
-	if (!branches)
-		return -ENOMEM;
-	json_object_object_add(branches, "total", int64(flagged(s, B_BRANCH)));
-	json_object_object_add(branches, "taken", int64(taken));
-	json_object_object_add(branches, "not_taken", int64(not_taken));
+	int err = 0;
+	tm_json_add_int(branches, "total", flagged(s, B_BRANCH), &err);
+	tm_json_add_int(branches, "taken", taken, &err);
+	tm_json_add_int(branches, "not_taken", not_taken, &err);
 
-	json_object_object_add(obj, "micro_ops", int64(s->records));
-	json_object_object_add(obj, "macro_ops", int64(s->macro_ops));
-	json_object_object_add(obj, "uops_before_first_macro", int64(s->before_first));
-	json_object_object_add(obj, "uops_per_macro", uops_histogram(s));
-	json_object_object_add(obj, "loads", int64(flagged(s, B_LOAD)));
-	json_object_object_add(obj, "stores", int64(flagged(s, B_STORE)));
+	tm_json_add_int(obj, "micro_ops", s->records, &err);
+	tm_json_add_int(obj, "macro_ops", s->macro_ops, &err);
+	tm_json_add_int(obj, "uops_before_first_macro", s->before_first, &err);
+	tm_json_add(obj, "uops_per_macro", uops_histogram(s, &err), &err);
+	tm_json_add_int(obj, "loads", flagged(s, B_LOAD), &err);
+	tm_json_add_int(obj, "stores", flagged(s, B_STORE), &err);
 	/* a fetch per macro-op, a read per load, a write per store (cis501_views.c) */
-	json_object_object_add(obj, "din",
-			       tm_din_stats(s->macro_ops, flagged(s, B_LOAD), flagged(s, B_STORE)));
-	json_object_object_add(obj, "branches", branches);
-	json_object_object_add(obj, "flags_read", int64(flagged(s, B_FLAGS_READ)));
-	json_object_object_add(obj, "flags_write", int64(flagged(s, B_FLAGS_WRITE)));
-	json_object_object_add(obj, "distinct_pcs", int64(s->pcs.n + s->pcs.has_zero));
-	json_object_object_add(obj, "pc_min", s->records ? hex_string(s->pc_min) : NULL);
-	json_object_object_add(obj, "pc_max", s->records ? hex_string(s->pc_max) : NULL);
-	json_object_object_add(obj, "data_lines_64b", int64(tm_footprint_count(&s->data)));
-	json_object_object_add(obj, "data_pages_4k", int64(tm_footprint_count_groups64(&s->data)));
-	json_object_object_add(obj, "address_min", s->data_refs ? hex_string(s->addr_min) : NULL);
-	json_object_object_add(obj, "address_max", s->data_refs ? hex_string(s->addr_max) : NULL);
-	json_object_object_add(obj, "top_macro_opcodes",
-			       tm_names_json(&s->macros, CIS501_TOP_NAMES));
-	json_object_object_add(obj, "top_micro_opcodes",
-			       tm_names_json(&s->micros, CIS501_TOP_NAMES));
-	json_object_object_add(obj, "distinct_macro_opcodes", int64(s->macros.n));
-	json_object_object_add(obj, "distinct_micro_opcodes", int64(s->micros.n));
-	json_object_object_add(obj, "crlf_lines", int64(crlf));
+	tm_json_add(obj, "din", tm_din_stats(s->macro_ops, flagged(s, B_LOAD), flagged(s, B_STORE)),
+		    &err);
+	tm_json_add(obj, "branches", branches, &err);
+	tm_json_add_int(obj, "flags_read", flagged(s, B_FLAGS_READ), &err);
+	tm_json_add_int(obj, "flags_write", flagged(s, B_FLAGS_WRITE), &err);
+	tm_json_add_int(obj, "distinct_pcs", s->pcs.n + s->pcs.has_zero, &err);
+	tm_json_add_or_null(obj, "pc_min", s->records, hex_string(s->pc_min), &err);
+	tm_json_add_or_null(obj, "pc_max", s->records, hex_string(s->pc_max), &err);
+	tm_json_add_int(obj, "data_lines_64b", tm_footprint_count(&s->data), &err);
+	tm_json_add_int(obj, "data_pages_4k", tm_footprint_count_groups64(&s->data), &err);
+	tm_json_add_or_null(obj, "address_min", s->data_refs, hex_string(s->addr_min), &err);
+	tm_json_add_or_null(obj, "address_max", s->data_refs, hex_string(s->addr_max), &err);
+	tm_json_add(obj, "top_macro_opcodes", tm_names_json(&s->macros, CIS501_TOP_NAMES), &err);
+	tm_json_add(obj, "top_micro_opcodes", tm_names_json(&s->micros, CIS501_TOP_NAMES), &err);
+	tm_json_add_int(obj, "distinct_macro_opcodes", s->macros.n, &err);
+	tm_json_add_int(obj, "distinct_micro_opcodes", s->micros.n, &err);
+	tm_json_add_int(obj, "crlf_lines", crlf, &err);
 
 	if (crlf)
 		tm_diag_note(diag, "%" PRIu64 " lines end in CR LF (kept, CR dropped)", crlf);
@@ -230,7 +224,7 @@ int cis501_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 			     "more than %u distinct opcode names: %" PRIu64 " macro and %" PRIu64
 			     " micro opcodes left out of top_macro_opcodes and top_micro_opcodes",
 			     CIS501_MAX_NAMES, s->macros.uncounted, s->micros.uncounted);
-	return 0;
+	return err;
 }
 
 void cis501_stats_free(void *p)

@@ -115,7 +115,7 @@ static const struct tm_render_ops cis501_din_ops = {
     .render = din_render,
 };
 
-const struct tm_view_desc cis501_extra_views[1] = {
+const struct tm_view_desc cis501_extra_views[CIS501_N_EXTRA_VIEWS] = {
     {.path = "convert/%s.din",
      .class_mask = (1ull << CIS501_N_FAMILIES) - 1,
      .ops = &cis501_din_ops},

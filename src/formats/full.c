@@ -280,6 +280,6 @@ const struct tm_format tm_format_full = {
     .stats_finish = full_stats_finish,
     .stats_free = full_stats_free,
     .extra_views = full_extra_views,
-    .n_extra_views = FULL_N_EXTRA_VIEWS,
+    .n_extra_views = ARRAY_SIZE(full_extra_views),
     .instruction = tt6_instruction, /* a FULL record begins with a TT6 record */
 };

@@ -7,6 +7,8 @@
 
 #include "full.h"
 #include "tracemount/diag.h"
+#include "tracemount/stats_json.h"
+#include "tracemount/util.h"
 
 int full_stats_init(void *p)
 {
@@ -43,27 +45,21 @@ int full_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 {
 	struct full_stats *s = p;
 	static const char *const families[] = {"gpr", "fpr", "vr", "spr"};
+	_Static_assert(ARRAY_SIZE(families) == ARRAY_SIZE(s->written), "a name per family");
 	int err = tt6_stats_common(&s->tt, obj, diag);
 	if (err < 0)
 		return err;
-	if (s->layout >= 0) {
-		const struct full_layout *l = &full_layouts[s->layout];
-		json_object_object_add(obj, "record_size", json_object_new_int(l->size));
-		json_object_object_add(obj, "layout", json_object_new_string(l->name));
-	} else {
-		json_object_object_add(obj, "record_size", NULL);
-		json_object_object_add(obj, "layout", NULL);
-	}
+	const struct full_layout *l = s->layout >= 0 ? &full_layouts[s->layout] : NULL;
+	tm_json_add_or_null(obj, "record_size", l, l ? json_object_new_int64(l->size) : NULL, &err);
+	tm_json_add_or_null(obj, "layout", l, l ? json_object_new_string(l->name) : NULL, &err);
 	json_object *written = json_object_new_object();
-	for (unsigned k = 0; written && k < 4; k++)
-		json_object_object_add(written, families[k],
-				       json_object_new_int64((int64_t)s->written[k]));
-	json_object_object_add(obj, "registers_changed", written);
-	json_object_object_add(obj, "fp_instructions", json_object_new_int64((int64_t)s->fp));
-	json_object_object_add(obj, "vector_instructions",
-			       json_object_new_int64((int64_t)s->vector));
-	json_object_object_add(obj, "pc_discontinuities", json_object_new_int64((int64_t)s->jumps));
-	return 0;
+	for (unsigned k = 0; k < ARRAY_SIZE(families); k++)
+		tm_json_add_int(written, families[k], s->written[k], &err);
+	tm_json_add(obj, "registers_changed", written, &err);
+	tm_json_add_int(obj, "fp_instructions", s->fp, &err);
+	tm_json_add_int(obj, "vector_instructions", s->vector, &err);
+	tm_json_add_int(obj, "pc_discontinuities", s->jumps, &err);
+	return err;
 }
 
 void full_stats_free(void *p)

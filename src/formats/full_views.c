@@ -174,7 +174,7 @@ const struct tm_render_ops full_dump_ops = {
 
 #define REGS_PREFIX_LEN (NUM_WIDTH + 1 + 8)
 
-static const int16_t wide_flag_len[N_FLAG_BITS] = {
+static const int16_t wide_flag_len[TM_FLAG_BITS] = {
     [B_WIDE] = 1, [B_WIDE + 1] = 2, [B_WIDE + 2] = 4, [B_WIDE + 3] = 8};
 
 static char *put_regs_prefix(char *p, const struct full_record *r)
@@ -327,9 +327,9 @@ static size_t convert_len(const struct full_record *r, const int16_t *flag_len)
 	return len;
 }
 
-static const int16_t to_tt6_flag_len[N_FLAG_BITS] = {
+static const int16_t to_tt6_flag_len[TM_FLAG_BITS] = {
     [B_TRACE_FIRST] = 4, [B_JUMP] = POSITION_BYTES, [B_CACHE] = -4};
-static const int16_t to_tt6e_flag_len[N_FLAG_BITS] = {
+static const int16_t to_tt6e_flag_len[TM_FLAG_BITS] = {
     [B_TRACE_FIRST] = 4, [B_JUMP] = POSITION_BYTES, [B_TWI] = 16};
 
 static size_t to_tt6_measure(const struct tm_chunk *c, size_t i)

@@ -7,6 +7,7 @@
 #include <capstone/capstone.h>
 
 #include "ppc.h"
+#include "tracemount/util.h"
 
 #define LOAD(n)                                                                                    \
 	{                                                                                          \
@@ -228,9 +229,9 @@ enum ppc_unit ppc_unit_of(uint32_t word)
 		return PPC_UNIT_FP;
 	if (major != 31)
 		return PPC_UNIT_OTHER;
-	if (in_list(minor, fp_x_forms, sizeof(fp_x_forms) / sizeof(fp_x_forms[0])))
+	if (in_list(minor, fp_x_forms, ARRAY_SIZE(fp_x_forms)))
 		return PPC_UNIT_FP;
-	if (in_list(minor, vector_x_forms, sizeof(vector_x_forms) / sizeof(vector_x_forms[0])))
+	if (in_list(minor, vector_x_forms, ARRAY_SIZE(vector_x_forms)))
 		return PPC_UNIT_VECTOR;
 	return PPC_UNIT_OTHER;
 }
@@ -322,11 +323,11 @@ static size_t own_disasm(uint32_t word, char *out, size_t cap)
 	int n = 0;
 	if (ppc_major(word) != 31)
 		return 0;
-	for (size_t i = 0; i < sizeof(x_forms) / sizeof(x_forms[0]) && !n; i++)
+	for (size_t i = 0; i < ARRAY_SIZE(x_forms) && !n; i++)
 		if (x_forms[i].minor == ppc_minor(word) && !(word & 1))
 			n = snprintf(out, cap, "%s r%u, r%u, r%u", x_forms[i].name, rd, ra, rb);
 	unsigned xo = (word >> 1) & 0x1ff;
-	for (size_t i = 0; i < sizeof(xo_forms) / sizeof(xo_forms[0]) && !n; i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(xo_forms) && !n; i++) {
 		if (xo_forms[i].xo != xo || !(word & 0x400))
 			continue;
 		if (xo_forms[i].two_operands)
@@ -359,12 +360,14 @@ static uint32_t branch_target(uint32_t word, uint32_t pc)
 	return (word & 2 ? 0 : pc) + (uint32_t)disp;
 }
 
+#define TARGET_MAX (sizeof("0xffffffff") - 1) /* the longest branch target */
+
 /* Fills e for word. A direct branch keeps Capstone's text up to its target operand, which
  * ppc_disasm prints itself as a 32-bit address (Capstone 4 prints negative targets with 64
  * bits). */
 static void fill_entry(struct dis_thread *t, struct dis_entry *e, uint32_t word)
 {
-	char buf[128];
+	char buf[128]; /* any size over PPC_TEXT_WIDTH: a longer text is refused below */
 	uint8_t bytes[4] = {word >> 24, word >> 16, word >> 8, word};
 	const uint8_t *code = bytes;
 	size_t size = 4, n = 0;
@@ -394,8 +397,7 @@ static void fill_entry(struct dis_thread *t, struct dis_entry *e, uint32_t word)
 	} else {
 		n = own_disasm(word, buf, sizeof(buf));
 	}
-	/* the longest branch target is 10 characters */
-	if (n == 0 || n + (e->target ? 10 : 0) > PPC_TEXT_WIDTH) {
+	if (n == 0 || n + (e->target ? TARGET_MAX : 0) > PPC_TEXT_WIDTH) {
 		n = (size_t)snprintf(buf, sizeof(buf), ".long 0x%08x", word);
 		e->target = 0;
 	}
@@ -417,7 +419,7 @@ size_t ppc_disasm(uint32_t word, uint32_t pc, char *out)
 	memcpy(out, e->text, e->len);
 	if (!e->target)
 		return e->len;
-	char target[16];
+	char target[TARGET_MAX + 1];
 	int n = snprintf(target, sizeof(target), "0x%x", branch_target(word, pc));
 	memcpy(out + e->len, target, (size_t)n);
 	return e->len + (size_t)n;
@@ -435,7 +437,7 @@ void ppc_bin_name(unsigned major, unsigned minor, char *out, size_t len)
 	    {19 << 10 | 528, "bcctr"},
 	};
 	unsigned bin = major << 10 | minor;
-	for (size_t i = 0; i < sizeof(branches) / sizeof(branches[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(branches); i++) {
 		if (branches[i].bin == bin) {
 			snprintf(out, len, "%s", branches[i].name);
 			return;
@@ -448,7 +450,7 @@ void ppc_bin_name(unsigned major, unsigned minor, char *out, size_t len)
 	const uint32_t tries[] = {base | regs, base, base | regs | 1, base | 2};
 	char text[PPC_TEXT_WIDTH + 1];
 	size_t n = 0;
-	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(tries); i++) {
 		n = ppc_disasm(tries[i], 0, text);
 		if (n < 5 || strncmp(text, ".long", 5) != 0)
 			break;

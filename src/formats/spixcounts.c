@@ -20,8 +20,9 @@
 #include "spixcounts.h"
 #include "tracemount/diag.h"
 #include "tracemount/format.h"
-#include "tracemount/registry.h"
 #include "spix/spix.h"
+#include "tracemount/stats_json.h"
+#include "tracemount/util.h"
 
 enum phase { P_HEADER, P_LENGTHS, P_COUNTERS, P_REST };
 
@@ -271,8 +272,7 @@ static int spix_stats_finish(void *stats, json_object *obj, struct tm_diag *diag
 			     "%" PRIu64 " blocks, more than the %u tracemount holds: summary.txt, "
 			     "blocks.txt and dump.txt are empty",
 			     s->nbb, TM_SPIX_MAX_BLOCKS);
-	int err = s->pos >= TM_SPIX_HEADER && !s->err && s->t.nbb == s->nbb ? 0 : -EBADMSG;
-	check_blocks(&s->t, err == 0, diag);
+	check_blocks(&s->t, s->pos >= TM_SPIX_HEADER && !s->err && s->t.nbb == s->nbb, diag);
 	struct tm_spix_totals tot;
 	uint64_t branches = 0, longest = 0;
 	tm_spix_totals(&s->t, &tot);
@@ -280,16 +280,16 @@ static int spix_stats_finish(void *stats, json_object *obj, struct tm_diag *diag
 		branches += !tm_spix_non_executable(&s->t, b) && s->t.count[b][1];
 		longest = s->t.len[b] > longest ? s->t.len[b] : longest;
 	}
-	char sum[16];
+	char sum[sizeof("0x") + 8];
 	snprintf(sum, sizeof(sum), "0x%08" PRIx32, s->t.tsum);
-	json_object_object_add(obj, "byte_order",
-			       json_object_new_string(s->t.big_endian ? "big" : "little"));
-	json_object_object_add(obj, "text_size", json_object_new_int64(s->t.tsize));
-	json_object_object_add(obj, "text_checksum", json_object_new_string(sum));
-	json_object_object_add(
+	int err = 0;
+	tm_json_add(obj, "byte_order", json_object_new_string(s->t.big_endian ? "big" : "little"),
+		    &err);
+	tm_json_add_int(obj, "text_size", s->t.tsize, &err);
+	tm_json_add(obj, "text_checksum", json_object_new_string(sum), &err);
+	tm_json_add_int(
 	    obj, "blocks_in_header",
-	    json_object_new_int64(
-		s->pos >= TM_SPIX_HEADER ? tm_spix_word(s->header + 12, s->t.big_endian) : 0));
+	    s->pos >= TM_SPIX_HEADER ? tm_spix_word(s->header + 12, s->t.big_endian) : 0, &err);
 	const struct {
 		const char *key;
 		uint64_t value;
@@ -301,10 +301,9 @@ static int spix_stats_finish(void *stats, json_object *obj, struct tm_diag *diag
 	    {"longest_block", longest},
 	    {"instructions", tot.instructions},
 	};
-	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-		json_object_object_add(obj, keys[k].key,
-				       json_object_new_int64((int64_t)keys[k].value));
-	return 0;
+	for (size_t k = 0; k < ARRAY_SIZE(keys); k++)
+		tm_json_add_int(obj, keys[k].key, keys[k].value, &err);
+	return err;
 }
 
 enum { T_SUMMARY, T_BLOCKS, T_DUMP, N_TABLES };
@@ -332,10 +331,10 @@ static void spix_stats_free(void *stats)
 const struct tm_format tm_format_spixcounts = {
     .name = "spixcounts",
     .description = "SpixTools basic-block counts (spixcounts(5))",
-    .recognition = "magic 0x62620011 in either byte order (any name); extension .bb",
+    .recognition = "magic 0x62620011 in either byte order (any name); extension .bb or .spixcounts",
     .extensions = spix_extensions,
     .classes = spix_classes,
-    .n_classes = 1,
+    .n_classes = ARRAY_SIZE(spix_classes),
     .record_size = sizeof(struct tm_record),
     .state_size = sizeof(struct spix_state),
     .stats_size = sizeof(struct spix_stats),
@@ -350,7 +349,7 @@ const struct tm_format tm_format_spixcounts = {
     .stats_finish = spix_stats_finish,
     .stats_free = spix_stats_free,
     .table_views = spix_tables,
-    .n_table_views = N_TABLES,
+    .n_table_views = ARRAY_SIZE(spix_tables),
     .tables_finish = spix_tables_finish,
     .virtual_name = spix_sum_name,
     .virtual_list = spix_sum_list,

@@ -202,24 +202,26 @@ struct sum_bytes {
 	bool built;
 	int err;
 	struct tm_blob bytes;
-	char problem[160];
+	char problem[TM_SPIX_WHY_LEN]; /* the first of tm_spix_add's */
 	uint64_t n_problems;
+	char *failed; /* malloc'ed: why there is no sum, a member that no longer fits */
 };
 
-/* Reads and parses one member. */
-static int load_member(int dirfd, const char *path, struct tm_spix_table *t)
+/* Reads and parses one member. Returns 0, -errno, or (-EBADMSG, -EFBIG) what tm_spix_parse
+ * returns with the reason in why. */
+static int load_member(int dirfd, const char *path, struct tm_spix_table *t, char *why,
+		       size_t why_len)
 {
 	struct tm_source src;
-	char why[128];
 	int err = tm_source_open(dirfd, path, &src);
 	if (err)
 		return err;
 	uint8_t *buf = malloc(src.size + 1);
 	ssize_t got = buf ? tm_source_read(&src, buf, src.size, 0) : -ENOMEM;
 	tm_source_close(&src);
-	err = got < 0 ? (int)got : tm_spix_parse(buf, (size_t)got, t, why, sizeof(why));
+	err = got < 0 ? (int)got : tm_spix_parse(buf, (size_t)got, t, why, why_len);
 	free(buf);
-	return err == -EBADMSG ? -EIO : err; /* changed since it was listed */
+	return err;
 }
 
 /* The file form of a sum, in memory. */
@@ -242,17 +244,23 @@ static int write_sum(const struct tm_spix_table *sum, struct tm_blob *out)
 	return 0;
 }
 
-/* The members' sum, as sadd makes it, in the first member's byte order. */
+/* The members' sum, as sadd makes it, in the first member's byte order. A member that no
+ * longer parses, or has other blocks, changed since the folder was listed: then there is no
+ * sum, and b->failed says why (the sum reads as empty, and errors.txt shows it). */
 static int build(struct sum_bytes *b)
 {
 	struct tm_spix_table sum = {0}, one = {0};
-	int err = load_member(b->dirfd, b->members[0], &sum);
-	for (unsigned k = 1; !err && k < b->n_members; k++) {
-		if ((err = load_member(b->dirfd, b->members[k], &one)) < 0)
-			break;
-		if (one.nbb != sum.nbb)
-			err = -EIO;
-		else
+	char why[TM_SPIX_WHY_LEN] = "";
+	unsigned k;
+	int err = load_member(b->dirfd, b->members[0], &sum, why, sizeof(why));
+	for (k = 1; !err && k < b->n_members; k++) {
+		err = load_member(b->dirfd, b->members[k], &one, why, sizeof(why));
+		if (!err && one.nbb != sum.nbb) {
+			snprintf(why, sizeof(why), "%" PRIu32 " blocks, not %" PRIu32 " as %s",
+				 one.nbb, sum.nbb, b->members[0]);
+			err = -EBADMSG;
+		}
+		if (!err)
 			b->n_problems += tm_spix_add(&sum, &one, b->n_problems ? NULL : b->problem,
 						     b->n_problems ? 0 : sizeof(b->problem));
 		tm_spix_table_free(&one);
@@ -260,6 +268,11 @@ static int build(struct sum_bytes *b)
 	if (!err)
 		err = write_sum(&sum, &b->bytes);
 	tm_spix_table_free(&sum);
+	if ((err == -EBADMSG || err == -EFBIG) && *why) /* k - 1: the member that failed */
+		err = asprintf(&b->failed, "%s: %s%s", b->members[k - 1], why,
+			       err == -EBADMSG ? " (changed since the folder was listed)" : "") < 0
+			  ? -ENOMEM
+			  : 0;
 	return err;
 }
 
@@ -274,7 +287,7 @@ static ssize_t sum_read(struct tm_source *s, void *buf, size_t len, uint64_t off
 	pthread_mutex_unlock(&b->lock);
 	if (b->err)
 		return b->err;
-	if (off >= b->bytes.len)
+	if (off >= b->bytes.len) /* also no sum (b->failed) */
 		return 0;
 	if (len > b->bytes.len - off)
 		len = b->bytes.len - (size_t)off;
@@ -291,6 +304,7 @@ static void sum_close(struct tm_source *s)
 		free(b->members[k]);
 	free(b->members);
 	free(b->bytes.data);
+	free(b->failed);
 	pthread_mutex_destroy(&b->lock);
 	free(b);
 	s->priv = NULL;
@@ -299,6 +313,8 @@ static void sum_close(struct tm_source *s)
 static void sum_report(struct tm_source *s, struct tm_diag *diag)
 {
 	const struct sum_bytes *b = s->priv;
+	if (b->failed)
+		tm_diag_note(diag, "no sum: %s", b->failed);
 	if (b->n_problems)
 		tm_diag_note(diag,
 			     "sadd: %s (%" PRIu64

@@ -10,6 +10,7 @@
 #include "text_lines.h"
 #include "tracemount/diag.h"
 #include "tracemount/registry.h"
+#include "tracemount/util.h"
 
 /* Decoding. */
 
@@ -106,8 +107,7 @@ static const char *const qemu4v_extensions[] = {"qemu4v", "q4v", NULL};
 /* MicroTESK's QEMU4V logs: tracer_NNNN.log. */
 static bool is_tracer_log(const char *name)
 {
-	const char *base = strrchr(name, '/');
-	base = base ? base + 1 : name;
+	const char *base = tm_base_name(name);
 	if (strncmp(base, "tracer_", 7) != 0)
 		return false;
 	const char *p = base + 7;
@@ -222,7 +222,7 @@ static enum branch arm_branch(const uint8_t *line, struct tarmac_span m, const u
 					     "ret",   "eret",  "braa",	 "brab",  "blraa", "blrab",
 					     "retaa", "retab", "eretaa", "eretab"};
 	static const char *const bases[] = {"blx", "bx", "bl", "b"};
-	char s[16];
+	char s[16]; /* longer than any branch mnemonic: a longer one is none */
 	size_t n = m.len;
 	if (!n || n >= sizeof(s))
 		return NOT_BRANCH;
@@ -233,13 +233,13 @@ static enum branch arm_branch(const uint8_t *line, struct tarmac_span m, const u
 		s[n -= 2] = '\0'; /* Thumb's width */
 	if (s[0] == 'b' && s[1] == '.')
 		return COND_BRANCH; /* A64 B.cond */
-	for (size_t k = 0; k < sizeof(cond) / sizeof(cond[0]); k++)
+	for (size_t k = 0; k < ARRAY_SIZE(cond); k++)
 		if (strcmp(s, cond[k]) == 0)
 			return COND_BRANCH;
-	for (size_t k = 0; k < sizeof(always) / sizeof(always[0]); k++)
+	for (size_t k = 0; k < ARRAY_SIZE(always); k++)
 		if (strcmp(s, always[k]) == 0)
 			return BRANCH;
-	for (size_t k = 0; k < sizeof(bases) / sizeof(bases[0]); k++) {
+	for (size_t k = 0; k < ARRAY_SIZE(bases); k++) {
 		size_t len = strlen(bases[k]);
 		if (strncmp(s, bases[k], len) == 0 && is_cond_code(s + len, n - len))
 			return COND_BRANCH;
@@ -276,8 +276,8 @@ static bool tarmac_instruction(const struct tm_chunk *c, size_t i, struct tm_ins
 	.stats_size = sizeof(struct tarmac_stats), .chunk_records = 8192, .content_bid_max = 95,   \
 	.decode = tarmac_decode, .dump = &tarmac_dump_ops, .stats_init = tarmac_stats_init,        \
 	.stats_update = tarmac_stats_update, .stats_finish = tarmac_stats_finish,                  \
-	.stats_free = tarmac_stats_free, .extra_views = tarmac_extra_views, .n_extra_views = 1,    \
-	.instruction = tarmac_instruction
+	.stats_free = tarmac_stats_free, .extra_views = tarmac_extra_views,                        \
+	.n_extra_views = ARRAY_SIZE(tarmac_extra_views), .instruction = tarmac_instruction
 
 const struct tm_format tm_format_tarmac = {
     .name = "tarmac",

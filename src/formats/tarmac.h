@@ -96,7 +96,8 @@ void tarmac_parse(const uint8_t *text, size_t len, int cont_cls, struct tarmac_l
 /* The dump.txt line of l for cpu (with its newline); out NULL: only the length. */
 size_t tarmac_dump_line(const struct tarmac_line *l, uint32_t cpu, char *out);
 extern const struct tm_render_ops tarmac_dump_ops;
-extern const struct tm_view_desc tarmac_extra_views[1];
+#define TARMAC_N_EXTRA_VIEWS 1
+extern const struct tm_view_desc tarmac_extra_views[TARMAC_N_EXTRA_VIEWS];
 
 /* Statistics (tarmac_stats.c). */
 #define TARMAC_TOP_MNEMONICS 10
@@ -114,7 +115,7 @@ struct tarmac_stats {
 	uint64_t timed, negative, backwards, other_units;
 	int64_t first, last, min, max, prev;
 	bool have_time, have_prev;
-	char unit[9];
+	char unit[9]; /* the first unit, if 8 bytes at most (tarmac_stats.c) */
 	uint8_t unit_len;
 	uint64_t pc_min, pc_max, addr_min, addr_max;
 	uint64_t crlf;

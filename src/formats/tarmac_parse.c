@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tarmac.h"
+#include "tracemount/util.h"
 
 const char *const tarmac_classes[TARMAC_N_CLASSES] = {
     "instructions",  /* TC_INSTRUCTION */
@@ -392,7 +393,7 @@ static void parse_lanes(struct cursor *c, struct tarmac_line *l, struct tarmac_s
 	l->addr = address;
 	uint64_t base = hex_value(c->s + address.off, digits);
 	l->tail = peek(c).off;
-	char lanes[32];
+	char lanes[4 * 8]; /* up to 4 lanes of 8 hex digits (l->n_data) */
 	size_t n = 0;
 	for (struct tarmac_span t = peek(c); l->n_data < 4 && is_lane(c, t); t = peek(c)) {
 		memcpy(lanes + n, c->s + t.off, 8);
@@ -418,7 +419,7 @@ static void parse_lanes(struct cursor *c, struct tarmac_line *l, struct tarmac_s
 static bool is_event_word(const struct cursor *c, struct tarmac_span t)
 {
 	static const char *const words[] = {"E", "CADI", "SIGNAL:", "EXC", "BR", "Tarmac"};
-	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
 		if (tok_is(c, t, words[i]))
 			return true;
 	return false;

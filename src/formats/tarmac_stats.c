@@ -10,6 +10,8 @@
 
 #include "tarmac.h"
 #include "tracemount/diag.h"
+#include "tracemount/stats_json.h"
+#include "tracemount/util.h"
 #include "tracemount/view.h"
 
 int tarmac_stats_init(void *p)
@@ -124,19 +126,14 @@ void tarmac_stats_update(void *p, const struct tm_chunk *c)
 	}
 }
 
-static json_object *int64(uint64_t v)
+static json_object *address(uint64_t v)
 {
-	return json_object_new_int64((int64_t)v);
-}
-
-static json_object *address(uint64_t v, bool any)
-{
-	char buf[24];
+	char buf[sizeof("0x") + 16]; /* up to 16 digits */
 	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-	return any ? json_object_new_string(buf) : NULL;
+	return json_object_new_string(buf);
 }
 
-static json_object *cpus_json(const struct tarmac_stats *s)
+static json_object *cpus_json(const struct tarmac_stats *s, int *err)
 {
 	json_object *obj = json_object_new_object();
 	for (uint32_t cpu = 0; obj && cpu <= TARMAC_MAX_CPUS; cpu++) {
@@ -148,42 +145,41 @@ static json_object *cpus_json(const struct tarmac_stats *s)
 		if (!total)
 			continue;
 		json_object *one = json_object_new_object();
-		for (unsigned k = 0; one && k < TARMAC_N_CLASSES; k++)
-			json_object_object_add(one, tarmac_classes[k], int64(s->cpus[cpu][k]));
-		char key[16];
+		for (unsigned k = 0; k < TARMAC_N_CLASSES; k++)
+			tm_json_add_int(one, tarmac_classes[k], s->cpus[cpu][k], err);
+		char key[sizeof("4294967295+")];
 		snprintf(key, sizeof(key), cpu == TARMAC_MAX_CPUS ? "%u+" : "%u", cpu);
-		json_object_object_add(obj, key, one);
+		tm_json_add(obj, key, one, err);
 	}
 	return obj;
 }
 
-static json_object *sizes_json(const struct tarmac_stats *s)
+static json_object *sizes_json(const struct tarmac_stats *s, int *err)
 {
 	json_object *obj = json_object_new_object();
 	for (unsigned n = 0; obj && n <= TARMAC_MAX_SIZES; n++) {
-		char key[16];
+		char key[sizeof("4294967295+")];
 		if (!s->sizes[n])
 			continue;
 		snprintf(key, sizeof(key), n == TARMAC_MAX_SIZES ? "%u+" : "%u", n);
-		json_object_object_add(obj, key, int64(s->sizes[n]));
+		tm_json_add_int(obj, key, s->sizes[n], err);
 	}
 	return obj;
 }
 
-static json_object *time_json(const struct tarmac_stats *s)
+static json_object *time_json(const struct tarmac_stats *s, int *err)
 {
 	json_object *obj = json_object_new_object();
-	if (!obj)
-		return NULL;
-	json_object_object_add(
-	    obj, "unit", s->unit_len ? json_object_new_string_len(s->unit, s->unit_len) : NULL);
-	json_object_object_add(obj, "first", s->have_time ? int64((uint64_t)s->first) : NULL);
-	json_object_object_add(obj, "last", s->have_time ? int64((uint64_t)s->last) : NULL);
-	json_object_object_add(obj, "min", s->have_time ? int64((uint64_t)s->min) : NULL);
-	json_object_object_add(obj, "max", s->have_time ? int64((uint64_t)s->max) : NULL);
-	json_object_object_add(obj, "backwards", int64(s->backwards));
-	json_object_object_add(obj, "negative", int64(s->negative));
-	json_object_object_add(obj, "other_units", int64(s->other_units));
+	bool t = s->have_time;
+	tm_json_add_or_null(obj, "unit", s->unit_len,
+			    json_object_new_string_len(s->unit, s->unit_len), err);
+	tm_json_add_or_null(obj, "first", t, json_object_new_int64(s->first), err);
+	tm_json_add_or_null(obj, "last", t, json_object_new_int64(s->last), err);
+	tm_json_add_or_null(obj, "min", t, json_object_new_int64(s->min), err);
+	tm_json_add_or_null(obj, "max", t, json_object_new_int64(s->max), err);
+	tm_json_add_int(obj, "backwards", s->backwards, err);
+	tm_json_add_int(obj, "negative", s->negative, err);
+	tm_json_add_int(obj, "other_units", s->other_units, err);
 	return obj;
 }
 
@@ -191,33 +187,33 @@ int tarmac_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 {
 	struct tarmac_stats *s = p;
 	bool code = s->pc_min <= s->pc_max, data = s->addr_min <= s->addr_max;
-	json_object_object_add(obj, "cpus", cpus_json(s));
-	json_object_object_add(obj, "instruction_sets", tm_names_json(&s->isets, 0));
-	json_object_object_add(obj, "modes", tm_names_json(&s->modes, 0));
-	json_object_object_add(obj, "top_mnemonics",
-			       tm_names_json(&s->mnemonics, TARMAC_TOP_MNEMONICS));
-	json_object_object_add(obj, "memory_accesses_by_size", sizes_json(s));
-	json_object_object_add(obj, "registers_written", tm_names_json(&s->registers, 0));
-	json_object_object_add(obj, "time", time_json(s));
-	json_object_object_add(obj, "pc_min", address(s->pc_min, code));
-	json_object_object_add(obj, "pc_max", address(s->pc_max, code));
-	json_object_object_add(obj, "address_min", address(s->addr_min, data));
-	json_object_object_add(obj, "address_max", address(s->addr_max, data));
-	json_object_object_add(obj, "code_lines_64b", int64(tm_footprint_count(&s->code)));
-	json_object_object_add(obj, "code_pages_4k", int64(tm_footprint_count_groups64(&s->code)));
-	json_object_object_add(obj, "data_lines_64b", int64(tm_footprint_count(&s->data)));
-	json_object_object_add(obj, "data_pages_4k", int64(tm_footprint_count_groups64(&s->data)));
-	json_object_object_add(obj, "crlf_lines", int64(s->crlf));
+	int err = 0;
+	tm_json_add(obj, "cpus", cpus_json(s, &err), &err);
+	tm_json_add(obj, "instruction_sets", tm_names_json(&s->isets, 0), &err);
+	tm_json_add(obj, "modes", tm_names_json(&s->modes, 0), &err);
+	tm_json_add(obj, "top_mnemonics", tm_names_json(&s->mnemonics, TARMAC_TOP_MNEMONICS), &err);
+	tm_json_add(obj, "memory_accesses_by_size", sizes_json(s, &err), &err);
+	tm_json_add(obj, "registers_written", tm_names_json(&s->registers, 0), &err);
+	tm_json_add(obj, "time", time_json(s, &err), &err);
+	tm_json_add_or_null(obj, "pc_min", code, address(s->pc_min), &err);
+	tm_json_add_or_null(obj, "pc_max", code, address(s->pc_max), &err);
+	tm_json_add_or_null(obj, "address_min", data, address(s->addr_min), &err);
+	tm_json_add_or_null(obj, "address_max", data, address(s->addr_max), &err);
+	tm_json_add_int(obj, "code_lines_64b", tm_footprint_count(&s->code), &err);
+	tm_json_add_int(obj, "code_pages_4k", tm_footprint_count_groups64(&s->code), &err);
+	tm_json_add_int(obj, "data_lines_64b", tm_footprint_count(&s->data), &err);
+	tm_json_add_int(obj, "data_pages_4k", tm_footprint_count_groups64(&s->data), &err);
+	tm_json_add_int(obj, "crlf_lines", s->crlf, &err);
 	uint64_t din[3] = {0}; /* a fetch per IT, a read per read, a write per write */
 	for (unsigned cpu = 0; s->cpus && cpu <= TARMAC_MAX_CPUS; cpu++) {
 		din[0] += s->cpus[cpu][TC_INSTRUCTION];
 		din[1] += s->cpus[cpu][TC_READ];
 		din[2] += s->cpus[cpu][TC_WRITE];
 	}
-	json_object_object_add(obj, "din", tm_din_stats(din[0], din[1], din[2]));
+	tm_json_add(obj, "din", tm_din_stats(din[0], din[1], din[2]), &err);
 
 	const struct tm_names *tables[] = {&s->isets, &s->modes, &s->mnemonics, &s->registers};
-	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {
 		if (tables[i]->uncounted) {
 			tm_diag_note(diag,
 				     "more than %u distinct ISETs, modes, mnemonics or registers: "
@@ -234,7 +230,7 @@ int tarmac_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 			     "data_pages_4k are lower bounds",
 			     s->capped ? "addresses in more than 8192 regions of 2 MiB"
 				       : "out of memory counting distinct lines");
-	return 0;
+	return err;
 }
 
 void tarmac_stats_free(void *p)

@@ -79,7 +79,7 @@ static const char *const kind_names[TARMAC_N_CLASSES] = {
 size_t tarmac_dump_line(const struct tarmac_line *l, uint32_t cpu, char *out)
 {
 	struct out o = {out, 0};
-	char digits[24];
+	char digits[sizeof("18446744073709551615")]; /* a cpu number */
 	put_field(&o, l, l->time_tok);
 	put_field(&o, l, l->unit);
 	put(&o, digits, (size_t)(tm_put_decimal(digits, cpu, 0) - digits));
@@ -169,6 +169,6 @@ static const struct tm_render_ops tarmac_din_ops = {
     .render = din_render,
 };
 
-const struct tm_view_desc tarmac_extra_views[1] = {
+const struct tm_view_desc tarmac_extra_views[TARMAC_N_EXTRA_VIEWS] = {
     {"convert/%s.din", 1u << TC_INSTRUCTION | 1u << TC_READ | 1u << TC_WRITE, &tarmac_din_ops},
 };

@@ -15,7 +15,6 @@
 
 #include "tt6.h"
 #include "tracemount/diag.h"
-#include "tracemount/registry.h"
 #include "tracemount/util.h"
 
 /* What the previous record was, for the patterns that span records. */
@@ -302,7 +301,7 @@ bool tt6_instruction(const struct tm_chunk *c, size_t i, struct tm_insn *out)
 	.state_size = sizeof(struct tt6_state), .chunk_records = 16384,                            \
 	.state_init = tt6_state_init, .dump = &tt6_dump_ops,                                       \
 	.stats_size = sizeof(struct tt6_stats), .stats_init = tt6_stats_init,                      \
-	.stats_update = tt6_stats_update, .stats_free = tt6_stats_free, .n_extra_views = 3,        \
+	.stats_update = tt6_stats_update, .stats_free = tt6_stats_free,                            \
 	.instruction = tt6_instruction
 
 const struct tm_format tm_format_tt6 = {
@@ -316,6 +315,7 @@ const struct tm_format tm_format_tt6 = {
     .decode = tt6_decode,
     .stats_finish = tt6_stats_finish,
     .extra_views = tt6_extra_views,
+    .n_extra_views = ARRAY_SIZE(tt6_extra_views),
     TT6_COMMON,
 };
 
@@ -330,5 +330,6 @@ const struct tm_format tm_format_tt6e = {
     .decode = tt6e_decode,
     .stats_finish = tt6e_stats_finish,
     .extra_views = tt6e_extra_views,
+    .n_extra_views = ARRAY_SIZE(tt6e_extra_views),
     TT6_COMMON,
 };

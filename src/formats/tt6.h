@@ -69,7 +69,8 @@ static inline int sync_kind(unsigned code)
 }
 
 /* "signal", "broadcast", "wait", "try_wait": by sync_kind() */
-extern const char *const tt6_sync_kinds[4];
+#define TT6_N_SYNC_KINDS 4
+extern const char *const tt6_sync_kinds[TT6_N_SYNC_KINDS];
 
 /* Record flags, by bit. Bits B_WIDE to B_WIDE + 3 hold how many digits an instruction number
  * has beyond the NUM_WIDTH of its column, so that lines stay sized by flags. */
@@ -83,8 +84,8 @@ enum {
 	B_DCBX_ESC,
 	B_NO_EA,
 	B_WIDE,
-	N_FLAG_BITS = 16
 };
+_Static_assert(B_WIDE + 4 <= TM_FLAG_BITS, "the flags fit tm_record.flags");
 enum {
 	F_SEEK =
 	    1
@@ -166,7 +167,9 @@ char *tt6_put_line(char *out, const struct tt6_record *r, const uint8_t *raw);
 /* The instruction a TT6, TT6E or FULL record executed, for spix/ (tm_format.instruction). */
 bool tt6_instruction(const struct tm_chunk *c, size_t i, struct tm_insn *out);
 size_t tt6_line_len(const struct tt6_record *r);
-extern const struct tm_view_desc tt6_extra_views[3], tt6e_extra_views[3];
+#define TT6_N_EXTRA_VIEWS 3
+extern const struct tm_view_desc tt6_extra_views[TT6_N_EXTRA_VIEWS],
+    tt6e_extra_views[TT6_N_EXTRA_VIEWS];
 
 /* Statistics (tt6_stats.c); the state is here for its size. */
 #define TT6_SIZE_BINS 256
@@ -175,7 +178,7 @@ struct tt6_stats {
 	uint64_t bins[1u << 16]; /* instructions by ppc_bin_of */
 	uint64_t loads[TT6_SIZE_BINS], stores[TT6_SIZE_BINS];
 	uint64_t escape_codes[1024];
-	uint64_t sync[4];
+	uint64_t sync[TT6_N_SYNC_KINDS];
 	uint64_t cache_ops, taken, not_taken, unconditional, twi_pairs;
 	uint64_t din_reads, din_writes; /* convert/NAME.din's data lines */
 	uint64_t no_address;		/* dcbx without an address (F_NO_EA) */

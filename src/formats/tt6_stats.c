@@ -8,6 +8,8 @@
 
 #include "tt6.h"
 #include "tracemount/diag.h"
+#include "tracemount/stats_json.h"
+#include "tracemount/util.h"
 #include "tracemount/view.h"
 
 /* Statistics. */
@@ -82,8 +84,11 @@ void tt6_stats_update(void *p, const struct tm_chunk *c)
 	}
 }
 
+/* a bin's name: the first word of a disassembly, which fits PPC_TEXT_WIDTH */
+#define NAME_LEN (PPC_TEXT_WIDTH + 1)
+
 struct name_count {
-	char name[24];
+	char name[NAME_LEN];
 	uint64_t count;
 };
 
@@ -96,17 +101,17 @@ static int by_count_desc(const void *a, const void *b)
 }
 
 /* The most frequent base mnemonics: bins named, bins of one name merged, sorted. */
-static json_object *top_mnemonics(const struct tt6_stats *s)
+static json_object *top_mnemonics(const struct tt6_stats *s, int *err)
 {
 	size_t n = 0, cap = 64;
 	struct name_count *v = malloc(cap * sizeof(*v));
 	json_object *obj = json_object_new_object();
 	if (!v || !obj)
 		goto out;
-	for (unsigned b = 0; b < (1u << 16); b++) {
+	for (unsigned b = 0; b < ARRAY_SIZE(s->bins); b++) {
 		if (!s->bins[b])
 			continue;
-		char name[24];
+		char name[NAME_LEN];
 		ppc_bin_name(b >> 10, b & 0x3ff, name, sizeof(name));
 		size_t k = 0;
 		while (k < n && strcmp(v[k].name, name) != 0)
@@ -126,83 +131,72 @@ static json_object *top_mnemonics(const struct tt6_stats *s)
 	}
 	qsort(v, n, sizeof(*v), by_count_desc);
 	for (size_t k = 0; k < n && k < TOP_MNEMONICS; k++)
-		json_object_object_add(obj, v[k].name, json_object_new_int64((int64_t)v[k].count));
+		tm_json_add_int(obj, v[k].name, v[k].count, err);
 	free(v);
 	return obj;
 out:
 	free(v);
 	json_object_put(obj);
-	return NULL;
+	return NULL; /* the caller's add sets *err */
 }
 
-static json_object *size_histogram(const uint64_t *bins)
+static json_object *size_histogram(const uint64_t *bins, int *err)
 {
 	json_object *obj = json_object_new_object(), *by_size = json_object_new_object();
 	uint64_t total = 0;
-	if (!obj || !by_size) {
-		json_object_put(obj);
-		json_object_put(by_size);
-		return NULL;
-	}
-	for (unsigned k = 0; k < TT6_SIZE_BINS; k++) {
-		char key[8];
+	for (unsigned k = 0; by_size && k < TT6_SIZE_BINS; k++) {
+		char key[sizeof("4294967295")];
 		if (!bins[k])
 			continue;
 		total += bins[k];
 		snprintf(key, sizeof(key), "%u", k);
-		json_object_object_add(by_size, key, json_object_new_int64((int64_t)bins[k]));
+		tm_json_add_int(by_size, key, bins[k], err);
 	}
-	json_object_object_add(obj, "total", json_object_new_int64((int64_t)total));
-	json_object_object_add(obj, "by_size", by_size);
+	tm_json_add_int(obj, "total", total, err);
+	tm_json_add(obj, "by_size", by_size, err);
 	return obj;
 }
 
-static json_object *int_object(const char *const *names, const uint64_t *values, unsigned n)
+static json_object *int_object(const char *const *names, const uint64_t *values, size_t n, int *err)
 {
 	json_object *obj = json_object_new_object();
-	for (unsigned k = 0; obj && k < n; k++)
-		json_object_object_add(obj, names[k], json_object_new_int64((int64_t)values[k]));
+	for (size_t k = 0; obj && k < n; k++)
+		tm_json_add_int(obj, names[k], values[k], err);
 	return obj;
 }
 
 int tt6_stats_common(struct tt6_stats *s, json_object *obj, struct tm_diag *diag)
 {
 	uint64_t instructions = 0;
-	char pc[16];
-	for (unsigned b = 0; b < (1u << 16); b++)
+	char pc[sizeof("0x") + 8];
+	for (unsigned b = 0; b < ARRAY_SIZE(s->bins); b++)
 		instructions += s->bins[b];
 	snprintf(pc, sizeof(pc), "0x%08" PRIx32, s->initial_pc);
 
 	static const char *const branch_keys[] = {"conditional_taken", "conditional_not_taken",
 						  "unconditional"};
 	uint64_t branches[] = {s->taken, s->not_taken, s->unconditional};
+	_Static_assert(ARRAY_SIZE(branch_keys) == ARRAY_SIZE(branches), "a key per count");
+	int err = 0;
 
-	json_object_object_add(obj, "instructions", json_object_new_int64((int64_t)instructions));
-	json_object_object_add(obj, "initial_pc",
-			       s->has_initial ? json_object_new_string(pc) : NULL);
-	json_object_object_add(obj, "top_mnemonics", top_mnemonics(s));
-	json_object_object_add(obj, "loads", size_histogram(s->loads));
-	json_object_object_add(obj, "stores", size_histogram(s->stores));
-	json_object_object_add(obj, "cache_ops", json_object_new_int64((int64_t)s->cache_ops));
-	json_object_object_add(obj, "din", tm_din_stats(instructions, s->din_reads, s->din_writes));
-	json_object_object_add(obj, "branches", int_object(branch_keys, branches, 3));
-	json_object_object_add(obj, "distinct_pcs",
-			       json_object_new_int64((int64_t)tm_footprint_count(&s->pcs)));
-	json_object_object_add(
-	    obj, "code_lines_64b",
-	    json_object_new_int64((int64_t)tm_footprint_count_groups(&s->pcs, 4)));
-	json_object_object_add(
-	    obj, "code_pages_4k",
-	    json_object_new_int64((int64_t)tm_footprint_count_groups(&s->pcs, 10)));
-	json_object_object_add(obj, "data_lines_64b",
-			       json_object_new_int64((int64_t)tm_footprint_count(&s->data)));
-	json_object_object_add(
-	    obj, "data_pages_4k",
-	    json_object_new_int64((int64_t)tm_footprint_count_groups64(&s->data)));
+	tm_json_add_int(obj, "instructions", instructions, &err);
+	tm_json_add_or_null(obj, "initial_pc", s->has_initial, json_object_new_string(pc), &err);
+	tm_json_add(obj, "top_mnemonics", top_mnemonics(s, &err), &err);
+	tm_json_add(obj, "loads", size_histogram(s->loads, &err), &err);
+	tm_json_add(obj, "stores", size_histogram(s->stores, &err), &err);
+	tm_json_add_int(obj, "cache_ops", s->cache_ops, &err);
+	tm_json_add(obj, "din", tm_din_stats(instructions, s->din_reads, s->din_writes), &err);
+	tm_json_add(obj, "branches", int_object(branch_keys, branches, ARRAY_SIZE(branches), &err),
+		    &err);
+	tm_json_add_int(obj, "distinct_pcs", tm_footprint_count(&s->pcs), &err);
+	tm_json_add_int(obj, "code_lines_64b", tm_footprint_count_groups(&s->pcs, 4), &err);
+	tm_json_add_int(obj, "code_pages_4k", tm_footprint_count_groups(&s->pcs, 10), &err);
+	tm_json_add_int(obj, "data_lines_64b", tm_footprint_count(&s->data), &err);
+	tm_json_add_int(obj, "data_pages_4k", tm_footprint_count_groups64(&s->data), &err);
 	if (s->pcs.err || s->data.err)
 		tm_diag_note(diag,
 			     "out of memory counting distinct addresses: counts are lower bounds");
-	return 0;
+	return err;
 }
 
 static int stats_finish(void *p, json_object *obj, struct tm_diag *diag, bool tt6e)
@@ -210,26 +204,24 @@ static int stats_finish(void *p, json_object *obj, struct tm_diag *diag, bool tt
 	struct tt6_stats *s = p;
 	int err = tt6_stats_common(s, obj, diag);
 	json_object *escapes = json_object_new_object();
-	for (unsigned code = 0; escapes && code < 1024; code++) {
-		char key[8];
+	for (unsigned code = 0; escapes && code < ARRAY_SIZE(s->escape_codes); code++) {
+		char key[sizeof("0x3ff")];
 		if (!s->escape_codes[code])
 			continue;
 		snprintf(key, sizeof(key), "0x%02x", code);
-		json_object_object_add(escapes, key,
-				       json_object_new_int64((int64_t)s->escape_codes[code]));
+		tm_json_add_int(escapes, key, s->escape_codes[code], &err);
 	}
-	json_object_object_add(obj, "cache_ops_without_address",
-			       json_object_new_int64((int64_t)s->no_address));
-	json_object_object_add(obj, "escape_codes", escapes);
+	tm_json_add_int(obj, "cache_ops_without_address", s->no_address, &err);
+	tm_json_add(obj, "escape_codes", escapes, &err);
 	if (tt6e && s->no_address) /* TT6 never has them: there it is no problem */
 		tm_diag_note(diag,
 			     "%" PRIu64 " cache-block instructions (dcbz, dcbt...) have no address "
 			     "(an escape 0x12 before each): they are not in convert/NAME.din",
 			     s->no_address);
-	json_object_object_add(obj, "sync_events", int_object(tt6_sync_kinds, s->sync, 4));
+	tm_json_add(obj, "sync_events",
+		    int_object(tt6_sync_kinds, s->sync, ARRAY_SIZE(s->sync), &err), &err);
 	if (tt6e)
-		json_object_object_add(obj, "twi_pairs",
-				       json_object_new_int64((int64_t)s->twi_pairs));
+		tm_json_add_int(obj, "twi_pairs", s->twi_pairs, &err);
 	return err;
 }
 

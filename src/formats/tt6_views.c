@@ -13,7 +13,7 @@ const char *const tt6_classes[TT6_N_CLASSES] = {
     "compute", "flow", "memory", "memext", "escape", "sync", "initial_pc",
 };
 
-const char *const tt6_sync_kinds[4] = {"signal", "broadcast", "wait", "try_wait"};
+const char *const tt6_sync_kinds[TT6_N_SYNC_KINDS] = {"signal", "broadcast", "wait", "try_wait"};
 
 static const char *esc_name(unsigned code)
 {
@@ -179,7 +179,7 @@ static size_t dump_render(const struct tm_chunk *c, size_t i, char *out)
 	return (size_t)(p - out);
 }
 
-static const int16_t dump_flag_len[N_FLAG_BITS] = {
+static const int16_t dump_flag_len[TM_FLAG_BITS] = {
     [B_WIDE] = 1, [B_WIDE + 1] = 2, [B_WIDE + 2] = 4, [B_WIDE + 3] = 8};
 
 const struct tm_render_ops tt6_dump_ops = {
@@ -221,7 +221,7 @@ static size_t stream_render(const struct tm_chunk *c, size_t i, char *out)
 	return stream_record(c, i, out, false);
 }
 
-static const int16_t stream_flag_len[N_FLAG_BITS] = {[B_SEEK] = POSITION_BYTES};
+static const int16_t stream_flag_len[TM_FLAG_BITS] = {[B_SEEK] = POSITION_BYTES};
 
 const struct tm_render_ops tt6_stream_ops = {
     .fixed_len = tt6_record_bytes,
@@ -240,7 +240,8 @@ static size_t tt6e_stream_render(const struct tm_chunk *c, size_t i, char *out)
 	return stream_record(c, i, out, true);
 }
 
-static const int16_t tt6e_stream_flag_len[N_FLAG_BITS] = {[B_SEEK] = POSITION_BYTES, [B_NO_EA] = 4};
+static const int16_t tt6e_stream_flag_len[TM_FLAG_BITS] = {
+    [B_SEEK] = POSITION_BYTES, [B_NO_EA] = 4};
 
 const struct tm_render_ops tt6e_stream_ops = {
     .fixed_len = tt6_record_bytes,
@@ -285,7 +286,7 @@ static size_t to_tt6e_render(const struct tm_chunk *c, size_t i, char *out)
 	return (size_t)(p - out);
 }
 
-static const int16_t to_tt6e_flag_len[N_FLAG_BITS] = {[B_TWI] = 16, [B_CACHE] = 4, [B_NO_EA] = 4};
+static const int16_t to_tt6e_flag_len[TM_FLAG_BITS] = {[B_TWI] = 16, [B_CACHE] = 4, [B_NO_EA] = 4};
 
 static const struct tm_render_ops tt6_to_tt6e_ops = {
     .fixed_len = tt6_record_bytes,
@@ -325,7 +326,7 @@ static size_t to_tt6_render(const struct tm_chunk *c, size_t i, char *out)
 }
 
 /* synthetic flow records vanish; a dcbx loses its address word, and may gain an escape */
-static const int16_t to_tt6_flag_len[N_FLAG_BITS] = {
+static const int16_t to_tt6_flag_len[TM_FLAG_BITS] = {
     [B_SYNTH] = -8, [B_CACHE] = -4, [B_DCBX_ESC] = 8, [B_NO_EA] = 4};
 
 static const struct tm_render_ops tt6e_to_tt6_ops = {
@@ -424,13 +425,13 @@ const struct tm_render_ops tt6_din_ops = {
     .render = din_render,
 };
 
-const struct tm_view_desc tt6_extra_views[3] = {
+const struct tm_view_desc tt6_extra_views[TT6_N_EXTRA_VIEWS] = {
     {.path = "sync.txt", .class_mask = CLASS_BIT(TT6_SYNC), .ops = &tt6_sync_ops},
     {.path = "convert/%s.tt6e", .class_mask = ~0ull, .ops = &tt6_to_tt6e_ops},
     {.path = "convert/%s.din", .class_mask = INSTRUCTION_BITS, .ops = &tt6_din_ops},
 };
 
-const struct tm_view_desc tt6e_extra_views[3] = {
+const struct tm_view_desc tt6e_extra_views[TT6_N_EXTRA_VIEWS] = {
     {.path = "sync.txt", .class_mask = CLASS_BIT(TT6_SYNC), .ops = &tt6_sync_ops},
     {.path = "convert/%s.tt6", .class_mask = ~0ull, .ops = &tt6e_to_tt6_ops},
     {.path = "convert/%s.din", .class_mask = INSTRUCTION_BITS, .ops = &tt6_din_ops},

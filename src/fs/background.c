@@ -11,6 +11,7 @@
 
 #include "tracemount/context.h"
 #include "tracemount/fs.h"
+#include "tracemount/log.h"
 #include "tracemount/trace.h"
 #include "tracemount/virtual.h"
 #include "tracemount/walk.h"
@@ -35,7 +36,8 @@ static int add_found(void *arg, const char *path, const struct tm_format *fmt,
 	if (atomic_load(&l->fs->stop_indexing))
 		return 1;
 	if (!fmt) {
-		tm_fs_log(l->fs, LOG_WARNING, "prefetch: %s: %s", path, strerror(-err));
+		tm_log(tm_context_logger(l->fs->ctx), LOG_WARNING, "prefetch: %s: %s", path,
+		       strerror(-err));
 		return 0;
 	}
 	if (l->n == l->cap) {
@@ -62,16 +64,18 @@ static int index_virtual(struct tm_fs *fs, const char *path)
 	struct tm_virtual *v;
 	struct tm_trace *t;
 	struct tm_source src;
-	const struct tm_index *ix;
+	struct tm_open_trace ot;
 	int err = tm_virtual_find(fs->ctx, fs->root_fd, path, &fmt, &v);
 	if (err)
 		return err;
 	if ((err = tm_context_trace_of(fs->ctx, path, fmt, &v->st, &t)) == 0) {
 		if ((err = fmt->virtual_open(fs->root_fd, v, &src)) == 0) {
-			err = tm_trace_index(t, &src, &ix);
+			tm_trace_open(&ot, t, &src);
+			err = tm_trace_index(&ot);
+			tm_trace_close(&ot);
 			tm_source_close(&src);
 		}
-		tm_context_trace_put(fs->ctx, t);
+		tm_trace_put(t);
 	}
 	tm_virtual_free(fmt, v, 1);
 	return err;
@@ -142,24 +146,25 @@ static void *indexer(void *arg)
 	struct found_list l = {.fs = fs};
 	if (tm_walk(fs->ctx, fs->root_fd, fs->single ? fs->single : ".", add_found, &l) < 0 ||
 	    add_virtuals(&l) < 0)
-		tm_fs_log(fs, LOG_ERR, "prefetch: out of memory: %zu traces found", l.n);
+		tm_log(tm_context_logger(fs->ctx), LOG_ERR,
+		       "prefetch: out of memory: %zu traces found", l.n);
 	atomic_store(&fs->prefetch_total, (unsigned)l.n);
 	atomic_store(&fs->prefetch_walked, true);
-	tm_fs_log(fs, LOG_INFO, "prefetch: %zu traces to index", l.n);
+	tm_log(tm_context_logger(fs->ctx), LOG_INFO, "prefetch: %zu traces to index", l.n);
 	for (size_t i = 0; i < l.n && !atomic_load(&fs->stop_indexing); i++) {
 		struct found *f = &l.items[i];
 		int err = f->is_virtual
 			      ? index_virtual(fs, f->path)
 			      : tm_index_one(fs->ctx, fs->root_fd, f->path, f->fmt, &f->st, NULL);
 		if (err) {
-			tm_fs_log(fs, LOG_ERR, "prefetch: %s: indexing failed: %s", f->path,
-				  strerror(-err));
+			tm_log(tm_context_logger(fs->ctx), LOG_ERR,
+			       "prefetch: %s: indexing failed: %s", f->path, strerror(-err));
 			atomic_fetch_add(&fs->prefetch_failed, 1);
 		}
 		atomic_fetch_add(&fs->prefetch_done, 1);
 	}
 	if (!atomic_load(&fs->stop_indexing))
-		tm_fs_log(fs, LOG_INFO, "prefetch: done, %zu traces", l.n);
+		tm_log(tm_context_logger(fs->ctx), LOG_INFO, "prefetch: done, %zu traces", l.n);
 	atomic_store(&fs->prefetch_over, true);
 	for (size_t i = 0; i < l.n; i++)
 		free(l.items[i].path);
@@ -175,6 +180,16 @@ int tm_fs_prefetch_all(struct tm_fs *fs)
 		return -err;
 	fs->indexing = true;
 	return 0;
+}
+
+void tm_fs_prefetch_stop(struct tm_fs *fs)
+{
+	if (!fs->indexing)
+		return;
+	atomic_store(&fs->stop_indexing, true);
+	tm_context_stop(fs->ctx); /* and the build under way */
+	pthread_join(fs->indexer, NULL);
+	fs->indexing = false;
 }
 
 int tm_fs_prefetch_state(struct tm_fs *fs, char *buf, size_t len)

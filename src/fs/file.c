@@ -1,4 +1,5 @@
-/* Open files of the mount: views, source files shown as they are, .tracemount files. */
+/* Open files of the mount (views, source files shown as they are, .tracemount files), and the
+ * attributes of paths, which fall back to an open file's when its path no longer resolves. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -9,6 +10,7 @@
 
 #include "tracemount/context.h"
 #include "tracemount/fs.h"
+#include "tracemount/log.h"
 #include "tracemount/trace.h"
 
 int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file **out)
@@ -38,15 +40,17 @@ int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file 
 	case TM_NODE_VIEW:
 		if ((err = tm_fs_node_source(fs, &n, &f->src)) < 0)
 			break;
-		err = tm_reader_open(&f->reader, fs->ctx, n.trace, &f->src, (unsigned)n.view);
+		struct tm_open_trace ot;
+		tm_trace_open(&ot, n.trace, &f->src);
+		err = tm_reader_open(&f->reader, &ot, (unsigned)n.view); /* holds the trace */
+		tm_trace_close(&ot);
 		if (err) {
-			tm_fs_log(fs, LOG_ERR, "%s: indexing failed: %s", n.src, strerror(-err));
+			tm_log(tm_context_logger(fs->ctx), LOG_ERR, "%s: indexing failed: %s",
+			       n.src, strerror(-err));
 			tm_source_close(&f->src);
 			break;
 		}
-		f->trace = n.trace; /* the open file keeps the node's reference */
-		f->uncached = n.trace->replaced;
-		n.trace = NULL;
+		f->uncached = tm_trace_replaced(n.trace);
 		break;
 	case TM_NODE_META:
 		err = tm_fs_meta_text(fs, n.meta, &f->text, &f->text_len);
@@ -68,7 +72,7 @@ int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file 
 	pthread_mutex_unlock(&fs->files_lock);
 	*out = f;
 out_node:
-	tm_node_put(fs, &n);
+	tm_node_put(&n);
 	return err;
 }
 
@@ -106,9 +110,10 @@ ssize_t tm_fs_read(struct tm_fs *fs, struct tm_fs_file *f, char *buf, size_t siz
 	case TM_NODE_VIEW:
 		n = tm_reader_read(&f->reader, buf, size, (uint64_t)off);
 		if (n < 0)
-			tm_fs_log(fs, LOG_ERR, "%s/%s: read at offset %lld: %s", f->trace->path,
-				  f->trace->views.views[f->reader.view].path, (long long)off,
-				  strerror((int)-n));
+			tm_log(tm_context_logger(fs->ctx), LOG_ERR,
+			       "%s/%s: read at offset %lld: %s", tm_trace_path(f->reader.ot.trace),
+			       tm_trace_view(f->reader.ot.trace, f->reader.view)->path,
+			       (long long)off, strerror((int)-n));
 		break;
 	case TM_NODE_FILE: n = tm_source_read(&f->src, buf, size, (uint64_t)off); break;
 	case TM_NODE_META:
@@ -137,9 +142,71 @@ void tm_fs_release(struct tm_fs *fs, struct tm_fs_file *f)
 		tm_reader_close(&f->reader);
 	if (f->kind == TM_NODE_VIEW || f->kind == TM_NODE_FILE)
 		tm_source_close(&f->src);
-	if (f->trace)
-		tm_context_trace_put(fs->ctx, f->trace);
 	free(f->text);
 	free(f->path);
 	free(f);
+}
+
+/* A trace shown as a folder: readable where the file is, traversable where readable. */
+static void as_folder(struct stat *st)
+{
+	mode_t perm = st->st_mode & 0444;
+	st->st_mode = S_IFDIR | perm | perm >> 2;
+	st->st_nlink = 2;
+	st->st_size = 0;
+	st->st_blocks = 0;
+}
+
+static int view_attrs(struct tm_fs *fs, struct tm_node *n, struct stat *st)
+{
+	struct tm_source src;
+	struct tm_open_trace ot;
+	uint64_t size;
+	int err = tm_fs_node_source(fs, n, &src);
+	if (err)
+		return err;
+	tm_trace_open(&ot, n->trace, &src);
+	err = tm_view_size(&ot, (unsigned)n->view, &size);
+	tm_trace_close(&ot);
+	tm_source_close(&src);
+	if (err) {
+		tm_log(tm_context_logger(fs->ctx), LOG_ERR, "%s: indexing failed: %s", n->src,
+		       strerror(-err));
+		return err;
+	}
+	tm_fs_view_stat(&n->st, size, st);
+	return 0;
+}
+
+int tm_fs_getattr(struct tm_fs *fs, const char *path, struct stat *st)
+{
+	struct tm_node n;
+	char *text;
+	size_t len;
+	int err = tm_fs_resolve(fs, path, &n);
+	if (err) /* gone or unreadable now, but open (fstat): the open file's attributes */
+		return tm_fs_open_file_attrs(fs, path, st) == 0 ? 0 : err;
+	switch (n.kind) {
+	case TM_NODE_DIR:
+	case TM_NODE_FILE:
+		*st = n.st;
+		tm_fs_source_stat(st);
+		break;
+	case TM_NODE_LINK: *st = n.st; break;
+	case TM_NODE_TRACE:
+	case TM_NODE_VIEW_DIR:
+		*st = n.st;
+		as_folder(st);
+		break;
+	case TM_NODE_VIEW: err = view_attrs(fs, &n, st); break;
+	case TM_NODE_META_DIR: tm_fs_meta_dir_stat(fs, st); break;
+	case TM_NODE_META:
+		if ((err = tm_fs_meta_text(fs, n.meta, &text, &len)) == 0) {
+			tm_fs_meta_stat(fs, n.meta, len, st);
+			free(text);
+		}
+		break;
+	}
+	tm_node_put(&n);
+	return err;
 }

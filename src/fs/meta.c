@@ -1,4 +1,5 @@
-/* The files of .tracemount/: version, formats and status. */
+/* The files of .tracemount/ (version, formats and status): their names, content and
+ * attributes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,30 @@
 #include "tracemount/registry.h"
 #include "tracemount/util.h"
 #include "tracemount/view.h"
+
+const char *const tm_meta_names[TM_META_N] = {"version", "formats", "status"};
+
+static void meta_attrs(struct tm_fs *fs, struct stat *st, mode_t mode)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_mode = mode;
+	st->st_nlink = S_ISDIR(mode) ? 2 : 1;
+	st->st_uid = fs->uid;
+	st->st_gid = fs->gid;
+	st->st_atim = st->st_mtim = st->st_ctim = fs->mounted;
+}
+
+void tm_fs_meta_stat(struct tm_fs *fs, enum tm_meta_file which, size_t len, struct stat *st)
+{
+	/* status names every trace seen, including those in folders others may not read */
+	meta_attrs(fs, st, S_IFREG | (which == TM_META_STATUS ? 0400 : 0444));
+	st->st_size = (off_t)len;
+}
+
+void tm_fs_meta_dir_stat(struct tm_fs *fs, struct stat *st)
+{
+	meta_attrs(fs, st, S_IFDIR | 0555);
+}
 
 /* A view's path pattern, its "%s" (the trace's stem) shown as NAME. */
 static void put_view(FILE *f, const char *pattern)
@@ -43,7 +68,7 @@ static int formats_text(char **text, size_t *len)
 			put_view(f, fmt->table_views[i]);
 		for (const struct tm_deriver *const *d = tm_derivers; *d && tm_derivers_apply(fmt);
 		     d++)
-			for (unsigned k = 0; k < (*d)->n_views; k++)
+			for (unsigned k = 0; k < (*d)->n_outputs; k++)
 				put_view(f, (*d)->views[k]);
 		const char *n = fmt->group_view ? strstr(fmt->group_view, "%u") : NULL;
 		if (n) /* "cpu/%u.txt" as "cpu/N.txt" */

@@ -1,4 +1,4 @@
-/* What a path of the mount is, its attributes and its entries.
+/* What a path of the mount is (a node) and its entries; a node's attributes are file.c's.
  *
  * A path is walked one component at a time with fstatat(AT_SYMLINK_NOFOLLOW) below the
  * SOURCE folder's descriptor: a symbolic link ends the walk (the kernel resolves links
@@ -7,8 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,115 +15,9 @@
 
 #include "tracemount/context.h"
 #include "tracemount/fs.h"
+#include "tracemount/log.h"
 #include "tracemount/trace.h"
 #include "tracemount/virtual.h"
-
-const char *const tm_meta_names[TM_META_N] = {"version", "formats", "status"};
-
-void tm_fs_log(struct tm_fs *fs, int priority, const char *fmt, ...)
-{
-	char line[1024];
-	va_list ap;
-	if (!fs->log)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	fs->log(priority, line);
-}
-
-int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, char *err,
-	       size_t err_len)
-{
-	struct stat st;
-
-	memset(fs, 0, sizeof(*fs));
-	pthread_mutex_init(&fs->files_lock, NULL);
-	fs->ctx = ctx;
-	fs->root_fd = -1;
-	fs->uid = getuid();
-	fs->gid = getgid();
-	clock_gettime(CLOCK_REALTIME, &fs->mounted);
-	if (stat(source, &st) < 0) {
-		snprintf(err, err_len, "%s: %s", source, strerror(errno));
-		return -errno;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		fs->root_fd = open(source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fs->root_fd < 0) {
-			snprintf(err, err_len, "%s: %s", source, strerror(errno));
-			return -errno;
-		}
-		free(ctx->root_path);
-		ctx->root_path = realpath(source, NULL); /* recorded in index files */
-		return 0;
-	}
-	/* A single trace: through any symbolic links to the file itself, whose folder becomes the
-	 * root (the mount shows the file under its own name). */
-	char *real = realpath(source, NULL);
-	if (!real) {
-		snprintf(err, err_len, "%s: %s", source, strerror(errno));
-		return -errno;
-	}
-	char *copy_dir = strdup(real), *copy_base = strdup(real);
-	free(real);
-	int ret = -ENOMEM;
-	if (!copy_dir || !copy_base)
-		goto out;
-	const char *dir = dirname(copy_dir), *base = basename(copy_base);
-	ret = -EINVAL;
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, err_len, "%s: neither a folder nor a regular file", source);
-		goto out;
-	}
-	if (strcmp(base, TM_META_DIR) == 0) { /* the control folder's name: it would hide it */
-		snprintf(err, err_len,
-			 "%s: a trace named " TM_META_DIR " cannot be mounted alone; mount its "
-			 "folder, or a link to it under another name",
-			 source);
-		goto out;
-	}
-	fs->root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fs->root_fd < 0) {
-		ret = -errno;
-		snprintf(err, err_len, "%s: %s", dir, strerror(errno));
-		goto out;
-	}
-	if (!tm_context_detect(ctx, fs->root_fd, base)) {
-		snprintf(err, err_len, "%s: not a recognised trace (see -o format=GLOB:NAME)",
-			 source);
-		goto out;
-	}
-	free(ctx->root_path);
-	ctx->root_path = strdup(dir);
-	ret = (fs->single = strdup(base)) && ctx->root_path ? 0 : -ENOMEM;
-out:
-	if (ret < 0 && fs->root_fd >= 0) {
-		close(fs->root_fd);
-		fs->root_fd = -1;
-	}
-	free(copy_dir);
-	free(copy_base);
-	return ret;
-}
-
-void tm_fs_destroy(struct tm_fs *fs)
-{
-	if (fs->indexing) {
-		atomic_store(&fs->stop_indexing, true);
-		atomic_store(&fs->ctx->stopping, true); /* and the build under way */
-		pthread_join(fs->indexer, NULL);
-		fs->indexing = false;
-	}
-	while (fs->files)
-		tm_fs_release(fs, fs->files);
-	pthread_mutex_destroy(&fs->files_lock);
-	if (fs->root_fd >= 0)
-		close(fs->root_fd);
-	free(fs->single);
-	fs->root_fd = -1;
-	fs->single = NULL;
-}
 
 /* Copies the next component of *p into comp and advances *p past it and its slashes. */
 static int next_component(const char **p, char *comp, size_t size)
@@ -172,15 +64,19 @@ int tm_fs_node_source(struct tm_fs *fs, const struct tm_node *n, struct tm_sourc
 static int view_exists(struct tm_fs *fs, const struct tm_node *n, unsigned v)
 {
 	struct tm_source src;
-	if (n->trace->views.views[v].group < 0)
+	struct tm_open_trace ot;
+	if (tm_trace_view(n->trace, v)->group < 0)
 		return 1;
 	int err = tm_fs_node_source(fs, n, &src);
 	if (err)
 		return err;
-	err = tm_view_exists(n->trace, &src, v);
+	tm_trace_open(&ot, n->trace, &src);
+	err = tm_view_exists(&ot, v);
+	tm_trace_close(&ot);
 	tm_source_close(&src);
 	if (err < 0)
-		tm_fs_log(fs, LOG_ERR, "%s: indexing failed: %s", n->src, strerror(-err));
+		tm_log(tm_context_logger(fs->ctx), LOG_ERR, "%s: indexing failed: %s", n->src,
+		       strerror(-err));
 	return err;
 }
 
@@ -200,21 +96,21 @@ static int resolve_view(struct tm_fs *fs, const char *rest, struct tm_node *n)
 	int err = tm_context_trace_of(fs->ctx, n->src, n->fmt, &n->st, &n->trace);
 	if (err)
 		return err;
-	int v = tm_view_table_find(&n->trace->views, n->sub);
+	int v = tm_view_table_find(tm_trace_views(n->trace), n->sub);
 	if (v >= 0 && (err = view_exists(fs, n, (unsigned)v)) > 0) {
 		n->kind = TM_NODE_VIEW;
 		n->view = v;
 		return 0;
 	}
 	if (v >= 0) {
-		tm_node_put(fs, n);
+		tm_node_put(n);
 		return err ? err : -ENOENT;
 	}
-	if (tm_view_table_is_dir(&n->trace->views, n->sub)) {
+	if (tm_view_table_is_dir(tm_trace_views(n->trace), n->sub)) {
 		n->kind = TM_NODE_VIEW_DIR;
 		return 0;
 	}
-	tm_node_put(fs, n);
+	tm_node_put(n);
 	return -ENOENT;
 }
 
@@ -226,7 +122,7 @@ static int resolve_virtual(struct tm_fs *fs, const char *rest, struct tm_node *n
 		return err;
 	n->st = n->virt->st;
 	if ((err = resolve_view(fs, rest, n)) < 0)
-		tm_node_put(fs, n); /* a failed lookup holds nothing */
+		tm_node_put(n); /* a failed lookup holds nothing */
 	return err;
 }
 
@@ -305,51 +201,14 @@ static int walk_path(struct tm_fs *fs, const char *path, struct tm_node *n, int 
 	return 0;
 }
 
-void tm_node_put(struct tm_fs *fs, struct tm_node *n)
+void tm_node_put(struct tm_node *n)
 {
 	if (n->trace)
-		tm_context_trace_put(fs->ctx, n->trace);
+		tm_trace_put(n->trace);
 	n->trace = NULL;
 	if (n->virt)
 		tm_virtual_free(n->fmt, n->virt, 1);
 	n->virt = NULL;
-}
-
-/* A trace shown as a folder: readable where the file is, traversable where readable. */
-static void as_folder(struct stat *st)
-{
-	mode_t perm = st->st_mode & 0444;
-	st->st_mode = S_IFDIR | perm | perm >> 2;
-	st->st_nlink = 2;
-	st->st_size = 0;
-	st->st_blocks = 0;
-}
-
-static void meta_attrs(struct tm_fs *fs, struct stat *st, mode_t mode)
-{
-	memset(st, 0, sizeof(*st));
-	st->st_mode = mode;
-	st->st_nlink = S_ISDIR(mode) ? 2 : 1;
-	st->st_uid = fs->uid;
-	st->st_gid = fs->gid;
-	st->st_atim = st->st_mtim = st->st_ctim = fs->mounted;
-}
-
-static int view_attrs(struct tm_fs *fs, struct tm_node *n, struct stat *st)
-{
-	struct tm_source src;
-	uint64_t size;
-	int err = tm_fs_node_source(fs, n, &src);
-	if (err)
-		return err;
-	err = tm_view_size(n->trace, &src, (unsigned)n->view, &size);
-	tm_source_close(&src);
-	if (err) {
-		tm_fs_log(fs, LOG_ERR, "%s: indexing failed: %s", n->src, strerror(-err));
-		return err;
-	}
-	tm_fs_view_stat(&n->st, size, st);
-	return 0;
 }
 
 void tm_fs_view_stat(const struct stat *trace, uint64_t size, struct stat *st)
@@ -366,53 +225,13 @@ void tm_fs_source_stat(struct stat *st)
 	st->st_mode &= ~(mode_t)(0222 | S_ISUID | S_ISGID | S_ISVTX);
 }
 
-void tm_fs_meta_stat(struct tm_fs *fs, enum tm_meta_file which, size_t len, struct stat *st)
-{
-	/* status names every trace seen, including those in folders others may not read */
-	meta_attrs(fs, st, S_IFREG | (which == TM_META_STATUS ? 0400 : 0444));
-	st->st_size = (off_t)len;
-}
-
-int tm_fs_getattr(struct tm_fs *fs, const char *path, struct stat *st)
-{
-	struct tm_node n;
-	char *text;
-	size_t len;
-	int err = tm_fs_resolve(fs, path, &n);
-	if (err) /* gone or unreadable now, but open (fstat): the open file's attributes */
-		return tm_fs_open_file_attrs(fs, path, st) == 0 ? 0 : err;
-	switch (n.kind) {
-	case TM_NODE_DIR:
-	case TM_NODE_FILE:
-		*st = n.st;
-		tm_fs_source_stat(st);
-		break;
-	case TM_NODE_LINK: *st = n.st; break;
-	case TM_NODE_TRACE:
-	case TM_NODE_VIEW_DIR:
-		*st = n.st;
-		as_folder(st);
-		break;
-	case TM_NODE_VIEW: err = view_attrs(fs, &n, st); break;
-	case TM_NODE_META_DIR: meta_attrs(fs, st, S_IFDIR | 0555); break;
-	case TM_NODE_META:
-		if ((err = tm_fs_meta_text(fs, n.meta, &text, &len)) == 0) {
-			tm_fs_meta_stat(fs, n.meta, len, st);
-			free(text);
-		}
-		break;
-	}
-	tm_node_put(fs, &n);
-	return err;
-}
-
 int tm_fs_readlink(struct tm_fs *fs, const char *path, char *buf, size_t size)
 {
 	struct tm_node n;
 	int err = tm_fs_resolve(fs, path, &n);
 	if (err)
 		return err;
-	tm_node_put(fs, &n);
+	tm_node_put(&n);
 	if (n.kind != TM_NODE_LINK)
 		return -EINVAL;
 	if (size == 0)
@@ -554,8 +373,8 @@ int tm_fs_readdir(struct tm_fs *fs, const char *path,
 		break;
 	case TM_NODE_TRACE:
 	case TM_NODE_VIEW_DIR:
-		tm_view_table_list(&n.trace->views, n.kind == TM_NODE_TRACE ? "" : n.sub, list_view,
-				   &la);
+		tm_view_table_list(tm_trace_views(n.trace), n.kind == TM_NODE_TRACE ? "" : n.sub,
+				   list_view, &la);
 		err = la.err;
 		break;
 	case TM_NODE_META_DIR:
@@ -566,7 +385,7 @@ int tm_fs_readdir(struct tm_fs *fs, const char *path,
 	default: err = -ENOTDIR;
 	}
 out:
-	tm_node_put(fs, &n);
+	tm_node_put(&n);
 	return err;
 }
 

@@ -13,6 +13,7 @@
 #include "tracemount/context.h"
 #include "tracemount/fs.h"
 #include "tracemount/index_file.h"
+#include "tracemount/log.h"
 #include "tracemount/util.h"
 #include "mountpoint.h"
 #include "tmfs.h"
@@ -224,7 +225,8 @@ int tm_mount_main(int argc, char **argv)
 	struct tm_context *ctx = NULL;
 	struct tm_fs fs = {.root_fd = -1};
 	struct fuse *fuse = NULL;
-	char err_msg[4352];
+	/* the longest message names three paths (tm_mountpoint_check's for a dead mount) */
+	char err_msg[3 * PATH_MAX + 256];
 	int status = 2;
 
 	if (fuse_opt_parse(&args, &o, mount_specs, opt_proc) < 0 || o.bad)
@@ -265,15 +267,12 @@ int tm_mount_main(int argc, char **argv)
 	if (fuse_daemonize(cmd.foreground) != 0 ||
 	    fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
 		goto out_unmount;
-	if (cmd.foreground) {
-		fs.log = log_stderr;
-	} else {
+	if (!cmd.foreground)
 		openlog("tracemount", LOG_PID, LOG_DAEMON);
-		fs.log = log_syslog;
-	}
-	ctx->log = fs.log;
+	tm_context_set_log(ctx, cmd.foreground ? log_stderr : log_syslog);
 	if (o.prefetch && tm_fs_prefetch_all(&fs) < 0)
-		tm_fs_log(&fs, LOG_ERR, "-o prefetch: cannot start indexing in the background");
+		tm_log(tm_context_logger(ctx), LOG_ERR,
+		       "-o prefetch: cannot start indexing in the background");
 	/* The loop returns the number of the signal that stopped it (SIGTERM, SIGINT, SIGHUP):
 	 * a stop that was asked for, not a failure, which is a negative errno. */
 	status = run_loop(fuse, &cmd) < 0 ? 1 : 0;

@@ -45,7 +45,9 @@ struct scan {
 	struct tm_gz_index *ix;
 	uint64_t points_cap;
 	size_t windows_cap;
-	char problem[200]; /* what ended the data early, if anything */
+	/* what ended the data early, if anything: the longest, a corrupt member's, is 110 bytes
+	 * and zlib's message (under 50) */
+	char problem[200];
 };
 
 static struct scan *scan_of(struct tm_source *s)

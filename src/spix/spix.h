@@ -30,6 +30,8 @@
 #define TM_SPIX_MAX_BLOCKS   (1u << 22)
 #define TM_SPIX_MAX_RUNS     (1u << 20)
 #define TM_SPIX_CNT_OFF(nbb) (TM_SPIX_HEADER + (((uint64_t)(nbb) + 3) & ~(uint64_t)3))
+/* Room for a reason tm_spix_parse or tm_spix_add gives: the longest is under 100 bytes. */
+#define TM_SPIX_WHY_LEN 128
 
 struct tm_spix_table {
 	uint32_t tsize, tsum, nbb;

@@ -9,6 +9,8 @@
 #include "tracemount/derive.h"
 #include "tracemount/diag.h"
 #include "spix/spix.h"
+#include "tracemount/stats_json.h"
+#include "tracemount/util.h"
 
 enum { VIEW_COUNTS, VIEW_SUMMARY, N_VIEWS };
 
@@ -46,8 +48,8 @@ static int spix_finish(void *state, FILE *const *out, json_object *obj, struct t
 			     "spix/ is empty: the trace runs more code than it holds (%u distinct "
 			     "runs of instructions, %u blocks)",
 			     TM_SPIX_MAX_RUNS, TM_SPIX_MAX_BLOCKS);
-		json_object_object_add(obj, "omitted", json_object_new_boolean(true));
-		return 0;
+		err = 0; /* reported: the trace's other views stand */
+		return tm_json_add(obj, "omitted", json_object_new_boolean(true), &err);
 	}
 	if (err)
 		return err;
@@ -68,9 +70,8 @@ static int spix_finish(void *state, FILE *const *out, json_object *obj, struct t
 	    {"overlapping_instructions", facts.overlaps},
 	    {"saturated_counters", facts.saturated},
 	};
-	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-		json_object_object_add(obj, keys[k].key,
-				       json_object_new_int64((int64_t)keys[k].value));
+	for (size_t k = 0; k < ARRAY_SIZE(keys); k++)
+		tm_json_add_int(obj, keys[k].key, keys[k].value, &err);
 	tm_spix_table_free(&t);
 	return err;
 }
@@ -84,7 +85,7 @@ static void spix_free(void *state)
 const struct tm_deriver tm_deriver_spix = {
     .name = "spix",
     .views = spix_views,
-    .n_views = N_VIEWS,
+    .n_outputs = ARRAY_SIZE(spix_views),
     .state_size = sizeof(struct spix_derive),
     .init = spix_init,
     .add = spix_add,

@@ -59,7 +59,7 @@ int tm_spix_write(const struct tm_spix_table *t, FILE *f)
 {
 	uint8_t header[TM_SPIX_HEADER], pad[4] = {0}, pair[8];
 	uint32_t words[4] = {TM_SPIX_MAGIC, t->tsize, t->tsum, t->nbb};
-	for (int i = 0; i < 4; i++)
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
 		put_word(header + 4 * i, words[i], t->big_endian);
 	fwrite(header, 1, sizeof(header), f);
 	fwrite(t->len, 1, t->nbb, f);

@@ -31,17 +31,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct mem_source src;
 	struct tm_context *ctx;
 	struct tm_trace *t;
+	struct tm_open_trace ot;
 	mem_source_init(&src, data + 1, size - 1);
 	if (tm_context_new(MEMORY, &ctx) < 0)
 		abort();
 	if (tm_context_trace(ctx, "fuzz.trace", fmt, &t) < 0)
 		abort();
-	fuzz_read_views(ctx, t, &src.src, step, 1);
-	const struct tm_index *ix; /* what the pass builds, a later mount accepts from a file */
-	if (tm_trace_index(t, &src.src, &ix) == 0 &&
-	    tm_index_check(ix, fmt->chunk_records, src.src.size) != NULL)
+	tm_trace_open(&ot, t, &src.src);
+	tm_trace_put(t); /* ot holds it */
+	fuzz_read_views(&ot, step, 1);
+	/* what the pass builds, a later mount accepts from a file */
+	if (tm_trace_index(&ot) == 0 &&
+	    tm_index_check(ot.index, fmt->chunk_records, src.src.size) != NULL)
 		abort();
-	tm_context_trace_put(ctx, t);
+	tm_trace_close(&ot);
 	tm_context_free(ctx);
 	mem_source_free(&src);
 	return 0;

@@ -53,19 +53,21 @@ static void mount_once(const struct tm_format *fmt, struct tm_source *src, int r
 {
 	struct tm_context *ctx;
 	struct tm_trace *t;
+	struct tm_open_trace ot;
 	char err[256];
-	const struct tm_index *ix;
 	if (tm_context_new(MEMORY, &ctx) < 0 ||
 	    tm_context_set_store(ctx, cache_path, true, err, sizeof(err)) < 0 ||
 	    tm_context_trace(ctx, "trace", fmt, &t) < 0)
 		abort();
 	if (getenv("TM_FUZZ_LOG"))
-		ctx->log = log_stderr;
+		tm_context_set_log(ctx, log_stderr);
+	tm_trace_open(&ot, t, src);
+	tm_trace_put(t); /* ot holds it */
 	if (read)
-		fuzz_read_views(ctx, t, src, STEP, 0);
+		fuzz_read_views(&ot, STEP, 0);
 	else
-		(void)tm_trace_index(t, src, &ix);
-	tm_context_trace_put(ctx, t);
+		(void)tm_trace_index(&ot);
+	tm_trace_close(&ot);
 	tm_context_free(ctx);
 }
 

@@ -19,11 +19,11 @@ const struct tm_format *fuzz_format_of(const uint8_t *data, size_t size, size_t 
 	return tm_format_find(name);
 }
 
-static void read_whole(struct tm_context *ctx, struct tm_trace *t, struct tm_source *src,
-		       unsigned v, uint8_t *buf, size_t step, int strict)
+static void read_whole(const struct tm_open_trace *ot, unsigned v, uint8_t *buf, size_t step,
+		       int strict)
 {
 	struct tm_reader r;
-	if (tm_reader_open(&r, ctx, t, src, v) < 0)
+	if (tm_reader_open(&r, ot, v) < 0)
 		return; /* an index that cannot be built: reported, not served */
 	uint64_t size = tm_reader_size(&r);
 	uint64_t mid = size / 2;
@@ -54,14 +54,13 @@ static void read_whole(struct tm_context *ctx, struct tm_trace *t, struct tm_sou
 	tm_reader_close(&r);
 }
 
-void fuzz_read_views(struct tm_context *ctx, struct tm_trace *t, struct tm_source *src, size_t step,
-		     int strict)
+void fuzz_read_views(const struct tm_open_trace *ot, size_t step, int strict)
 {
 	uint8_t *buf = malloc(step);
 	if (!buf)
 		abort();
-	for (unsigned v = 0; v < t->views.n_views; v++)
-		if (tm_view_exists(t, src, v) > 0)
-			read_whole(ctx, t, src, v, buf, step, strict);
+	for (unsigned v = 0; v < tm_trace_views(ot->trace)->n_views; v++)
+		if (tm_view_exists(ot, v) > 0)
+			read_whole(ot, v, buf, step, strict);
 	free(buf);
 }

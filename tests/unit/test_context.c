@@ -42,9 +42,7 @@ START_TEST(test_override_base_name)
 {
 	struct tm_context *ctx = new_ctx();
 	ck_assert_int_eq(tm_context_add_override(ctx, "*.tr:byu"), 0);
-	ck_assert_uint_eq(ctx->n_overrides, 1);
-	ck_assert_str_eq(ctx->overrides[0].glob, "*.tr");
-	ck_assert_ptr_eq(ctx->overrides[0].fmt, F);
+	ck_assert_uint_eq(tm_context_override_count(ctx), 1);
 	/* a glob without '/' matches the base name, wherever the file is */
 	ck_assert_ptr_eq(tm_context_detect(ctx, AT_FDCWD, "x.tr"), F);
 	ck_assert_ptr_eq(tm_context_detect(ctx, AT_FDCWD, "sub/deep/x.tr"), F);
@@ -242,7 +240,7 @@ START_TEST(test_bad_overrides)
 			      invalid[i]);
 	ck_assert_int_eq(tm_context_add_override(ctx, "*.x:nosuchformat"), -ENOENT);
 	ck_assert_int_eq(tm_context_add_override(ctx, "*.x:BYU"), -ENOENT);
-	ck_assert_uint_eq(ctx->n_overrides, 0);
+	ck_assert_uint_eq(tm_context_override_count(ctx), 0);
 	/* the last colon separates the name, so a glob may hold colons */
 	ck_assert_int_eq(tm_context_add_override(ctx, "a:b*:byu"), 0);
 	ck_assert_ptr_eq(tm_context_detect(ctx, AT_FDCWD, "a:b1"), F);
@@ -255,21 +253,25 @@ START_TEST(test_trace_table)
 	struct tm_context *ctx = new_ctx();
 	struct tm_trace *a, *a2, *b;
 	ck_assert_int_eq(tm_context_trace(ctx, "dir/a.byu", F, &a), 0);
-	ck_assert_str_eq(a->path, "dir/a.byu");
-	ck_assert_ptr_eq(a->fmt, F);
-	ck_assert_str_eq(a->views.stem, "a");
-	ck_assert_int_eq(a->state, TM_TRACE_NEW);
-	ck_assert_uint_eq(a->refs, 1);
+	ck_assert_str_eq(tm_trace_path(a), "dir/a.byu");
+	ck_assert_ptr_eq(tm_trace_format(a), F);
+	ck_assert_ptr_eq(tm_trace_context(a), ctx);
+	ck_assert_str_eq(tm_trace_views(a)->stem, "a");
+	struct tm_trace_progress p;
+	tm_trace_progress(a, &p);
+	ck_assert_int_eq(p.state, TM_TRACE_NEW);
+	/* the context's reference and ours */
+	ck_assert_uint_eq(tm_trace_refs(a), 2);
 	ck_assert_int_eq(tm_context_trace(ctx, "dir/a.byu", F, &a2), 0);
 	ck_assert_ptr_eq(a2, a);
-	ck_assert_uint_eq(a->refs, 2);
+	ck_assert_uint_eq(tm_trace_refs(a), 3);
 	ck_assert_int_eq(tm_context_trace(ctx, "b.byu", F, &b), 0);
 	ck_assert_ptr_ne(b, a);
-	ck_assert_uint_ne(b->uid, a->uid);
-	tm_context_trace_put(ctx, a2);
-	ck_assert_uint_eq(a->refs, 1);
-	tm_context_trace_put(ctx, a);
-	ck_assert_uint_eq(a->refs, 0);
+	ck_assert_uint_ne(tm_trace_owner(b), tm_trace_owner(a));
+	tm_trace_put(a2);
+	ck_assert_uint_eq(tm_trace_refs(a), 2);
+	tm_trace_put(a);
+	ck_assert_uint_eq(tm_trace_refs(a), 1); /* the context keeps it */
 
 	/* the same path as another format: the file was replaced */
 	struct tm_format other = *F;
@@ -288,17 +290,56 @@ START_TEST(test_trace_table)
 		snprintf(path, sizeof(path), "many/t%03d.byu", i);
 		ck_assert_int_eq(tm_context_trace(ctx, path, F, &x), 0);
 		ck_assert_ptr_eq(x, all[i]);
-		ck_assert_str_eq(x->path, path);
-		ck_assert_uint_eq(x->refs, 2);
+		ck_assert_str_eq(tm_trace_path(x), path);
+		ck_assert_uint_eq(tm_trace_refs(x), 3);
 		for (int j = 0; j < i; j += 97)
-			ck_assert_uint_ne(x->uid, all[j]->uid);
-		tm_context_trace_put(ctx, x);
-		tm_context_trace_put(ctx, x);
+			ck_assert_uint_ne(tm_trace_owner(x), tm_trace_owner(all[j]));
+		tm_trace_put(x);
+		tm_trace_put(x);
 	}
 	ck_assert_int_eq(tm_context_trace(ctx, "dir/a.byu", F, &x), 0);
 	ck_assert_ptr_eq(x, a);
-	tm_context_trace_put(ctx, x);
-	tm_context_trace_put(ctx, b);
+	tm_trace_put(x);
+	tm_trace_put(b);
+	tm_context_free(ctx);
+}
+END_TEST
+
+/* A file that changed gets a new trace, replacing its old one in the table, which its holders
+ * keep; the traces of other paths, in the same hash bucket or not, stay as they were. */
+START_TEST(test_changed_traces)
+{
+	struct tm_context *ctx = new_ctx();
+	enum { N = 600 }; /* more than the table's first size: paths share buckets */
+	struct tm_trace *old[N], *x;
+	struct stat st = {.st_ino = 1, .st_size = 60};
+	char path[64];
+	for (int i = 0; i < N; i++) {
+		snprintf(path, sizeof(path), "t%03d.byu", i);
+		ck_assert_int_eq(tm_context_trace_of(ctx, path, F, &st, &old[i]), 0);
+	}
+	struct stat cut = st;
+	cut.st_size = 6;
+	for (int i = 0; i < N; i += 2) { /* every other file changes */
+		snprintf(path, sizeof(path), "t%03d.byu", i);
+		ck_assert_int_eq(tm_context_trace_of(ctx, path, F, &cut, &x), 0);
+		ck_assert_ptr_ne(x, old[i]);
+		ck_assert_str_eq(tm_trace_path(x), path);
+		ck_assert(tm_trace_replaced(x));
+		ck_assert(!tm_trace_replaced(old[i]));
+		ck_assert_uint_eq(tm_trace_refs(old[i]), 1); /* ours alone: the context let it go */
+		ck_assert_uint_ne(tm_trace_owner(x), tm_trace_owner(old[i]));
+		tm_trace_put(x);
+	}
+	for (int i = 0; i < N; i++) {
+		snprintf(path, sizeof(path), "t%03d.byu", i);
+		ck_assert_int_eq(tm_context_trace_of(ctx, path, F, i % 2 ? &st : &cut, &x), 0);
+		ck_assert_str_eq(tm_trace_path(x), path);
+		if (i % 2)
+			ck_assert_ptr_eq(x, old[i]);
+		tm_trace_put(x);
+		tm_trace_put(old[i]);
+	}
 	tm_context_free(ctx);
 }
 END_TEST
@@ -330,9 +371,12 @@ START_TEST(test_status)
 	mem_source_init(&src, data, n * 6);
 	mem_source_init(&bad, data, n * 6);
 	bad.fail = -EIO;
-	const struct tm_index *ix;
-	ck_assert_int_eq(tm_trace_index(t[0], &src.src, &ix), 0);
-	ck_assert_int_eq(tm_trace_index(t[3], &bad.src, &ix), -EIO);
+	struct tm_open_trace ot[2];
+	tm_trace_open(&ot[0], t[0], &src.src);
+	tm_trace_open(&ot[1], t[3], &bad.src);
+	ck_assert_int_eq(tm_trace_index(&ot[0]), 0);
+	ck_assert_int_eq(tm_trace_index(&ot[1]), -EIO);
+	ck_assert_ptr_null(ot[1].index);
 
 	ck_assert_int_eq(tm_context_status(ctx, &text, &len), 0);
 	char want[1024];
@@ -344,13 +388,15 @@ START_TEST(test_status)
 		 "# 4 traces; indexes: 1 built, 0 read from index files, 0 index files refused, "
 		 "0 index files out of date, 1 builds failed; 0 problems in the errors.txt of 0 "
 		 "traces; cache none\n",
-		 strerror(EIO), n, tm_index_mem(t[0]->index));
+		 strerror(EIO), n, tm_index_mem(ot[0].index));
 	ck_assert_msg(len == strlen(want) && memcmp(text, want, len) == 0,
 		      "status:\n%.*s\nexpected:\n%s", (int)len, text, want);
 	free(text);
 
+	tm_trace_close(&ot[0]);
+	tm_trace_close(&ot[1]);
 	for (int i = 0; i < 4; i++)
-		tm_context_trace_put(ctx, t[i]);
+		tm_trace_put(t[i]);
 	mem_source_free(&src);
 	mem_source_free(&bad);
 	free(data);
@@ -371,6 +417,7 @@ static Suite *context_suite(void)
 	tcase_add_test(tc, test_detect_reads_only_when_needed);
 	tcase_add_test(tc, test_bad_overrides);
 	tcase_add_test(tc, test_trace_table);
+	tcase_add_test(tc, test_changed_traces);
 	tcase_add_test(tc, test_status);
 	suite_add_tcase(s, tc);
 	return s;

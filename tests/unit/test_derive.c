@@ -84,8 +84,8 @@ START_TEST(test_table)
 		ck_assert_uint_gt(strlen(d->name), 0);
 		ck_assert_ptr_nonnull(d->add);
 		ck_assert_ptr_nonnull(d->finish);
-		ck_assert_uint_gt(d->n_views, 0);
-		for (unsigned v = 0; v < d->n_views; v++)
+		ck_assert_uint_gt(d->n_outputs, 0);
+		for (unsigned v = 0; v < d->n_outputs; v++)
 			ck_assert_ptr_nonnull(d->views[v]);
 		for (unsigned j = 0; j < k; j++) /* names and views are distinct */
 			ck_assert_str_ne(tm_derivers[j]->name, d->name);
@@ -103,7 +103,7 @@ START_TEST(test_views)
 	/* after every other view, in the list's order, "%s" standing for the stem */
 	unsigned v = t.n_views - n, column = 0;
 	for (unsigned k = 0; tm_derivers[k]; k++) {
-		for (unsigned i = 0; i < tm_derivers[k]->n_views; i++, v++, column++) {
+		for (unsigned i = 0; i < tm_derivers[k]->n_outputs; i++, v++, column++) {
 			char path[256];
 			snprintf(path, sizeof(path), tm_derivers[k]->views[i], "prog");
 			ck_assert_str_eq(t.views[v].path, path);

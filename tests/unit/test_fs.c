@@ -103,8 +103,8 @@ static unsigned trace_refs(const char *path)
 {
 	struct tm_trace *t;
 	ck_assert_int_eq(tm_context_trace(ctx, path, F, &t), 0);
-	unsigned refs = t->refs - 1;
-	tm_context_trace_put(ctx, t);
+	unsigned refs = tm_trace_refs(t) - 2; /* ours and the context's */
+	tm_trace_put(t);
 	return refs;
 }
 
@@ -168,11 +168,12 @@ START_TEST(test_resolve)
 			ck_assert_ptr_eq(n.fmt, F);
 		if (n.kind == TM_NODE_VIEW) {
 			ck_assert_ptr_nonnull(n.trace);
-			ck_assert_int_eq(n.view, tm_view_table_find(&n.trace->views, row->sub));
+			ck_assert_int_eq(n.view,
+					 tm_view_table_find(tm_trace_views(n.trace), row->sub));
 		}
 		if (strcmp(row->path, "/.tracemount/status") == 0)
 			ck_assert_int_eq(n.meta, TM_META_STATUS);
-		tm_node_put(&fs, &n);
+		tm_node_put(&n);
 	}
 	/* every reference a lookup took was dropped */
 	ck_assert_uint_eq(trace_refs("a.byu"), 0);
@@ -487,7 +488,7 @@ START_TEST(test_init_single_file)
 	ck_assert_int_eq(n.kind, TM_NODE_TRACE);
 	ck_assert_int_eq(tm_fs_resolve(&one, "/a.byu/dump.txt", &n), 0);
 	ck_assert_int_eq(n.kind, TM_NODE_VIEW);
-	tm_node_put(&one, &n);
+	tm_node_put(&n);
 	ck_assert_int_eq(tm_fs_resolve(&one, "/plain.txt", &n), -ENOENT);
 	ck_assert_int_eq(tm_fs_resolve(&one, "/sub", &n), -ENOENT);
 	ck_assert_int_eq(tm_fs_resolve(&one, "/.tracemount/version", &n), 0);
@@ -674,7 +675,7 @@ START_TEST(test_swap_race)
 		if (tm_fs_resolve(&f, "/a/secret", &n) == 0) {
 			opened[3]++;
 			leaks[3] += n.st.st_ino == outside.st_ino || n.st.st_size == 15;
-			tm_node_put(&f, &n);
+			tm_node_put(&n);
 		}
 		tries++;
 		clock_gettime(CLOCK_MONOTONIC, &now);

@@ -289,8 +289,8 @@ START_TEST(test_views_whole)
 		uint8_t *buf = build((unsigned)c % 3, counts[c], &len);
 		struct mounted m;
 		mount_trace(&m, "t.full", f, buf, len);
-		for (unsigned v = 0; v < m.t->views.n_views; v++) {
-			const char *path = m.t->views.views[v].path;
+		for (unsigned v = 0; v < tm_trace_views(m.t)->n_views; v++) {
+			const char *path = tm_trace_view(m.t, v)->path;
 			char *text = read_view(&m, path, &vlen);
 			if (strcmp(path, "dump.txt") == 0 || strncmp(path, "regs/", 5) == 0) {
 				size_t lines = 0;

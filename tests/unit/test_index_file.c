@@ -628,6 +628,13 @@ static void log_line(int priority, const char *line)
 	snprintf(logged + n, sizeof(logged) - n, "%s\n", line);
 }
 
+static struct tm_index_counts count(const struct tm_context *ctx)
+{
+	struct tm_index_counts c;
+	tm_context_counts(ctx, &c);
+	return c;
+}
+
 /* A context over the cache folder, logging to logged. */
 static struct tm_context *new_context(bool force, const char *root)
 {
@@ -635,9 +642,9 @@ static struct tm_context *new_context(bool force, const char *root)
 	char err[512];
 	ck_assert_int_eq(tm_context_new(TM_DEFAULT_MEMORY, &ctx), 0);
 	ck_assert_msg(tm_context_set_store(ctx, cache, false, err, sizeof(err)) == 0, "%s", err);
-	ctx->log = log_line;
-	ctx->force_rebuild = force;
-	ctx->root_path = root ? strdup(root) : NULL;
+	tm_context_set_log(ctx, log_line);
+	tm_context_set_force_rebuild(ctx, force);
+	ck_assert_int_eq(tm_context_set_root(ctx, root), 0);
 	logged[0] = '\0';
 	return ctx;
 }
@@ -646,10 +653,12 @@ static struct tm_context *new_context(bool force, const char *root)
 static int index_once(struct tm_context *ctx, struct fixture *f)
 {
 	struct tm_trace *t;
-	const struct tm_index *ix;
+	struct tm_open_trace ot;
 	ck_assert_int_eq(tm_context_trace(ctx, "t.byu", f->fmt, &t), 0);
-	int err = tm_trace_index(t, &f->src, &ix);
-	tm_context_trace_put(ctx, t);
+	tm_trace_open(&ot, t, &f->src);
+	int err = tm_trace_index(&ot);
+	tm_trace_close(&ot);
+	tm_trace_put(t);
 	return err;
 }
 
@@ -687,9 +696,9 @@ START_TEST(test_no_descriptors)
 	err = index_once(ctx, &f);
 	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &was), 0);
 	ck_assert_int_eq(err, 0);
-	ck_assert_uint_eq(ctx->n_refused, 0);
-	ck_assert_uint_eq(ctx->n_loaded, 0);
-	ck_assert_uint_eq(ctx->n_built, 1);
+	ck_assert_uint_eq(count(ctx).refused, 0);
+	ck_assert_uint_eq(count(ctx).loaded, 0);
+	ck_assert_uint_eq(count(ctx).built, 1);
 	snprintf(want, sizeof(want),
 		 "t.byu: cannot read its index file in %s: Too many open files: indexing again\n",
 		 cache);
@@ -703,7 +712,7 @@ START_TEST(test_no_descriptors)
 	flip_body(path);
 	ctx = new_context(false, NULL);
 	ck_assert_int_eq(index_once(ctx, &f), 0);
-	ck_assert_uint_eq(ctx->n_refused, 1);
+	ck_assert_uint_eq(count(ctx).refused, 1);
 	ck_assert_ptr_nonnull(
 	    strstr(logged, "t.byu: index file refused (body checksum mismatch): indexing again\n"));
 	tm_context_free(ctx);
@@ -722,7 +731,7 @@ START_TEST(test_force_rebuild)
 	file_path(&f, path, sizeof(path));
 	struct tm_context *ctx = new_context(false, NULL);
 	ck_assert_int_eq(index_once(ctx, &f), 0);
-	ck_assert_uint_eq(ctx->n_built, 1);
+	ck_assert_uint_eq(count(ctx).built, 1);
 	ck_assert_ptr_nonnull(strstr(logged, "t.byu: indexing, 6000 bytes\n"));
 	ck_assert_ptr_nonnull(strstr(logged, "t.byu: indexed in "));
 	tm_context_free(ctx);
@@ -730,14 +739,14 @@ START_TEST(test_force_rebuild)
 
 	ctx = new_context(false, NULL);
 	ck_assert_int_eq(index_once(ctx, &f), 0);
-	ck_assert_uint_eq(ctx->n_loaded, 1);
+	ck_assert_uint_eq(count(ctx).loaded, 1);
 	ck_assert_ptr_null(strstr(logged, "indexing")); /* read, not built: nothing said */
 	tm_context_free(ctx);
 
 	ctx = new_context(true, NULL);
 	ck_assert_int_eq(index_once(ctx, &f), 0);
-	ck_assert_uint_eq(ctx->n_loaded, 0);
-	ck_assert_uint_eq(ctx->n_built, 1);
+	ck_assert_uint_eq(count(ctx).loaded, 0);
+	ck_assert_uint_eq(count(ctx).built, 1);
 	tm_context_free(ctx);
 	ck_assert_int_eq(stat(path, &after), 0);
 	ck_assert_uint_ne(before.st_ino, after.st_ino); /* written anew */

@@ -30,7 +30,8 @@ struct fixture {
 	uint8_t *data;
 	struct mem_source src;
 	struct tm_context *ctx;
-	struct tm_trace *t;
+	struct tm_trace *t;	 /* a reference */
+	struct tm_open_trace ot; /* of t and src */
 };
 
 /* 3 chunks and a bit, INT_ACK records in chunks 0 and 2 only, a partial record at the end.
@@ -44,19 +45,28 @@ static void setup(struct fixture *f, size_t memory)
 	mem_source_init(&f->src, f->data, f->len);
 	ck_assert_int_eq(tm_context_new(memory, &f->ctx), 0);
 	ck_assert_int_eq(tm_context_trace(f->ctx, "t.byu", F, &f->t), 0);
+	tm_trace_open(&f->ot, f->t, &f->src.src);
 }
 
 static void teardown(struct fixture *f)
 {
-	tm_context_trace_put(f->ctx, f->t);
+	tm_trace_close(&f->ot);
+	tm_trace_put(f->t);
 	tm_context_free(f->ctx);
 	mem_source_free(&f->src);
 	free(f->data);
 }
 
+static enum tm_trace_state state_of(struct tm_trace *t)
+{
+	struct tm_trace_progress p;
+	tm_trace_progress(t, &p);
+	return p.state;
+}
+
 static int view_no(const struct fixture *f, const char *path)
 {
-	int v = tm_view_table_find(&f->t->views, path);
+	int v = tm_view_table_find(tm_trace_views(f->t), path);
 	ck_assert_msg(v >= 0, "no view %s", path);
 	return v;
 }
@@ -67,8 +77,8 @@ static int view_no(const struct fixture *f, const char *path)
 static char *expected(struct fixture *f, const char *path, size_t *len)
 {
 	if (strcmp(path, "stats.json") == 0 || strcmp(path, "errors.txt") == 0) {
-		const struct tm_index *ix;
-		ck_assert_int_eq(tm_trace_index(f->t, &f->src.src, &ix), 0);
+		ck_assert_int_eq(tm_trace_index(&f->ot), 0);
+		const struct tm_index *ix = f->ot.index;
 		int stats = path[0] == 's';
 		*len = stats ? ix->stats_len : ix->errors_len;
 		char *out = malloc(*len + 1);
@@ -146,13 +156,13 @@ START_TEST(test_read_view)
 
 	setup(&f, 512u << 10);
 	int v = view_no(&f, path);
-	ck_assert_int_eq(tm_reader_open(&r1, f.ctx, f.t, &f.src.src, (unsigned)v), 0);
-	ck_assert_int_eq(tm_reader_open(&r2, f.ctx, f.t, &f.src.src, (unsigned)v), 0);
+	ck_assert_int_eq(tm_reader_open(&r1, &f.ot, (unsigned)v), 0);
+	ck_assert_int_eq(tm_reader_open(&r2, &f.ot, (unsigned)v), 0);
 	char *want = expected(&f, path, &len);
 
 	ck_assert_uint_eq(tm_reader_size(&r1), len);
 	uint64_t size = 0;
-	ck_assert_int_eq(tm_view_size(f.t, &f.src.src, (unsigned)v, &size), 0);
+	ck_assert_int_eq(tm_view_size(&f.ot, (unsigned)v, &size), 0);
 	ck_assert_uint_eq(size, len);
 	if (strcmp(path, "class/special.txt") != 0 && strcmp(path, "stats.json") != 0)
 		ck_assert_uint_gt(len, 0); /* every view here has content */
@@ -215,11 +225,8 @@ START_TEST(test_changed_bytes)
 	char buf[256];
 
 	setup(&f, 64u << 20);
-	ck_assert_int_eq(
-	    tm_reader_open(&r, f.ctx, f.t, &f.src.src, (unsigned)view_no(&f, "dump.txt")), 0);
-	ck_assert_int_eq(
-	    tm_reader_open(&rc, f.ctx, f.t, &f.src.src, (unsigned)view_no(&f, "class/d_read.byu")),
-	    0);
+	ck_assert_int_eq(tm_reader_open(&r, &f.ot, (unsigned)view_no(&f, "dump.txt")), 0);
+	ck_assert_int_eq(tm_reader_open(&rc, &f.ot, (unsigned)view_no(&f, "class/d_read.byu")), 0);
 	char *want = byu_ref_view("dump.txt", f.data, f.len, &len);
 	char *cwant = byu_ref_view("class/d_read.byu", f.data, f.len, &clen);
 
@@ -275,21 +282,21 @@ START_TEST(test_source_errors)
 
 	/* the index pass fails: the error propagates and is not kept */
 	f.src.fail = -EIO;
-	ck_assert_int_eq(tm_reader_open(&r, f.ctx, f.t, &f.src.src, dump), -EIO);
+	ck_assert_int_eq(tm_reader_open(&r, &f.ot, dump), -EIO);
 	tm_reader_close(&r);
-	ck_assert_int_eq(f.t->state, TM_TRACE_FAILED);
+	ck_assert_int_eq(state_of(f.t), TM_TRACE_FAILED);
 	uint64_t size;
-	ck_assert_int_eq(tm_view_size(f.t, &f.src.src, dump, &size), -EIO);
+	ck_assert_int_eq(tm_view_size(&f.ot, dump, &size), -EIO);
 	f.src.fail = 0;
-	ck_assert_int_eq(tm_reader_open(&r, f.ctx, f.t, &f.src.src, dump), 0);
-	ck_assert_int_eq(f.t->state, TM_TRACE_INDEXED);
+	ck_assert_int_eq(tm_reader_open(&r, &f.ot, dump), 0);
+	ck_assert_int_eq(state_of(f.t), TM_TRACE_INDEXED);
 	ck_assert_uint_eq(tm_reader_size(&r), len);
 
 	/* reading a chunk fails */
 	f.src.fail = -EIO;
 	ck_assert_int_eq(tm_reader_read(&r, buf, sizeof(buf), 0), -EIO);
 	ck_assert_int_eq(tm_reader_read(&r, buf, sizeof(buf), len / 2), -EIO);
-	ck_assert_int_eq(tm_reader_open(&raw, f.ctx, f.t, &f.src.src, 0), 0);
+	ck_assert_int_eq(tm_reader_open(&raw, &f.ot, 0), 0);
 	ck_assert_int_eq(tm_reader_read(&raw, buf, sizeof(buf), 0), -EIO);
 	f.src.fail = -ENXIO; /* whatever the source says */
 	ck_assert_int_eq(tm_reader_read(&r, buf, sizeof(buf), len / 3), -ENXIO);
@@ -302,7 +309,8 @@ START_TEST(test_source_errors)
 	ck_assert(memcmp(buf, f.data, 6) == 0);
 
 	/* a view that does not exist */
-	ck_assert_int_eq(tm_reader_open(&raw, f.ctx, f.t, &f.src.src, f.t->views.n_views), -ENOENT);
+	tm_reader_close(&raw);
+	ck_assert_int_eq(tm_reader_open(&raw, &f.ot, tm_trace_views(f.t)->n_views), -ENOENT);
 
 	free(want);
 	tm_reader_close(&r);
@@ -328,7 +336,7 @@ static void *reader_thread(void *p)
 	struct tm_reader *r = a->shared;
 	char buf[9000];
 	if (!r) {
-		if (tm_reader_open(&own, a->f->ctx, a->f->t, &a->f->src.src, a->view) != 0) {
+		if (tm_reader_open(&own, &a->f->ot, a->view) != 0) {
 			a->bad = 1;
 			return NULL;
 		}
@@ -361,7 +369,7 @@ START_TEST(test_concurrent_readers)
 			 byu_ref_view("convert/t.din", f.data, f.len, &len[1])};
 	unsigned views[2] = {(unsigned)view_no(&f, "dump.txt"),
 			     (unsigned)view_no(&f, "convert/t.din")};
-	ck_assert_int_eq(tm_reader_open(&shared, f.ctx, f.t, &f.src.src, views[0]), 0);
+	ck_assert_int_eq(tm_reader_open(&shared, &f.ot, views[0]), 0);
 	for (int i = 0; i < 8; i++) {
 		int k = i < 4 ? i % 2 : 0;
 		args[i] = (struct thread_arg){.f = &f,
@@ -392,6 +400,7 @@ START_TEST(test_stateful_read)
 	struct mem_source src;
 	struct tm_context *ctx;
 	struct tm_trace *t;
+	struct tm_open_trace ot;
 	struct tm_reader r;
 
 	/* expected dump.txt: the spec's line with the record's number as its address */
@@ -408,9 +417,11 @@ START_TEST(test_stateful_read)
 	mem_source_init(&src, data, n * 6);
 	ck_assert_int_eq(tm_context_new(1u << 20, &ctx), 0);
 	ck_assert_int_eq(tm_context_trace(ctx, "c.byu", fmt, &t), 0);
-	ck_assert_int_eq(tm_reader_open(&r, ctx, t, &src.src,
-					(unsigned)tm_view_table_find(&t->views, "dump.txt")),
-			 0);
+	tm_trace_open(&ot, t, &src.src);
+	tm_trace_put(t); /* ot holds it */
+	ck_assert_int_eq(
+	    tm_reader_open(&r, &ot, (unsigned)tm_view_table_find(tm_trace_views(t), "dump.txt")),
+	    0);
 	ck_assert_uint_eq(tm_reader_size(&r), len);
 	/* the last chunk first, so its decode starts from its own checkpoint */
 	char tail[100];
@@ -422,7 +433,7 @@ START_TEST(test_stateful_read)
 	read_in_pieces(&r, "counting dump.txt", want, len, 65537);
 
 	tm_reader_close(&r);
-	tm_context_trace_put(ctx, t);
+	tm_trace_close(&ot);
 	tm_context_free(ctx);
 	mem_source_free(&src);
 	free(want);

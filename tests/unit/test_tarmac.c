@@ -163,11 +163,11 @@ START_TEST(test_cpus_and_continuations)
 		    "- - 1 MW 00001ff3 1 ........................22......\n");
 	expect_view(&m, "convert/t.din", "2 100\n2 200\n1 1000\n1 2008\n1 1ff3\n");
 	/* cpu/2.txt has no records: it does not exist */
-	int v2 = tm_view_table_find(&m.t->views, "cpu/2.txt");
-	int v3 = tm_view_table_find(&m.t->views, "cpu/3.txt");
+	int v2 = tm_view_table_find(tm_trace_views(m.t), "cpu/2.txt");
+	int v3 = tm_view_table_find(tm_trace_views(m.t), "cpu/3.txt");
 	ck_assert_int_ge(v2, 0);
-	ck_assert_int_eq(tm_view_exists(m.t, &m.src.src, (unsigned)v2), 0);
-	ck_assert_int_eq(tm_view_exists(m.t, &m.src.src, (unsigned)v3), 1);
+	ck_assert_int_eq(tm_view_exists(&m.ot, (unsigned)v2), 0);
+	ck_assert_int_eq(tm_view_exists(&m.ot, (unsigned)v3), 1);
 	size_t len;
 	char *errors = read_view(&m, "errors.txt", &len);
 	ck_assert_msg(strstr(errors, "line 9: unknown record kind ('00001fe0')"), "%s", errors);
@@ -421,8 +421,8 @@ START_TEST(test_real_traces)
 		for (unsigned cpu = 0; cpu < 2; cpu++) {
 			char view[16];
 			snprintf(view, sizeof(view), "cpu/%u.txt", cpu);
-			int k = tm_view_table_find(&m.t->views, view);
-			if (tm_view_exists(m.t, &m.src.src, (unsigned)k) != 1)
+			int k = tm_view_table_find(tm_trace_views(m.t), view);
+			if (tm_view_exists(&m.ot, (unsigned)k) != 1)
 				continue;
 			free(read_view(&m, view, &cpu_len));
 			total += cpu_len;

@@ -1,10 +1,11 @@
-/* Size parsing and hex output. */
+/* Size parsing, hex output, name extensions, ARRAY_SIZE and the stats.json helpers. */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tracemount/stats_json.h"
 #include "tracemount/util.h"
 
 START_TEST(test_parse_size_ok)
@@ -102,6 +103,43 @@ START_TEST(test_be32)
 }
 END_TEST
 
+START_TEST(test_name_has_extension)
+{
+	static const char *const ext[] = {"tt6", "bb", NULL};
+	ck_assert(tm_name_has_extension("a.tt6", ext));
+	ck_assert(tm_name_has_extension("x.y.bb", ext));
+	ck_assert(!tm_name_has_extension("a.tt6e", ext));
+	ck_assert(!tm_name_has_extension("tt6", ext)); /* no dot */
+	ck_assert(!tm_name_has_extension("att6", ext));
+	ck_assert(!tm_name_has_extension("a.tt6", NULL));
+	int a[7];
+	ck_assert_uint_eq(ARRAY_SIZE(a), 7);
+	ck_assert_uint_eq(ARRAY_SIZE(ext), 3);
+}
+END_TEST
+
+/* The first failure stays in err; a NULL value or object is one; a JSON null is not. */
+START_TEST(test_json_add)
+{
+	json_object *obj = json_object_new_object();
+	int err = 0;
+	ck_assert_int_eq(tm_json_add_int(obj, "n", 7, &err), 0);
+	ck_assert_int_eq(tm_json_add_or_null(obj, "none", false, json_object_new_int(1), &err), 0);
+	ck_assert_int_eq(tm_json_add_or_null(obj, "some", true, json_object_new_int(2), &err), 0);
+	ck_assert_str_eq(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN),
+			 "{\"n\":7,\"none\":null,\"some\":2}");
+	ck_assert_int_eq(tm_json_add(obj, "lost", NULL, &err), -ENOMEM); /* a new_* that failed */
+	ck_assert(!json_object_object_get_ex(obj, "lost", NULL));
+	ck_assert_int_eq(tm_json_add_int(obj, "after", 1, &err), -ENOMEM); /* kept */
+	ck_assert_int_eq(json_object_object_length(obj), 4);
+	err = 0;
+	ck_assert_int_eq(tm_json_add(NULL, "k", json_object_new_int(1), &err), -ENOMEM);
+	err = 0;
+	ck_assert_int_eq(tm_json_add_or_null(NULL, "k", false, NULL, &err), -ENOMEM);
+	json_object_put(obj);
+}
+END_TEST
+
 static Suite *util_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -110,6 +148,8 @@ static Suite *util_suite(void)
 	tcase_add_test(tc, test_parse_size_bad);
 	tcase_add_test(tc, test_put_hex);
 	tcase_add_test(tc, test_be32);
+	tcase_add_test(tc, test_name_has_extension);
+	tcase_add_test(tc, test_json_add);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "tracemount/context.h"
+#include "tracemount/diag.h"
 #include "tracemount/registry.h"
 #include "tracemount/source.h"
 #include "spix/spix.h"
@@ -78,7 +79,7 @@ static void setup(void)
 		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	ck_assert_ptr_nonnull(mkdtemp(root));
 	const char *dirs[] = {"prog", "two", "one", "hide"};
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
 		char path[512];
 		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
 		ck_assert_int_eq(mkdir(path, 0755), 0);
@@ -226,10 +227,36 @@ START_TEST(test_find_and_open)
 	const char *none[] = {"prog/a.bb",	    "prog/SUM.txt",	  "prog/SUM.1.spixcounts",
 			      "two/SUM.spixcounts", "one/SUM.spixcounts", "hide/SUM.spixcounts",
 			      "gone/SUM.spixcounts"};
-	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(none); i++) {
 		int err = tm_virtual_find(ctx, root_fd, none[i], &fmt, &v);
 		ck_assert_msg(err == -ENOENT, "%s: %d", none[i], err);
 	}
+}
+END_TEST
+
+/* A member changed after the sum was listed no longer fits it: the sum reads as empty, and
+ * its report says which member and why. */
+START_TEST(test_changed_member)
+{
+	const struct tm_format *fmt = NULL;
+	struct tm_virtual *v;
+	struct tm_source src;
+	ck_assert_int_eq(tm_virtual_find(ctx, root_fd, "prog/SUM.spixcounts", &fmt, &v), 0);
+	ck_assert_int_eq(fmt->virtual_open(root_fd, v, &src), 0);
+	write_text("prog/b.bb", "not counts any more\n");
+	uint8_t byte;
+	ck_assert_int_eq(tm_source_read(&src, &byte, 1, 0), 0);
+	struct tm_diag d;
+	tm_diag_init(&d);
+	src.ops->report(&src, &d);
+	ck_assert_int_eq(tm_diag_finish(&d), 0);
+	ck_assert_ptr_nonnull(d.text);
+	ck_assert_msg(strstr(d.text, "no sum: prog/b.bb: bad magic (changed since the folder was "
+				     "listed)\n"),
+		      "%s", d.text);
+	tm_diag_free(&d);
+	tm_source_close(&src);
+	tm_virtual_free(fmt, v, 1);
 }
 END_TEST
 
@@ -241,6 +268,7 @@ static Suite *virtual_suite(void)
 	tcase_add_test(tc, test_count);
 	tcase_add_test(tc, test_each);
 	tcase_add_test(tc, test_find_and_open);
+	tcase_add_test(tc, test_changed_member);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -71,21 +71,23 @@ void mount_trace(struct mounted *m, const char *name, const struct tm_format *f,
 	mem_source_init(&m->src, data, len);
 	ck_assert_int_eq(tm_context_new(TM_DEFAULT_MEMORY, &m->ctx), 0);
 	ck_assert_int_eq(tm_context_trace(m->ctx, name, f, &m->t), 0);
+	tm_trace_open(&m->ot, m->t, &m->src.src);
 }
 
 void unmount_trace(struct mounted *m)
 {
-	tm_context_trace_put(m->ctx, m->t);
+	tm_trace_close(&m->ot);
+	tm_trace_put(m->t);
 	tm_context_free(m->ctx);
 	mem_source_free(&m->src);
 }
 
 char *read_view(struct mounted *m, const char *path, size_t *len)
 {
-	int v = tm_view_table_find(&m->t->views, path);
+	int v = tm_view_table_find(tm_trace_views(m->t), path);
 	ck_assert_msg(v >= 0, "no view %s", path);
 	struct tm_reader r;
-	ck_assert_int_eq(tm_reader_open(&r, m->ctx, m->t, &m->src.src, (unsigned)v), 0);
+	ck_assert_int_eq(tm_reader_open(&r, &m->ot, (unsigned)v), 0);
 	uint64_t size = tm_reader_size(&r);
 	char *buf = malloc(size + 1);
 	ck_assert_ptr_nonnull(buf);

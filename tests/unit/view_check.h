@@ -20,8 +20,9 @@ char *read_realtrace(const char *relpath, size_t *len);
 
 struct mounted {
 	struct tm_context *ctx;
-	struct tm_trace *t;
+	struct tm_trace *t; /* a reference */
 	struct mem_source src;
+	struct tm_open_trace ot; /* of t and src */
 };
 
 /* A trace named name of format f holding data[0, len). */
