@@ -171,14 +171,43 @@ enum tm_flow {
 			      processor is not at pc + size */
 };
 
+/* What an instruction does to calls (calls/, doc/calls.md), as the format's instruction set
+ * says; the flow says whether it was taken. The values are those of src/calls' enum
+ * tm_call_kind. */
+enum tm_insn_call {
+	TM_INSN_PLAIN,	  /* no transfer, or the format cannot tell */
+	TM_INSN_CALL,	  /* branch and link: bl, blr, blx, jal, call */
+	TM_INSN_RETURN,	  /* may return: ret, blr (PowerPC), bx lr, pop {pc}, jr $ra */
+	TM_INSN_TRANSFER, /* any other jump, taken or not: b, br, bctr, conditional branches */
+};
+
+/* Bits of tm_insn.known: which of its optional fields the trace gives. A zeroed tm_insn
+ * knows none of them. */
+enum {
+	TM_INSN_HAS_SP = 1,	/* sp */
+	TM_INSN_HAS_TIME = 2,	/* time */
+	TM_INSN_HAS_TARGET = 4, /* target */
+	TM_INSN_HAS_RETURN = 8, /* return_pc */
+};
+
 struct tm_insn {
-	uint64_t pc;	/* address of the instruction */
-	uint32_t size;	/* bytes */
-	uint8_t flow;	/* enum tm_flow */
-	uint8_t stream; /* the processor, below TM_MAX_GROUPS (spix/ counts a higher one as
-			   TM_MAX_GROUPS - 1): each follows its own PCs */
-	bool more;	/* a further part (micro-op) of the stream's last instruction, which
-			   only adds its flow */
+	uint64_t pc;	    /* address of the instruction (Thumb: without bit 0) */
+	uint64_t sp;	    /* with TM_INSN_HAS_SP: the stack pointer before the instruction */
+	uint64_t time;	    /* with TM_INSN_HAS_TIME: when it ran, in the trace's unit (ticks,
+			       cycles), not decreasing along a stream */
+	uint64_t target;    /* with TM_INSN_HAS_TARGET: where a taken transfer goes */
+	uint64_t return_pc; /* with TM_INSN_HAS_RETURN: a call's return address, when it is not
+			       pc + size (a delay slot's) */
+	uint32_t size;	    /* bytes */
+	uint8_t flow;	    /* enum tm_flow */
+	uint8_t call;	    /* enum tm_insn_call; a failed condition's call or return is
+			       TM_INSN_PLAIN where the format can tell */
+	uint8_t known;	    /* TM_INSN_HAS_* bits */
+	uint8_t stream;	    /* the processor, below TM_MAX_GROUPS (spix/ counts a higher one as
+			       TM_MAX_GROUPS - 1): each follows its own PCs */
+	bool more;	    /* a further part (micro-op) of the stream's last instruction, which
+			       only adds its flow (and its call kind, when the first part had
+			       none) */
 };
 
 /* Input of one decode call. */

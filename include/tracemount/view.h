@@ -36,7 +36,7 @@ struct tm_view {
 /* views[TM_RAW_VIEW] of every trace is raw. */
 #define TM_RAW_VIEW 0
 
-#define TM_MAX_TABLES 8 /* table views of a trace */
+#define TM_MAX_TABLES 16 /* table views of a trace: spix/'s 2 and calls/' 6, and room */
 
 struct tm_view_table {
 	struct tm_view *views;

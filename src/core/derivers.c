@@ -5,7 +5,8 @@
 /* One line per deriver, in the order of their views and stats.json objects: DERIVER(x)
  * stands for the table tm_deriver_x. */
 #define TM_DERIVER_LIST(DERIVER)                                                                   \
-	DERIVER(spix) /* spix/: basic-block counts, as SpixTools makes them */
+	DERIVER(spix)  /* spix/: basic-block counts, as SpixTools makes them */                    \
+	DERIVER(calls) /* calls/: call trees, profiles, folded stacks, flame graphs */
 
 #define DECLARE_DERIVER(x) extern const struct tm_deriver tm_deriver_##x;
 #define LIST_DERIVER(x)	   &tm_deriver_##x,

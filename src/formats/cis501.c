@@ -592,9 +592,16 @@ static bool cis501_instruction(const struct tm_chunk *c, size_t i, struct tm_ins
 	if (r->uop != 1 && flow == TM_FLOW_NONE)
 		return false;
 	uint64_t size = r->fallthrough - r->pc;
+	/* the macro-op's family, on each of its micro-ops: call and ret are calls/' calls and
+	 * returns, other branches transfers */
+	uint8_t call = r->head.cls == FAM_CALL	? TM_INSN_CALL
+		       : r->head.cls == FAM_RET ? TM_INSN_RETURN
+		       : flow != TM_FLOW_NONE	? TM_INSN_TRANSFER
+						: TM_INSN_PLAIN;
 	*out = (struct tm_insn){.pc = r->pc,
 				.size = size && size < 16 ? (uint32_t)size : 1,
 				.flow = flow,
+				.call = call,
 				.more = r->uop != 1};
 	return true;
 }

@@ -258,6 +258,21 @@ out:
 	return ret;
 }
 
+/* TT6's instruction, with the stack pointer: r1, which a FULL record holds as it was before
+ * its instruction (the PowerPC ABIs keep the stack pointer there). */
+static bool full_instruction(const struct tm_chunk *c, size_t i, struct tm_insn *out)
+{
+	const struct full_record *r = full_rec(c, i);
+	if (!tt6_instruction(c, i, out))
+		return false;
+	const struct full_layout *l = &full_layouts[r->layout < FULL_N_LAYOUTS ? r->layout : 0];
+	if (r->layout < FULL_N_LAYOUTS && r->tt.head.raw_len >= l->size) {
+		out->sp = tm_be32(full_bytes(c, r) + l->thread + TS_GPR + 4);
+		out->known |= TM_INSN_HAS_SP;
+	}
+	return true;
+}
+
 const struct tm_format tm_format_full = {
     .name = "full",
     .description = "PowerPC FULL trace: all user registers per instruction (Apple Amber)",
@@ -281,5 +296,5 @@ const struct tm_format tm_format_full = {
     .stats_free = full_stats_free,
     .extra_views = full_extra_views,
     .n_extra_views = ARRAY_SIZE(full_extra_views),
-    .instruction = tt6_instruction, /* a FULL record begins with a TT6 record */
+    .instruction = full_instruction,
 };

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tarmac.h"
+#include "calls/calls.h"
 #include "text_lines.h"
 #include "tracemount/diag.h"
 #include "tracemount/registry.h"
@@ -250,6 +251,29 @@ static enum branch arm_branch(const uint8_t *line, struct tarmac_span m, const u
 	return NOT_BRANCH;
 }
 
+/* What an executed instruction does to calls, from its disassembly (the mnemonic to the end
+ * of the line) and instruction set, by src/calls' ARM classifier. */
+static uint8_t call_kind(const struct tarmac_record *r, const uint8_t *line)
+{
+	struct tarmac_span m = r->span[S_MNEMONIC], iset = r->span[S_ISET];
+	if (!m.len || m.off >= r->head.raw_len)
+		return TM_INSN_PLAIN;
+	/* the longest disassembly worth reading: a register list of all 16 registers fits */
+	char text[160];
+	size_t n = r->head.raw_len - m.off;
+	if (n >= sizeof(text))
+		n = sizeof(text) - 1;
+	memcpy(text, line + m.off, n);
+	while (n && (text[n - 1] == '\n' || text[n - 1] == '\r'))
+		n--;
+	text[n] = '\0';
+	char set = iset.len ? (char)line[iset.off] : 'O';
+	enum tm_arm_isa isa = set == 'O' || set == 'o'	 ? TM_ARM_A64
+			      : set == 'T' || set == 't' ? TM_ARM_THUMB
+							 : TM_ARM_A32;
+	return (uint8_t)tm_classify_arm(isa, text);
+}
+
 /* Executed (IT) and condition-failed (IS) instructions, on their processor. A branch that
  * failed its condition is not taken; a conditional one that ran is taken where the next PC of
  * its processor does not follow; the others always leave the straight line. */
@@ -267,6 +291,13 @@ static bool tarmac_instruction(const struct tm_chunk *c, size_t i, struct tm_ins
 		out->flow = r->head.cls == TC_SKIPPED ? TM_FLOW_NOT_TAKEN
 			    : kind == BRANCH	      ? TM_FLOW_JUMP
 						      : TM_FLOW_COND;
+	/* ES lines have no time; a negative one is no time either */
+	if ((r->head.flags & F_TIME) && r->time >= 0) {
+		out->time = (uint64_t)r->time;
+		out->known |= TM_INSN_HAS_TIME;
+	}
+	if (r->head.cls == TC_INSTRUCTION) /* a failed condition neither calls nor returns */
+		out->call = call_kind(r, line);
 	return true;
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "tt6.h"
+#include "calls/calls.h"
 #include "tracemount/diag.h"
 #include "tracemount/util.h"
 
@@ -288,10 +289,16 @@ bool tt6_instruction(const struct tm_chunk *c, size_t i, struct tm_insn *out)
 	if (!(CLASS_BIT(r->head.cls) & INSTRUCTION_BITS))
 		return false;
 	*out = (struct tm_insn){.pc = r->pc, .size = 4};
-	if (r->head.cls == TT6_FLOW) /* w1: the next PC */
+	if (r->head.cls == TT6_FLOW) { /* w1: the next PC */
 		out->flow = !ppc_is_conditional(r->word) ? TM_FLOW_JUMP
 			    : r->w1 == r->pc + 4	 ? TM_FLOW_NOT_TAKEN
 							 : TM_FLOW_TAKEN;
+		/* a branch not taken neither calls nor returns: calls/ need not guess */
+		out->call = out->flow == TM_FLOW_NOT_TAKEN ? TM_INSN_PLAIN
+							   : (uint8_t)tm_classify_ppc(r->word);
+		out->target = r->w1;
+		out->known = TM_INSN_HAS_TARGET;
+	}
 	return true;
 }
 

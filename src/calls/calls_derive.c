@@ -1,0 +1,251 @@
+/* calls/ of every instruction trace (derive.h): one call tracker per processor
+ * (call_stack.c), fed the instructions the format yields with their call kinds, stack
+ * pointers and times (format.h's struct tm_insn); at the end, the views of calls_render.c and
+ * flamegraph.c and stats.json's "calls". doc/calls.md gives the rules and the views. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <json-c/json.h>
+
+#include "calls/calls.h"
+#include "tracemount/derive.h"
+#include "tracemount/diag.h"
+#include "tracemount/stats_json.h"
+#include "tracemount/util.h"
+
+/* format.h's kinds are the tracker's, so that a format need not include calls.h */
+_Static_assert(TM_INSN_PLAIN == (int)TM_CALL_KIND_PLAIN && TM_INSN_CALL == (int)TM_CALL_KIND_CALL &&
+		   TM_INSN_RETURN == (int)TM_CALL_KIND_RETURN &&
+		   TM_INSN_TRANSFER == (int)TM_CALL_KIND_TRANSFER,
+	       "enum tm_insn_call and enum tm_call_kind differ");
+
+enum {
+	VIEW_TREE,
+	VIEW_PROFILE,
+	VIEW_PROFILE_JSON,
+	VIEW_FOLDED,
+	VIEW_FOLDED_TIME,
+	VIEW_FLAMEGRAPH,
+	N_VIEWS
+};
+
+static const char *const calls_views[N_VIEWS] = {
+    [VIEW_TREE] = "calls/tree.txt",
+    [VIEW_PROFILE] = "calls/profile.txt",
+    [VIEW_PROFILE_JSON] = "calls/profile.json",
+    [VIEW_FOLDED] = "calls/folded.txt",
+    [VIEW_FOLDED_TIME] = "calls/folded-time.txt",
+    [VIEW_FLAMEGRAPH] = "calls/flamegraph.svg",
+};
+
+/* One processor. Its last instruction is held back until the next arrives, so that micro-ops
+ * (tm_insn.more) that come after it in a later batch still add to it. */
+struct stream {
+	struct tm_calls *tracker; /* NULL until the processor's first instruction */
+	struct tm_call_event last;
+	bool has_last;
+};
+
+struct calls_derive {
+	struct stream streams[TM_MAX_GROUPS];
+	int err; /* the first tm_calls_new failure */
+};
+
+static struct tm_call_event event_of(const struct tm_insn *in, uint64_t insn_no)
+{
+	return (struct tm_call_event){
+	    .pc = in->pc,
+	    .insn_no = insn_no,
+	    .target = in->known & TM_INSN_HAS_TARGET ? in->target : TM_CALL_UNKNOWN,
+	    .return_pc = in->known & TM_INSN_HAS_RETURN ? in->return_pc : TM_CALL_UNKNOWN,
+	    .sp = in->known & TM_INSN_HAS_SP ? in->sp : TM_CALL_UNKNOWN,
+	    .time = in->known & TM_INSN_HAS_TIME ? in->time : TM_CALL_UNKNOWN,
+	    .size = in->size ? in->size : 1,
+	    .kind = in->call <= TM_INSN_TRANSFER ? in->call : TM_INSN_PLAIN,
+	};
+}
+
+/* The stream of insn, its tracker made on first use; NULL after a failure. */
+static struct stream *stream_of(struct calls_derive *s, const struct tm_insn *insn)
+{
+	struct stream *st =
+	    &s->streams[insn->stream < TM_MAX_GROUPS ? insn->stream : TM_MAX_GROUPS - 1];
+	if (!st->tracker && !s->err) {
+		/* The formats give a stack pointer only where it is the processor's one
+		 * (FULL's r1), so resynchronising on it is safe wherever it is known. */
+		struct tm_calls_config cfg = {.check_sp = true};
+		s->err = tm_calls_new(&cfg, &st->tracker);
+	}
+	return st->tracker ? st : NULL;
+}
+
+static void calls_add(void *state, const struct tm_insn *insn, size_t n)
+{
+	struct calls_derive *s = state;
+	for (size_t i = 0; i < n; i++) {
+		struct stream *st = stream_of(s, &insn[i]);
+		if (!st)
+			continue;
+		if (insn[i].more) { /* a micro-op: its kind, when its instruction had none */
+			if (st->has_last && st->last.kind == TM_CALL_KIND_PLAIN &&
+			    insn[i].call <= TM_INSN_TRANSFER)
+				st->last.kind = insn[i].call;
+			if (st->has_last && (insn[i].known & TM_INSN_HAS_TARGET))
+				st->last.target = insn[i].target;
+			continue;
+		}
+		uint64_t number = st->has_last ? st->last.insn_no + 1 : 1;
+		if (st->has_last)
+			tm_calls_add(st->tracker, &st->last, 1);
+		st->last = event_of(&insn[i], number);
+		st->has_last = true;
+	}
+}
+
+/* The figures of tracker t, added to obj. */
+static int counts_json(const struct tm_calls *t, json_object *obj, int *err)
+{
+	struct tm_calls_counts c;
+	size_t n_functions;
+	tm_calls_get_counts(t, &c);
+	tm_calls_functions(t, &n_functions);
+	const struct {
+		const char *key;
+		uint64_t value;
+	} keys[] = {
+	    {"instructions", c.instructions},
+	    {"calls", c.calls},
+	    {"returns", c.returns},
+	    {"max_depth", c.max_depth},
+	    {"functions", n_functions},
+	    {"tail_calls", c.tail_calls},
+	    {"resynchronisations", c.resyncs},
+	    {"frames_unwound", c.frames_unwound},
+	    {"unmatched_returns", c.unmatched_returns},
+	    {"returns_past_root", c.returns_past_root},
+	    {"never_returned", c.never_returned},
+	    {"discontinuities", c.discontinuities},
+	    {"depth_overflows", c.depth_overflows},
+	    {"functions_merged", c.functions_merged},
+	    {"stacks_truncated", c.stacks_truncated},
+	    {"calls_unlisted", c.calls_unlisted},
+	};
+	for (size_t k = 0; k < ARRAY_SIZE(keys); k++)
+		tm_json_add_int(obj, keys[k].key, keys[k].value, err);
+	return *err;
+}
+
+/* The bounds of memory t reached, in errors.txt: what the views leave out. */
+static void report_bounds(const struct tm_calls *t, unsigned cpu, struct tm_diag *diag)
+{
+	struct tm_calls_counts c;
+	tm_calls_get_counts(t, &c);
+	if (c.depth_overflows)
+		tm_diag_note(diag,
+			     "calls/: processor %u: %llu calls deeper than %u, kept in their "
+			     "caller",
+			     cpu, (unsigned long long)c.depth_overflows,
+			     TM_CALLS_DEFAULT_MAX_DEPTH);
+	if (c.functions_merged)
+		tm_diag_note(diag,
+			     "calls/: processor %u: more than %u functions, the rest named "
+			     "[other] (%llu entries)",
+			     cpu, TM_CALLS_DEFAULT_MAX_FUNCTIONS,
+			     (unsigned long long)c.functions_merged);
+	if (c.stacks_truncated)
+		tm_diag_note(diag,
+			     "calls/: processor %u: more than %u distinct stacks, %llu calls "
+			     "kept in their caller's",
+			     cpu, TM_CALLS_DEFAULT_MAX_STACKS,
+			     (unsigned long long)c.stacks_truncated);
+	if (c.calls_unlisted)
+		tm_diag_note(diag,
+			     "calls/: processor %u: tree.txt lists the first %u calls, not "
+			     "%llu more",
+			     cpu, TM_CALLS_DEFAULT_MAX_TREE_CALLS,
+			     (unsigned long long)c.calls_unlisted);
+}
+
+static int write_views(const struct tm_calls *t, FILE *const *out)
+{
+	int err = tm_calls_write_tree(t, out[VIEW_TREE]);
+	if (!err)
+		err = tm_calls_write_profile(t, out[VIEW_PROFILE]);
+	if (!err)
+		err = tm_calls_write_profile_json(t, out[VIEW_PROFILE_JSON]);
+	if (!err)
+		err = tm_calls_write_folded(t, false, out[VIEW_FOLDED]);
+	if (!err)
+		err = tm_calls_write_folded(t, true, out[VIEW_FOLDED_TIME]);
+	if (!err)
+		err = tm_calls_write_flamegraph(t, "Instructions by call stack",
+						out[VIEW_FLAMEGRAPH]);
+	return err;
+}
+
+/* The views show the lowest-numbered processor that ran instructions (a view per processor
+ * would take six table views each, beyond TM_MAX_TABLES); stats.json counts each. */
+static int calls_finish(void *state, FILE *const *out, json_object *obj, struct tm_diag *diag)
+{
+	struct calls_derive *s = state;
+	if (s->err)
+		return s->err;
+	int err = 0, shown = -1;
+	unsigned processors = 0;
+	bool any = false;
+	for (unsigned k = 0; k < TM_MAX_GROUPS; k++)
+		any |= s->streams[k].tracker != NULL;
+	if (!any) { /* no instruction at all: the views and figures of an empty trace */
+		struct tm_calls_config cfg = {.check_sp = true};
+		if ((err = tm_calls_new(&cfg, &s->streams[0].tracker)) != 0)
+			return err;
+	}
+	json_object *per_cpu = json_object_new_object();
+	for (unsigned k = 0; k < TM_MAX_GROUPS && !err; k++) {
+		struct stream *st = &s->streams[k];
+		if (!st->tracker)
+			continue;
+		if (st->has_last)
+			tm_calls_add(st->tracker, &st->last, 1);
+		st->has_last = false;
+		if ((err = tm_calls_finish(st->tracker)) != 0)
+			break;
+		report_bounds(st->tracker, k, diag);
+		processors++;
+		if (shown < 0) {
+			shown = (int)k;
+			err = write_views(st->tracker, out);
+			counts_json(st->tracker, obj, &err);
+		}
+		char key[16];
+		snprintf(key, sizeof(key), "%u", k);
+		json_object *one = json_object_new_object();
+		counts_json(st->tracker, one, &err);
+		tm_json_add(per_cpu, key, one, &err);
+	}
+	if (!err && processors > 1)
+		tm_diag_note(diag,
+			     "calls/ shows processor %d; stats.json's calls.processors counts "
+			     "each of the %u",
+			     shown, processors);
+	tm_json_add_int(obj, "processor", shown > 0 ? (uint64_t)shown : 0, &err);
+	tm_json_add(obj, "processors", per_cpu, &err);
+	return err;
+}
+
+static void calls_free(void *state)
+{
+	struct calls_derive *s = state;
+	for (unsigned k = 0; k < TM_MAX_GROUPS; k++)
+		tm_calls_free(s->streams[k].tracker);
+}
+
+const struct tm_deriver tm_deriver_calls = {
+    .name = "calls",
+    .views = calls_views,
+    .n_outputs = ARRAY_SIZE(calls_views),
+    .state_size = sizeof(struct calls_derive),
+    .add = calls_add,
+    .finish = calls_finish,
+    .free = calls_free,
+};
