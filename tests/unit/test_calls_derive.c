@@ -1,0 +1,407 @@
+/* calls/ through the core (src/calls/calls_derive.c): an instruction format of this file's own
+ * whose records say each instruction's call kind, stack pointer, time and processor, so that
+ * hand-built traces of known call structure (nested calls, recursion, a tail call, a longjmp,
+ * a call that never returns, micro-ops, two processors) are indexed as the mount indexes them
+ * and their calls/ views and stats.json read back; then small Tarmac, CIS501 and TT6 traces
+ * written by hand, whose formats classify their own instructions. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "tracemount/registry.h"
+#include "tracemount/util.h"
+#include "view_check.h"
+
+/* One instruction: 16 bytes in host order. */
+struct ev {
+	uint32_t pc, sp, time;
+	uint8_t call;	/* enum tm_insn_call */
+	uint8_t stream; /* processor */
+	uint8_t more;	/* a micro-op of the stream's last instruction */
+	uint8_t known;	/* TM_INSN_HAS_SP, TM_INSN_HAS_TIME */
+};
+
+struct ev_record {
+	struct tm_record head;
+	struct ev ev;
+};
+
+static int ev_decode(void *state, const struct tm_decode_in *in, void *recs, size_t max,
+		     size_t *n_out, size_t *used, struct tm_diag *diag)
+{
+	struct ev_record *r = recs;
+	size_t n = 0, pos = 0;
+	(void)state;
+	(void)diag;
+	for (; n < max && in->len - pos >= sizeof(struct ev); n++, pos += sizeof(struct ev)) {
+		memset(&r[n], 0, sizeof(r[n]));
+		r[n].head.raw_rel = (uint32_t)pos;
+		r[n].head.raw_len = sizeof(struct ev);
+		memcpy(&r[n].ev, in->buf + pos, sizeof(struct ev));
+	}
+	if (n < max && pos < in->len && in->at_eof)
+		pos = in->len;
+	*n_out = n;
+	*used = pos;
+	return n < max && pos < in->len ? -EAGAIN : 0;
+}
+
+static bool ev_instruction(const struct tm_chunk *c, size_t i, struct tm_insn *out)
+{
+	const struct ev *e = &((const struct ev_record *)tm_chunk_rec(c, i))->ev;
+	*out = (struct tm_insn){.pc = e->pc,
+				.sp = e->sp,
+				.time = e->time,
+				.size = 4,
+				.call = e->call,
+				.known = e->known,
+				.stream = e->stream,
+				.more = e->more};
+	return true;
+}
+
+static const char *const ev_classes[] = {"insn"};
+
+static const struct tm_format ev_format = {
+    .name = "events",
+    .classes = ev_classes,
+    .n_classes = 1,
+    .record_size = sizeof(struct ev_record),
+    .chunk_records = 4, /* batches and chunks split the calls */
+    .raw_record_len = sizeof(struct ev),
+    .decode = ev_decode,
+    .instruction = ev_instruction,
+};
+
+enum { P = TM_INSN_PLAIN, C = TM_INSN_CALL, R = TM_INSN_RETURN, J = TM_INSN_TRANSFER };
+
+struct views {
+	struct mounted m;
+	char *tree, *profile, *profile_json, *folded, *folded_time, *svg;
+	json_object *stats, *calls;
+};
+
+static void open_views(struct views *v, const char *name, const struct tm_format *f,
+		       const void *data, size_t len)
+{
+	size_t n;
+	mount_trace(&v->m, name, f, data, len);
+	v->tree = read_view(&v->m, "calls/tree.txt", &n);
+	v->profile = read_view(&v->m, "calls/profile.txt", &n);
+	v->profile_json = read_view(&v->m, "calls/profile.json", &n);
+	v->folded = read_view(&v->m, "calls/folded.txt", &n);
+	v->folded_time = read_view(&v->m, "calls/folded-time.txt", &n);
+	v->svg = read_view(&v->m, "calls/flamegraph.svg", &n);
+	char *stats = read_view(&v->m, "stats.json", &n);
+	v->stats = json_tokener_parse(stats);
+	free(stats);
+	ck_assert_ptr_nonnull(v->stats);
+	ck_assert(json_object_object_get_ex(v->stats, "calls", &v->calls));
+}
+
+static void close_views(struct views *v)
+{
+	free(v->tree);
+	free(v->profile);
+	free(v->profile_json);
+	free(v->folded);
+	free(v->folded_time);
+	free(v->svg);
+	json_object_put(v->stats);
+	unmount_trace(&v->m);
+}
+
+static int64_t count(json_object *obj, const char *key)
+{
+	json_object *val;
+	ck_assert_msg(json_object_object_get_ex(obj, key, &val), "no key %s", key);
+	return json_object_get_int64(val);
+}
+
+static void expect_text(const char *what, const char *want, const char *got)
+{
+	expect_same_text(what, want, strlen(want), got, strlen(got));
+}
+
+/* main (0x100) calls f, which calls g; main calls g again, then h, which never returns. Times
+ * 10 apart: each instruction lasts 10 but the last, which has no time. */
+START_TEST(test_nested)
+{
+	static const uint32_t pcs[] = {0x100, 0x104, 0x200, 0x204, 0x300, 0x304, 0x208,
+				       0x108, 0x300, 0x304, 0x10c, 0x400, 0x404};
+	static const uint8_t kinds[] = {P, C, P, C, P, R, R, C, P, R, C, P, P};
+	struct ev t[ARRAY_SIZE(pcs)];
+	for (size_t i = 0; i < ARRAY_SIZE(pcs); i++)
+		t[i] = (struct ev){.pc = pcs[i],
+				   .time = 10 * (uint32_t)(i + 1),
+				   .call = kinds[i],
+				   .known = TM_INSN_HAS_TIME};
+	struct views v;
+	open_views(&v, "nested.events", &ev_format, t, sizeof(t));
+	expect_text("tree.txt",
+		    "# call tree: FUNCTION  #ENTRY @PC [tTIME] -> #EXIT @PC [tTIME]  [MARKS]\n"
+		    "0x100  #1 @0x100 t10 -> #13 @0x404 t130  [root]\n"
+		    "  0x200  #3 @0x200 t30 -> #7 @0x208 t70\n"
+		    "    0x300  #5 @0x300 t50 -> #6 @0x304 t60\n"
+		    "  0x300  #9 @0x300 t90 -> #10 @0x304 t100\n"
+		    "  0x400  #12 @0x400 t120 -> #13 @0x404 t130  [no-return]\n",
+		    v.tree);
+	/* a call instruction counts to its caller, a return to its callee */
+	expect_text("folded.txt",
+		    "0x100 4\n"
+		    "0x100;0x200 3\n"
+		    "0x100;0x200;0x300 2\n"
+		    "0x100;0x300 2\n"
+		    "0x100;0x400 2\n",
+		    v.folded);
+	expect_text("folded-time.txt",
+		    "0x100 40\n"
+		    "0x100;0x200 30\n"
+		    "0x100;0x200;0x300 20\n"
+		    "0x100;0x300 20\n"
+		    "0x100;0x400 10\n",
+		    v.folded_time);
+	/* g: two calls, 4 instructions; h's last instruction has no time */
+	ck_assert_ptr_nonnull(strstr(v.profile, "# 13 instructions, 4 functions"));
+	ck_assert_ptr_nonnull(strstr(v.profile, "\n             4              4          2"
+						"             40             40  0x300\n"));
+	ck_assert_ptr_nonnull(strstr(v.profile_json, "\"has_time\""));
+	ck_assert_ptr_nonnull(strstr(v.svg, "<svg"));
+	ck_assert_ptr_nonnull(strstr(v.svg, "</svg>"));
+	ck_assert_int_eq(count(v.calls, "instructions"), 13);
+	ck_assert_int_eq(count(v.calls, "calls"), 4);
+	ck_assert_int_eq(count(v.calls, "returns"), 3);
+	ck_assert_int_eq(count(v.calls, "max_depth"), 2);
+	ck_assert_int_eq(count(v.calls, "functions"), 4);
+	ck_assert_int_eq(count(v.calls, "never_returned"), 1);
+	ck_assert_int_eq(count(v.calls, "resynchronisations"), 0);
+	ck_assert_int_eq(count(v.calls, "processor"), 0);
+	close_views(&v);
+}
+END_TEST
+
+/* With the stack pointer: r (0x2000) recurses twice, its last conditional call failing (plain);
+ * s (0x3000) tail-calls u (0x4000), which main called before, so that its entry is known; a
+ * longjmp (0x8000) from b back to setjmp's return address in main unwinds a, b and itself. No
+ * time: folded-time.txt is empty. */
+START_TEST(test_recursion_tail_longjmp)
+{
+	static const struct ev t[] = {
+	    {0x1000, 0x8000, 0, C, 0, 0, 0}, /* main calls r */
+	    {0x2000, 0x7ff0, 0, P, 0, 0, 0},
+	    {0x2004, 0x7ff0, 0, C, 0, 0, 0}, /* r calls r */
+	    {0x2000, 0x7fe0, 0, P, 0, 0, 0},
+	    {0x2004, 0x7fe0, 0, C, 0, 0, 0}, /* and again */
+	    {0x2000, 0x7fd0, 0, P, 0, 0, 0},
+	    {0x2004, 0x7fd0, 0, P, 0, 0, 0}, /* a call whose condition failed */
+	    {0x2008, 0x7fd0, 0, R, 0, 0, 0},
+	    {0x2008, 0x7fe0, 0, R, 0, 0, 0},
+	    {0x2008, 0x7ff0, 0, R, 0, 0, 0},
+	    {0x1004, 0x8000, 0, C, 0, 0, 0}, /* main calls u */
+	    {0x4000, 0x7ff0, 0, R, 0, 0, 0},
+	    {0x1008, 0x8000, 0, C, 0, 0, 0}, /* main calls s */
+	    {0x3000, 0x7ff0, 0, J, 0, 0, 0}, /* s jumps to u: a tail call */
+	    {0x4000, 0x7ff0, 0, R, 0, 0, 0}, /* u returns to main */
+	    {0x100c, 0x8000, 0, C, 0, 0, 0}, /* main calls setjmp */
+	    {0x5000, 0x7ff0, 0, R, 0, 0, 0},
+	    {0x1010, 0x8000, 0, C, 0, 0, 0}, /* main calls a */
+	    {0x6000, 0x7ff0, 0, C, 0, 0, 0}, /* a calls b */
+	    {0x7000, 0x7fe0, 0, C, 0, 0, 0}, /* b calls longjmp */
+	    {0x8000, 0x7fd0, 0, R, 0, 0, 0}, /* which returns as setjmp did */
+	    {0x1010, 0x8000, 0, P, 0, 0, 0},
+	    {0x1014, 0x8000, 0, P, 0, 0, 0},
+	};
+	struct ev u[ARRAY_SIZE(t)];
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		u[i] = t[i];
+		u[i].known = TM_INSN_HAS_SP;
+	}
+	struct views v;
+	open_views(&v, "flow.events", &ev_format, u, sizeof(u));
+	expect_text("tree.txt",
+		    "# call tree: FUNCTION  #ENTRY @PC [tTIME] -> #EXIT @PC [tTIME]  [MARKS]\n"
+		    "0x1000  #1 @0x1000 -> #23 @0x1014  [root]\n"
+		    "  0x2000  #2 @0x2000 -> #10 @0x2008\n"
+		    "    0x2000  #4 @0x2000 -> #9 @0x2008\n"
+		    "      0x2000  #6 @0x2000 -> #8 @0x2008\n"
+		    "  0x4000  #12 @0x4000 -> #12 @0x4000\n"
+		    "  0x3000  #14 @0x3000 -> #14 @0x3000  [tail-called-out]\n"
+		    "  0x4000  #15 @0x4000 -> #15 @0x4000  [tail-call]\n"
+		    "  0x5000  #17 @0x5000 -> #17 @0x5000\n"
+		    "  0x6000  #19 @0x6000 -> #21 @0x8000  [unwound]\n"
+		    "    0x7000  #20 @0x7000 -> #21 @0x8000  [unwound]\n"
+		    "      0x8000  #21 @0x8000 -> #21 @0x8000  [unwound]\n",
+		    v.tree);
+	/* a recursive function's inclusive count is its outermost call's */
+	ck_assert_ptr_nonnull(
+	    strstr(v.profile, "             9              9          3  0x2000\n"));
+	ck_assert_str_eq(v.folded_time, "");
+	ck_assert_int_eq(count(v.calls, "calls"), 9);
+	ck_assert_int_eq(count(v.calls, "tail_calls"), 1);
+	ck_assert_int_eq(count(v.calls, "max_depth"), 3);
+	ck_assert_int_eq(count(v.calls, "resynchronisations"), 1);
+	ck_assert_int_eq(count(v.calls, "frames_unwound"), 3);
+	ck_assert_int_eq(count(v.calls, "never_returned"), 0);
+	close_views(&v);
+}
+END_TEST
+
+/* A call whose kind comes on a micro-op after its first (as CIS501's branch micro-op brings its
+ * outcome); and two processors: the views show processor 0, stats.json counts both. */
+START_TEST(test_micro_ops_and_processors)
+{
+	static const struct ev t[] = {
+	    {0x100, 0, 0, P, 0, 0, 0}, {0x104, 0, 0, P, 0, 0, 0}, /* a call in two parts */
+	    {0x900, 0, 0, P, 1, 0, 0},				  /* processor 1 between them */
+	    {0x104, 0, 0, C, 0, 1, 0}, {0x200, 0, 0, R, 0, 0, 0}, {0x900, 0, 0, C, 1, 0, 0},
+	    {0xa00, 0, 0, P, 1, 0, 0}, {0x108, 0, 0, P, 0, 0, 0}, {0xa04, 0, 0, P, 1, 0, 0},
+	};
+	struct views v;
+	open_views(&v, "two.events", &ev_format, t, sizeof(t));
+	expect_text("folded.txt", "0x100 3\n0x100;0x200 1\n", v.folded);
+	ck_assert_int_eq(count(v.calls, "instructions"), 4);
+	ck_assert_int_eq(count(v.calls, "calls"), 1);
+	ck_assert_int_eq(count(v.calls, "returns"), 1);
+	json_object *cpus, *one;
+	ck_assert(json_object_object_get_ex(v.calls, "processors", &cpus));
+	ck_assert_int_eq(json_object_object_length(cpus), 2);
+	ck_assert(json_object_object_get_ex(cpus, "1", &one));
+	ck_assert_int_eq(count(one, "instructions"), 4);
+	ck_assert_int_eq(count(one, "calls"), 1);
+	ck_assert_int_eq(count(one, "never_returned"), 1);
+	close_views(&v);
+
+	/* no instruction at all: empty views but their headers, and zeros */
+	open_views(&v, "empty.events", &ev_format, t, 0);
+	ck_assert_str_eq(v.folded, "");
+	ck_assert_int_eq(count(v.calls, "instructions"), 0);
+	ck_assert_int_eq(count(v.calls, "calls"), 0);
+	close_views(&v);
+}
+END_TEST
+
+/* Fast Models Tarmac: BL and RET by the ARM classifier, a failed BL (IS) that is no call, times
+ * from the lines. */
+START_TEST(test_tarmac)
+{
+	static const char trace[] = "10 clk IT (1) 00001000 94000400 O EL1h_s : BL 0x2000\n"
+				    "20 clk IT (2) 00002000 d10043ff O EL1h_s : SUB sp,sp,#0x10\n"
+				    "20 clk R SP_EL1 0000000000007ff0\n"
+				    "30 clk IT (3) 00002004 94000400 O EL1h_s : BL 0x3000\n"
+				    "40 clk IT (4) 00003000 d65f03c0 O EL1h_s : RET\n"
+				    "50 clk IS (5) 00002008 54000040 O EL1h_s : B.EQ 0x2010\n"
+				    "60 clk IT (6) 0000200c d65f03c0 O EL1h_s : RET\n"
+				    "70 clk IT (7) 00001004 d503201f O EL1h_s : NOP\n";
+	struct views v;
+	open_views(&v, "small.tarmac", tm_format_find("tarmac"), trace, sizeof(trace) - 1);
+	expect_text("tree.txt",
+		    "# call tree: FUNCTION  #ENTRY @PC [tTIME] -> #EXIT @PC [tTIME]  [MARKS]\n"
+		    "0x1000  #1 @0x1000 t10 -> #7 @0x1004 t70  [root]\n"
+		    "  0x2000  #2 @0x2000 t20 -> #6 @0x200c t60\n"
+		    "    0x3000  #4 @0x3000 t40 -> #4 @0x3000 t40\n",
+		    v.tree);
+	expect_text("folded.txt", "0x1000 2\n0x1000;0x2000 4\n0x1000;0x2000;0x3000 1\n", v.folded);
+	expect_text("folded-time.txt", "0x1000 10\n0x1000;0x2000 40\n0x1000;0x2000;0x3000 10\n",
+		    v.folded_time);
+	ck_assert_int_eq(count(v.calls, "returns"), 2);
+	ck_assert_int_eq(count(v.calls, "discontinuities"), 0);
+	close_views(&v);
+}
+END_TEST
+
+/* CIS501: the CALL and RET macro-ops, each of several micro-ops, one instruction each. */
+START_TEST(test_cis501)
+{
+	/* pc, fall-through, target, macro-op, micro-op (the other fields as gen_cis501 writes) */
+	static const struct {
+		unsigned pc, fallthrough, target;
+		const char *macro, *micro, *branch;
+	} l[] = {
+	    {0x1000, 0x1005, 0, "CALL", "SAVE_PC", "-"},
+	    {0x1000, 0x1005, 0, "CALL", "STORE", "-"},
+	    {0x1000, 0x1005, 0x2000, "CALL", "BRANCH", "T"},
+	    {0x2000, 0x2003, 0, "ADD", "ADD", "-"},
+	    {0x2003, 0x2004, 0, "RET", "LOAD", "-"},
+	    {0x2003, 0x2004, 0x1005, "RET", "BRANCH", "T"},
+	    {0x1005, 0x1008, 0, "ADD", "ADD", "-"},
+	};
+	char trace[2048];
+	size_t len = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(l); i++) {
+		bool first = i == 0 || l[i - 1].pc != l[i].pc;
+		len += (size_t)snprintf(trace + len, sizeof(trace) - len,
+					"%d %x -1 -1 -1 - %s - 0 0 %x %x %s %s\n", first ? 1 : 2,
+					l[i].pc, l[i].branch, l[i].fallthrough, l[i].target,
+					l[i].macro, l[i].micro);
+	}
+	struct views v;
+	open_views(&v, "small.trace", tm_format_find("cis501"), trace, len);
+	expect_text("folded.txt", "0x1000 2\n0x1000;0x2000 2\n", v.folded);
+	ck_assert_int_eq(count(v.calls, "instructions"), 4);
+	ck_assert_int_eq(count(v.calls, "calls"), 1);
+	ck_assert_int_eq(count(v.calls, "returns"), 1);
+	close_views(&v);
+}
+END_TEST
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (24 - 8 * i));
+}
+
+/* TT6: the initial PC, then each instruction's word, a branch's followed by the next PC: bl,
+ * blr, and a conditional bl not taken (no call). */
+START_TEST(test_tt6)
+{
+	static const uint32_t words[] = {
+	    0x1000,		/* INITIAL_PC */
+	    0x38600001,		/* 0x1000 li r3,1 */
+	    0x48000ffd, 0x2000, /* 0x1004 bl 0x2000 */
+	    0x38600002,		/* 0x2000 li r3,2 */
+	    0x4182fff9, 0x2008, /* 0x2004 beql- 0x1ffc, not taken */
+	    0x4e800020, 0x1008, /* 0x2008 blr */
+	    0x38600003,		/* 0x1008 li r3,3 */
+	};
+	uint8_t trace[sizeof(words)];
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		put_be32(trace + 4 * i, words[i]);
+	struct views v;
+	open_views(&v, "small.tt6", tm_format_find("tt6"), trace, sizeof(trace));
+	expect_text("tree.txt",
+		    "# call tree: FUNCTION  #ENTRY @PC [tTIME] -> #EXIT @PC [tTIME]  [MARKS]\n"
+		    "0x1000  #1 @0x1000 -> #6 @0x1008  [root]\n"
+		    "  0x2000  #3 @0x2000 -> #5 @0x2008\n",
+		    v.tree);
+	expect_text("folded.txt", "0x1000 3\n0x1000;0x2000 3\n", v.folded);
+	ck_assert_int_eq(count(v.calls, "discontinuities"), 0);
+	close_views(&v);
+}
+END_TEST
+
+static Suite *calls_derive_suite(void)
+{
+	Suite *s = suite_create("calls_derive");
+	TCase *tc = tcase_create("calls_derive");
+	tcase_add_test(tc, test_nested);
+	tcase_add_test(tc, test_recursion_tail_longjmp);
+	tcase_add_test(tc, test_micro_ops_and_processors);
+	tcase_add_test(tc, test_tarmac);
+	tcase_add_test(tc, test_cis501);
+	tcase_add_test(tc, test_tt6);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(calls_derive_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
