@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""calls/'s expectations, computed without tracemount (doc/calls.md).
+
+  calls_expect.py write FORMAT OUT EXPECTED
+      Runs a small program of known call structure (nested calls, recursion, a tail call, a
+      longjmp back to a return address, a call that never returns) and writes its execution as
+      a trace of FORMAT (tt6, cis501 or tarmac) to OUT, and the folded stacks it ran to
+      EXPECTED.folded (sorted), EXPECTED.time (the same by time, Tarmac only) and its figures
+      to EXPECTED.json. The program keeps its own stack as it runs: nothing here reads a
+      trace.
+  calls_expect.py check TRACE_FOLDER
+      Checks a mounted trace folder's calls/ views against each other and against stats.json
+      (any trace): prints "description<TAB>expected<TAB>actual" lines.
+"""
+import json
+import struct
+import sys
+import xml.etree.ElementTree as ET
+
+PLAIN, CALL, RETURN, JUMP = "plain", "call", "return", "jump"
+
+
+class Program:
+    """Instructions of 4 bytes, each (pc, kind, next pc); the stack and the folded counts as
+    calls/ must find them: a call instruction counts to its caller, a return to its callee."""
+
+    def __init__(self):
+        self.insns = []
+        self.stack = []  # (function entry, return address)
+        self.folded = {}
+        self.pc = None
+        self.calls = self.returns = self.tail_calls = self.resyncs = 0
+        self.max_depth = 0
+
+    def _count(self):
+        key = ";".join("0x%x" % f for f, _ in self.stack)
+        self.folded[key] = self.folded.get(key, 0) + 1
+
+    def start(self, pc):
+        self.pc = pc
+        self.stack = [(pc, None)]
+
+    def plain(self, n=1):
+        for _ in range(n):
+            self._count()
+            self.insns.append((self.pc, PLAIN, self.pc + 4))
+            self.pc += 4
+
+    def call(self, target):
+        self._count()
+        self.insns.append((self.pc, CALL, target))
+        self.stack.append((target, self.pc + 4))
+        self.calls += 1
+        self.max_depth = max(self.max_depth, len(self.stack) - 1)
+        self.pc = target
+
+    def ret(self, frames=1):
+        """Returns to the return address of the frame `frames` below the top: 1 is a plain
+        return, more a longjmp to an outer return address (one resynchronisation)."""
+        self._count()
+        to = self.stack[-frames][1]
+        self.insns.append((self.pc, RETURN, to))
+        del self.stack[-frames:]
+        if frames == 1:
+            self.returns += 1
+        else:
+            self.returns += 1
+            self.resyncs += 1
+        self.pc = to
+
+    def tail(self, target):
+        self._count()
+        self.insns.append((self.pc, JUMP, target))
+        self.stack[-1] = (target, self.stack[-1][1])
+        self.tail_calls += 1
+        self.pc = target
+
+
+def run():
+    """main at 0x1000: f calls g; r recurses 3 deep; u; s tail-calls u; a calls b, which calls
+    lj, which returns straight to main past b and a; h never returns."""
+    p = Program()
+    F, G, R, U, S, A, B, LJ, H = (0x2000, 0x2100, 0x3000, 0x4000, 0x4100, 0x5000, 0x5100,
+                                  0x5200, 0x6000)
+    p.start(0x1000)
+    p.plain(2)
+    p.call(F)
+    p.plain(3)
+    p.call(G)
+    p.plain(5)
+    p.ret()
+    p.plain(1)
+    p.ret()
+
+    def recurse(depth):
+        p.plain(2)
+        if depth:
+            p.call(R)  # from R + 8
+            recurse(depth - 1)
+        p.plain(1)
+        p.ret()
+
+    p.plain(1)
+    p.call(R)
+    # recursion: each activation runs R, R+4, then calls from R+8
+    recurse(3)
+    p.call(U)
+    p.plain(4)
+    p.ret()
+    p.call(S)
+    p.plain(2)
+    p.tail(U)
+    p.plain(4)
+    p.ret()
+    p.call(A)
+    p.plain(1)
+    p.call(B)
+    p.plain(2)
+    p.call(LJ)
+    p.plain(3)
+    p.ret(frames=3)  # to main, past lj, b and a
+    p.plain(2)
+    p.call(H)
+    p.plain(6)  # never returns: the trace ends
+    return p
+
+
+def be32(v):
+    return struct.pack(">I", v & 0xFFFFFFFF)
+
+
+def write_tt6(p, out):
+    """TT6: INITIAL_PC, then each instruction's word, a branch's followed by its next PC."""
+    b = bytearray(be32(p.insns[0][0]))
+    for pc, kind, nxt in p.insns:
+        if kind == PLAIN:
+            b += be32(0x38600001)  # li r3,1
+        elif kind == CALL:
+            b += be32(0x48000001 | ((nxt - pc) & 0x03FFFFFC)) + be32(nxt)  # bl
+        elif kind == RETURN:
+            b += be32(0x4E800020) + be32(nxt)  # blr
+        else:
+            b += be32(0x48000000 | ((nxt - pc) & 0x03FFFFFC)) + be32(nxt)  # b
+    out.write(bytes(b))
+
+
+def write_cis501(p, out):
+    """CIS501: a call and a return in three micro-ops, the last the branch; jumps in one."""
+    lines = []
+    for pc, kind, nxt in p.insns:
+        ft = pc + 4
+        if kind == PLAIN:
+            lines.append("1 %x -1 -1 3 - - - 0 0 %x 0 ADD ADD" % (pc, ft))
+            continue
+        macro, uops = {CALL: ("CALL", ["SAVE_PC", "STORE"]),
+                       RETURN: ("RET", ["LOAD", "ADD_IMM"]), JUMP: ("J", [])}[kind]
+        for k, u in enumerate(uops):
+            lines.append("%d %x 4 -1 4 - - - 8 0 %x 0 %s %s" % (k + 1, pc, ft, macro, u))
+        lines.append("%d %x -1 -1 -1 - T - 0 0 %x %x %s BRANCH" %
+                     (len(uops) + 1, pc, ft, nxt, macro))
+    out.write(("\n".join(lines) + "\n").encode())
+
+
+def write_tarmac(p, out):
+    """Fast Models AArch64, one instruction every 10 ticks."""
+    lines = []
+    for n, (pc, kind, nxt) in enumerate(p.insns):
+        dis = {PLAIN: "NOP", CALL: "BL 0x%x" % nxt, RETURN: "RET", JUMP: "B 0x%x" % nxt}[kind]
+        lines.append("%d clk IT (%d) %08x d503201f O EL1h_s : %s" % (10 * (n + 1), n + 1, pc,
+                                                                    dis))
+    out.write(("\n".join(lines) + "\n").encode())
+
+
+def folded_time(p):
+    """Each instruction lasts until the next one's time, 10 later; the last has none."""
+    last = ";".join("0x%x" % f for f, _ in p.stack)
+    return {k: 10 * (v - (k == last)) for k, v in p.folded.items()}
+
+
+def write(fmt, out_path, expected):
+    p = run()
+    with open(out_path, "wb") as out:
+        {"tt6": write_tt6, "cis501": write_cis501, "tarmac": write_tarmac}[fmt](p, out)
+    with open(expected + ".folded", "w") as f:
+        for line in sorted("%s %d" % kv for kv in p.folded.items()):
+            f.write(line + "\n")
+    with open(expected + ".time", "w") as f:
+        if fmt == "tarmac":
+            for line in sorted("%s %d" % kv for kv in folded_time(p).items() if kv[1]):
+                f.write(line + "\n")
+    figures = {"instructions": len(p.insns), "calls": p.calls, "returns": p.returns,
+               "tail_calls": p.tail_calls, "resynchronisations": p.resyncs,
+               "never_returned": len(p.stack) - 1, "max_depth": p.max_depth,
+               "unmatched_returns": 0, "discontinuities": 0}
+    with open(expected + ".json", "w") as f:
+        json.dump(figures, f, sort_keys=True)
+
+
+def check(folder):
+    """The views of one trace against each other: sums, counts, parses."""
+    def read(name):
+        with open(folder + "/" + name, "rb") as f:
+            return f.read().decode()
+
+    out = []
+
+    def eq(what, want, got):
+        out.append("%s: %s\t%s\t%s" % (folder.rsplit("/", 1)[-1], what, want, got))
+
+    stats = json.loads(read("stats.json"))["calls"]
+    folded = [l.rsplit(" ", 1) for l in read("calls/folded.txt").splitlines()]
+    eq("folded.txt adds up to the instructions", stats["instructions"],
+       sum(int(n) for _, n in folded))
+    eq("folded.txt: one line per stack", len(folded), len(set(s for s, _ in folded)))
+    prof = json.loads(read("calls/profile.json"))
+    eq("profile.json: instructions", stats["instructions"], prof["instructions"])
+    eq("profile.json: exclusive counts add up", stats["instructions"],
+       sum(f["exclusive_instructions"] for f in prof["functions"]))
+    eq("profile.json: one entry per function", stats["functions"], len(prof["functions"]))
+    text = read("calls/profile.txt").splitlines()
+    eq("profile.txt: one line per function", stats["functions"],
+       len([l for l in text if not l.startswith("#")]))
+    tree = [l for l in read("calls/tree.txt").splitlines() if not l.startswith("#")]
+    roots = len([l for l in tree if "[root" in l])
+    eq("tree.txt: one line per call, tail call and root", stats["calls"] +
+       stats["tail_calls"] + roots, len(tree))
+    eq("tree.txt: no-return marks", stats["never_returned"],
+       len([l for l in tree if "no-return" in l]))
+    svg = ET.fromstring(read("calls/flamegraph.svg"))
+    eq("flamegraph.svg: an SVG document", "{http://www.w3.org/2000/svg}svg", svg.tag)
+    eq("flamegraph.svg: no script", 0, len([e for e in svg.iter() if e.tag.endswith("script")]))
+    timed = read("calls/folded-time.txt")
+    eq("folded-time.txt: empty without time", prof["has_time"], bool(timed))
+    for line in out:
+        print(line)
+
+
+def main():
+    if sys.argv[1] == "write":
+        write(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif sys.argv[1] == "check":
+        check(sys.argv[2])
+    else:
+        sys.exit("usage: see the docstring")
+
+
+if __name__ == "__main__":
+    main()
