@@ -214,7 +214,9 @@ def expect(trace, outdir, stem, ext):
                 f.writelines(content)
     meta = {"ext": ext, "lines": len(lines), "foreign": foreign, "stats": stats,
             "views": sorted(views) if not foreign else [],
-            "spix": ["spix/%s.spixcounts" % stem, "spix/summary.txt"],
+            "derived": ["spix/%s.spixcounts" % stem, "spix/summary.txt"] +
+            ["calls/" + v for v in ("tree.txt", "profile.txt", "profile.json", "folded.txt",
+                                    "folded-time.txt", "flamegraph.svg")],
             "known": {c: [l.decode("latin-1") for l in known[c]] for c in CLASSES}}
     with open(os.path.join(outdir, "meta.json"), "w") as f:
         json.dump(meta, f)
@@ -272,7 +274,7 @@ def compare(outdir, mnt, label):
         if key not in ("records", "classes"):
             check("stats.json %s" % key, json.dumps(want[key]), json.dumps(own.get(key)))
     check("the views", " ".join(sorted(meta["views"] + ["errors.txt", "raw", "stats.json"] +
-                                       meta["spix"])),
+                                       meta["derived"])),
           " ".join(sorted(
               os.path.relpath(os.path.join(d, f), mnt) for d, _, fs in os.walk(mnt)
               for f in fs)))
