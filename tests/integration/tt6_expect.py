@@ -696,6 +696,8 @@ def compare(trace, d, source, fmt, errors=None, truncated=None, skip=(), partial
         views += ["class/%s.txt" % c, "class/%s.%s" % (c, ext)]
     views += ["sync.txt", "convert/%s.%s" % (stem, oext), "convert/%s.din" % stem]
     views += ["spix/%s.spixcounts" % stem, "spix/summary.txt"]
+    views += ["calls/" + v for v in ("tree.txt", "profile.txt", "profile.json", "folded.txt",
+                                     "folded-time.txt", "flamegraph.svg")]
     if "listing" not in skip:
         found = sorted(os.path.relpath(os.path.join(p, f), d) for p, _, fs in os.walk(d)
                        for f in fs)
@@ -781,7 +783,8 @@ def compare(trace, d, source, fmt, errors=None, truncated=None, skip=(), partial
         return out
     top, t = expected_stats(recs, len(raw), source, fmt, len(errors),
                             truncated if truncated != "any" else None)
-    check("%s: stats.json top-level keys" % name, TOP_KEYS + [fmt, "spix"], list(st.keys()))
+    check("%s: stats.json top-level keys" % name, TOP_KEYS + [fmt, "spix", "calls"],
+          list(st.keys()))
     for k, v in top:
         if k == "truncated" and v is None:
             continue
