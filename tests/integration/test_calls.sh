@@ -3,12 +3,13 @@
 # deep, a tail call, a longjmp past two frames, a call that never returns), written by
 # calls_expect.py as TT6, TT6E, CIS501 and Tarmac traces: each format's folded.txt (and
 # Tarmac's folded-time.txt) and stats.json's calls against what the program ran. Generated
-# traces of each format (gen_tt6, gen_cis501, gen_tarmac on three processors, QEMU4V): the views
-# agree with each other and with stats.json (calls_expect.py check), the flame graph is XML
-# (xmllint when installed). ARM's calculator traces (../shared/realtraces/tarmac, skipped when
-# absent): the Fast Models, gem5 and ES traces of one program give the same folded stacks and
-# tree, every call returns but those open at the end, nothing resynchronised. `tracemount cat`
-# gives the mount's bytes.
+# traces of each format (gen_tt6, gen_cis501, gen_tarmac on three processors, QEMU4V, FULL by
+# full_model.py): the views agree with each other and with stats.json (calls_expect.py check),
+# FULL's calls all return with its stack pointer checked, the flame graph is XML (xmllint when
+# installed). ARM's calculator traces (../shared/realtraces/tarmac, skipped when absent): the
+# Fast Models, gem5 and ES traces of one program give the same folded stacks and tree, every
+# call returns but those open at the end, nothing resynchronised. `tracemount cat` and `ls`
+# give the mount's bytes and sizes.
 . "$(dirname "$0")/lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -31,7 +32,8 @@ done
 "$GEN_CIS501" --lines 20000 --seed "$SEED" >"$SRC/gen/gen.trace"
 "$GEN_TARMAC" --lines 20000 --seed "$SEED" --dialect fastmodel --cpus 3 >"$SRC/gen/three.tarmac"
 "$GEN_TARMAC" --lines 20000 --seed "$SEED" --dialect qemu4v >"$SRC/gen/gen.qemu4v"
-GEN="gen.tt6 gen.tt6e gen.trace three.tarmac gen.qemu4v"
+"$PY" "$HERE/full_model.py" gen "$SRC/gen/gen.full" --steps 5000 --seed "$SEED"
+GEN="gen.tt6 gen.tt6e gen.trace three.tarmac gen.qemu4v gen.full"
 
 REAL=
 if [ -n "$R" ] && [ -d "$R/tarmac" ]; then
@@ -78,6 +80,11 @@ check_eq "TT6 and CIS501 give the same tree" "$(cat "$M/known/prog.tt6/calls/tre
 for t in $GEN; do
 	check_compared "$t" "$PY" "$CE" check "$M/gen/$t"
 done
+check_eq "gen.full: every call returns, nothing resynchronised on r1" \
+	"$(json_get "$M/gen/gen.full/stats.json" 'd["calls"]["calls"]') 0" \
+	"$(json_get "$M/gen/gen.full/stats.json" \
+		'"%d %d" % (d["calls"]["returns"] + d["calls"]["never_returned"], d["calls"]["resynchronisations"])')"
+check "gen.full: it calls" test "$(json_get "$M/gen/gen.full/stats.json" 'd["calls"]["calls"]')" -gt 0
 check_eq "three.tarmac: stats.json counts three processors" 3 \
 	"$(json_get "$M/gen/three.tarmac/stats.json" 'len(d["calls"]["processors"])')"
 check_eq "three.tarmac: the processors' instructions are spix/'s" \
