@@ -134,6 +134,15 @@ for isa in aarch64 aarch32; do
 	done
 done
 
+# ---- .tracemount/formats lists calls/ with every instruction format's views, and not BYU's
+for f in tt6 tt6e full cis501 tarmac qemu4v; do
+	check "formats: $f lists calls/'s views" grep -q \
+		"^  views: .* calls/tree.txt calls/profile.txt calls/profile.json calls/folded.txt calls/folded-time.txt calls/flamegraph.svg" \
+		<(sed -n "/^$f: /,/^[a-z]/p" "$M/.tracemount/formats")
+done
+check "formats: byu has no calls/" test -z \
+	"$(sed -n '/^byu: /,/^[a-z]/p' "$M/.tracemount/formats" | grep calls/)"
+
 # ---- tracemount cat and ls
 cd "$SRC/known" || exit 1
 check_cli "$SRC/known" prog.tarmac "$M/known/prog.tarmac" calls/tree.txt calls/profile.txt \
