@@ -79,9 +79,35 @@ static struct stream *stream_of(struct calls_derive *s, const struct tm_insn *in
 	return st->tracker ? st : NULL;
 }
 
+/* Events released to one processor's tracker, handed over together: one call per run of a
+ * processor's instructions rather than per instruction. */
+struct batch {
+	struct tm_call_event ev[256];
+	size_t n;
+	struct stream *to;
+};
+
+static void flush(struct batch *b)
+{
+	if (b->n)
+		tm_calls_add(b->to->tracker, b->ev, b->n);
+	b->n = 0;
+}
+
+static void release(struct batch *b, struct stream *st)
+{
+	if (b->to != st || b->n == ARRAY_SIZE(b->ev))
+		flush(b);
+	b->to = st;
+	b->ev[b->n++] = st->last;
+}
+
 static void calls_add(void *state, const struct tm_insn *insn, size_t n)
 {
 	struct calls_derive *s = state;
+	struct batch b;
+	b.n = 0;
+	b.to = NULL;
 	for (size_t i = 0; i < n; i++) {
 		struct stream *st = stream_of(s, &insn[i]);
 		if (!st)
@@ -96,10 +122,11 @@ static void calls_add(void *state, const struct tm_insn *insn, size_t n)
 		}
 		uint64_t number = st->has_last ? st->last.insn_no + 1 : 1;
 		if (st->has_last)
-			tm_calls_add(st->tracker, &st->last, 1);
+			release(&b, st);
 		st->last = event_of(&insn[i], number);
 		st->has_last = true;
 	}
+	flush(&b);
 }
 
 /* The figures of tracker t, added to obj. */
