@@ -251,12 +251,42 @@ static enum branch arm_branch(const uint8_t *line, struct tarmac_span m, const u
 	return NOT_BRANCH;
 }
 
+/* Whether the ARM classifier could call text[0, n) (a mnemonic and its operands) other than
+ * plain: its mnemonics of calls, returns and jumps begin with these letters, and AArch32's
+ * other writes of pc name it (pc or r15). Most instructions are none, and this look costs
+ * less than the classifier's. */
+static bool may_transfer(bool a64, const uint8_t *text, size_t n)
+{
+	switch (toupper(text[0])) {
+	case 'B':
+	case 'C':
+	case 'E':
+	case 'H':
+	case 'R':
+	case 'S':
+	case 'T': return true;
+	case 'L':
+	case 'P': return !a64;
+	}
+	for (size_t k = 0; !a64 && k + 1 < n; k++) {
+		int a = tolower(text[k]), b = tolower(text[k + 1]);
+		if ((a == 'p' && b == 'c') ||
+		    (a == 'r' && b == '1' && k + 2 < n && text[k + 2] == '5'))
+			return true;
+	}
+	return false;
+}
+
 /* What an executed instruction does to calls, from its disassembly (the mnemonic to the end
  * of the line) and instruction set, by src/calls' ARM classifier. */
 static uint8_t call_kind(const struct tarmac_record *r, const uint8_t *line)
 {
 	struct tarmac_span m = r->span[S_MNEMONIC], iset = r->span[S_ISET];
 	if (!m.len || m.off >= r->head.raw_len)
+		return TM_INSN_PLAIN;
+	char set = iset.len ? (char)line[iset.off] : 'O';
+	bool a64 = set == 'O' || set == 'o';
+	if (!may_transfer(a64, line + m.off, r->head.raw_len - m.off))
 		return TM_INSN_PLAIN;
 	/* the longest disassembly worth reading: a register list of all 16 registers fits */
 	char text[160];
@@ -267,8 +297,7 @@ static uint8_t call_kind(const struct tarmac_record *r, const uint8_t *line)
 	while (n && (text[n - 1] == '\n' || text[n - 1] == '\r'))
 		n--;
 	text[n] = '\0';
-	char set = iset.len ? (char)line[iset.off] : 'O';
-	enum tm_arm_isa isa = set == 'O' || set == 'o'	 ? TM_ARM_A64
+	enum tm_arm_isa isa = a64			 ? TM_ARM_A64
 			      : set == 'T' || set == 't' ? TM_ARM_THUMB
 							 : TM_ARM_A32;
 	return (uint8_t)tm_classify_arm(isa, text);
