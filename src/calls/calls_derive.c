@@ -4,10 +4,12 @@
  * flamegraph.c and stats.json's "calls". doc/calls.md gives the rules and the views. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <json-c/json.h>
 
 #include "calls/calls.h"
+#include "calls/render.h"
 #include "tracemount/derive.h"
 #include "tracemount/diag.h"
 #include "tracemount/stats_json.h"
@@ -193,20 +195,88 @@ static void report_bounds(const struct tm_calls *t, unsigned cpu, struct tm_diag
 			     (unsigned long long)c.calls_unlisted);
 }
 
-static int write_views(const struct tm_calls *t, FILE *const *out)
+/* Bytes beyond which a view is left empty. The tree and the folded stacks take bytes in their
+ * depth times their lines, which a trace whose calls never return (random or hostile bytes)
+ * drives to the tracker's bounds (4096 deep, 262,144 calls or stacks): gigabytes to render and
+ * keep. A real program's stay far below (ARM's calculator: 12 KiB). */
+#define MAX_VIEW_BYTES (64u << 20)
+
+/* Upper estimates of the bytes of the views that grow with depth, worked out from the
+ * tracker's results before rendering them (the renderers' formats, doc/calls.md). */
+static int view_sizes(const struct tm_calls *t, uint64_t size[N_VIEWS])
 {
-	int err = tm_calls_write_tree(t, out[VIEW_TREE]);
-	if (!err)
-		err = tm_calls_write_profile(t, out[VIEW_PROFILE]);
-	if (!err)
-		err = tm_calls_write_profile_json(t, out[VIEW_PROFILE_JSON]);
-	if (!err)
-		err = tm_calls_write_folded(t, false, out[VIEW_FOLDED]);
-	if (!err)
-		err = tm_calls_write_folded(t, true, out[VIEW_FOLDED_TIME]);
-	if (!err)
-		err = tm_calls_write_flamegraph(t, "Instructions by call stack",
-						out[VIEW_FLAMEGRAPH]);
+	struct tm_calls_names names;
+	int err = tm_calls_names_init(t, &names);
+	if (err)
+		return err;
+	size_t n_nodes, n_records;
+	const struct tm_calls_node *node = tm_calls_nodes(t, &n_nodes);
+	const struct tm_call_record *rec = tm_calls_records(t, &n_records);
+	struct tm_calls_counts c;
+	tm_calls_get_counts(t, &c);
+	uint64_t *path = calloc(n_nodes ? n_nodes : 1, sizeof(*path));
+	if (!path) {
+		tm_calls_names_free(&names);
+		return -ENOMEM;
+	}
+	memset(size, 0, N_VIEWS * sizeof(*size));
+	/* nodes in order of creation: a parent before its callees */
+	for (size_t i = 1; i < n_nodes; i++) {
+		size_t len = strlen(tm_calls_name(&names, node[i].function));
+		path[i] = (node[i].parent ? path[node[i].parent] + 1 : 0) + len;
+		if (node[i].self_insns) /* the path, a space, a count of 20 digits at most */
+			size[VIEW_FOLDED] += path[i] + 22;
+		if (node[i].self_time)
+			size[VIEW_FOLDED_TIME] += path[i] + 22;
+		/* a bar of the flame graph at least 0.1 of 1200 pixels wide: its name twice */
+		if (c.instructions && node[i].total_insns * 12000 >= c.instructions)
+			size[VIEW_FLAMEGRAPH] += 400 + 2 * len;
+	}
+	for (size_t i = 0; i < n_records; i++) /* indent, name, two instructions, marks */
+		size[VIEW_TREE] +=
+		    2u * rec[i].depth + strlen(tm_calls_name(&names, rec[i].function)) + 160;
+	free(path);
+	tm_calls_names_free(&names);
+	return 0;
+}
+
+static int write_view(const struct tm_calls *t, unsigned v, FILE *out)
+{
+	switch (v) {
+	case VIEW_TREE: return tm_calls_write_tree(t, out);
+	case VIEW_PROFILE: return tm_calls_write_profile(t, out);
+	case VIEW_PROFILE_JSON: return tm_calls_write_profile_json(t, out);
+	case VIEW_FOLDED: return tm_calls_write_folded(t, false, out);
+	case VIEW_FOLDED_TIME: return tm_calls_write_folded(t, true, out);
+	default: return tm_calls_write_flamegraph(t, "Instructions by call stack", out);
+	}
+}
+
+/* The views of t, but those that would take more than MAX_VIEW_BYTES: left empty, named in
+ * errors.txt and in omitted, a JSON array. */
+static int write_views(const struct tm_calls *t, FILE *const *out, json_object *omitted,
+		       struct tm_diag *diag)
+{
+	uint64_t size[N_VIEWS];
+	struct tm_calls_counts c;
+	tm_calls_get_counts(t, &c);
+	int err = view_sizes(t, size);
+	for (unsigned v = 0; v < N_VIEWS && !err; v++) {
+		if (size[v] <= MAX_VIEW_BYTES) {
+			err = write_view(t, v, out[v]);
+			continue;
+		}
+		tm_diag_note(diag,
+			     "%s is empty: it would take about %llu MiB (calls %u deep), more "
+			     "than %u MiB",
+			     calls_views[v], (unsigned long long)(size[v] >> 20), c.max_depth,
+			     MAX_VIEW_BYTES >> 20);
+		json_object *name = json_object_new_string(calls_views[v]);
+		if (!name || json_object_array_add(omitted, name) != 0) {
+			json_object_put(name);
+			err = -ENOMEM;
+		}
+	}
 	return err;
 }
 
@@ -241,8 +311,10 @@ static int calls_finish(void *state, FILE *const *out, json_object *obj, struct 
 		processors++;
 		if (shown < 0) {
 			shown = (int)k;
-			err = write_views(st->tracker, out);
+			json_object *omitted = json_object_new_array();
+			err = omitted ? write_views(st->tracker, out, omitted, diag) : -ENOMEM;
 			counts_json(st->tracker, obj, &err);
+			tm_json_add(obj, "omitted_views", omitted, &err);
 		}
 		char key[16];
 		snprintf(key, sizeof(key), "%u", k);

@@ -208,9 +208,15 @@ def check(folder):
         out.append("%s: %s\t%s\t%s" % (folder.rsplit("/", 1)[-1], what, want, got))
 
     stats = json.loads(read("stats.json"))["calls"]
+    omitted = stats["omitted_views"]
+    for v in omitted:  # too deep to render: empty, and said in errors.txt
+        eq("%s is empty, omitted" % v, "", read(v))
+        eq("errors.txt says why %s is empty" % v, True,
+           ("%s is empty" % v) in read("errors.txt"))
     folded = [l.rsplit(" ", 1) for l in read("calls/folded.txt").splitlines()]
-    eq("folded.txt adds up to the instructions", stats["instructions"],
-       sum(int(n) for _, n in folded))
+    if "calls/folded.txt" not in omitted:
+        eq("folded.txt adds up to the instructions", stats["instructions"],
+           sum(int(n) for _, n in folded))
     eq("folded.txt: one line per stack", len(folded), len(set(s for s, _ in folded)))
     prof = json.loads(read("calls/profile.json"))
     eq("profile.json: instructions", stats["instructions"], prof["instructions"])
@@ -220,17 +226,24 @@ def check(folder):
     text = read("calls/profile.txt").splitlines()
     eq("profile.txt: one line per function", stats["functions"],
        len([l for l in text if not l.startswith("#")]))
+    if "calls/tree.txt" in omitted:
+        for line in out:
+            print(line)
+        return
     tree = [l for l in read("calls/tree.txt").splitlines() if not l.startswith("#")]
     roots = len([l for l in tree if "[root" in l])
     eq("tree.txt: one line per call, tail call and root", stats["calls"] +
        stats["tail_calls"] + roots, len(tree))
     eq("tree.txt: no-return marks", stats["never_returned"],
        len([l for l in tree if "no-return" in l]))
-    svg = ET.fromstring(read("calls/flamegraph.svg"))
-    eq("flamegraph.svg: an SVG document", "{http://www.w3.org/2000/svg}svg", svg.tag)
-    eq("flamegraph.svg: no script", 0, len([e for e in svg.iter() if e.tag.endswith("script")]))
-    timed = read("calls/folded-time.txt")
-    eq("folded-time.txt: empty without time", prof["has_time"], bool(timed))
+    if "calls/flamegraph.svg" not in omitted:
+        svg = ET.fromstring(read("calls/flamegraph.svg"))
+        eq("flamegraph.svg: an SVG document", "{http://www.w3.org/2000/svg}svg", svg.tag)
+        eq("flamegraph.svg: no script", 0,
+           len([e for e in svg.iter() if e.tag.endswith("script")]))
+    if "calls/folded-time.txt" not in omitted:
+        timed = read("calls/folded-time.txt")
+        eq("folded-time.txt: empty without time", prof["has_time"], bool(timed))
     for line in out:
         print(line)
 

@@ -284,6 +284,37 @@ START_TEST(test_micro_ops_and_processors)
 }
 END_TEST
 
+/* 5000 calls that never return, each to a function of its own: the tracker stops pushing at
+ * 4096 deep (4097 functions with the root; the calls beyond count in the deepest), and folded.txt,
+ * whose lines would name up to 4096 functions each (about 92 MB), is left empty and said so; the
+ * tree (17 MB) and the other views stay. */
+START_TEST(test_too_deep)
+{
+	enum { N = 5000 };
+	struct ev *t = malloc(N * sizeof(*t));
+	ck_assert_ptr_nonnull(t);
+	for (uint32_t i = 0; i < N; i++)
+		t[i] = (struct ev){.pc = 0x10000000 + 0x100 * i, .call = C};
+	struct views v;
+	open_views(&v, "deep.events", &ev_format, t, N * sizeof(*t));
+	free(t);
+	ck_assert_str_eq(v.folded, "");
+	ck_assert_int_eq(count(v.calls, "max_depth"), 4096);
+	ck_assert_int_eq(count(v.calls, "depth_overflows"), N - 1 - 4096);
+	json_object *omitted;
+	ck_assert(json_object_object_get_ex(v.calls, "omitted_views", &omitted));
+	ck_assert_str_eq(json_object_to_json_string(omitted), "[ \"calls\\/folded.txt\" ]");
+	size_t n;
+	char *errors = read_view(&v.m, "errors.txt", &n);
+	ck_assert_ptr_nonnull(strstr(errors, "calls/folded.txt is empty: it would take about"));
+	free(errors);
+	ck_assert_ptr_nonnull(strstr(v.tree, "[no-return]"));
+	ck_assert_ptr_nonnull(strstr(v.profile, "# 5000 instructions, 4097 functions"));
+	ck_assert_ptr_nonnull(strstr(v.svg, "</svg>"));
+	close_views(&v);
+}
+END_TEST
+
 /* Fast Models Tarmac: BL and RET by the ARM classifier, a failed BL (IS) that is no call, times
  * from the lines. */
 START_TEST(test_tarmac)
@@ -390,6 +421,7 @@ static Suite *calls_derive_suite(void)
 	tcase_add_test(tc, test_nested);
 	tcase_add_test(tc, test_recursion_tail_longjmp);
 	tcase_add_test(tc, test_micro_ops_and_processors);
+	tcase_add_test(tc, test_too_deep);
 	tcase_add_test(tc, test_tarmac);
 	tcase_add_test(tc, test_cis501);
 	tcase_add_test(tc, test_tt6);
