@@ -206,15 +206,15 @@ static int parse_args(struct cli_trace *ct, int argc, char **argv, int n_operand
 }
 
 /* A path that names no file may name a virtual trace of its folder (virtual.h). */
-static int open_virtual(struct cli_trace *ct, const char *path)
+/* Opens the virtual trace at path into ct->src; *fmt is the format that makes it. */
+static int open_virtual(struct cli_trace *ct, const char *path, const struct tm_format **fmt)
 {
-	const struct tm_format *fmt;
 	struct tm_virtual *v;
-	int err = tm_virtual_find(ct->ctx, AT_FDCWD, path, &fmt, &v);
+	int err = tm_virtual_find(ct->ctx, AT_FDCWD, path, fmt, &v);
 	if (err)
 		return err;
-	err = fmt->virtual_open(AT_FDCWD, v, &ct->src);
-	tm_virtual_free(fmt, v, 1);
+	err = (*fmt)->virtual_open(AT_FDCWD, v, &ct->src);
+	tm_virtual_free(*fmt, v, 1);
 	return err;
 }
 
@@ -231,17 +231,22 @@ static int open_trace(struct cli_trace *ct, const char *path, const char *format
 	char *resolved = realpath(path, NULL);
 	err = resolved ? tm_source_open(AT_FDCWD, resolved, &ct->src) : -errno;
 	free(resolved);
+	const struct tm_format *maker = NULL;
 	if (err == -ENOENT)
-		err = open_virtual(ct, path);
+		err = open_virtual(ct, path, &maker);
 	if (err < 0) {
 		fprintf(stderr, "tracemount %s: %s: %s\n", ct->cmd, path,
 			err == -EINVAL ? "not a regular file" : strerror(-err));
 		return 1;
 	}
-	uint8_t head[TM_PROBE_HEAD_LEN];
-	ssize_t head_len = tm_source_read(&ct->src, head, sizeof(head), 0);
-	if (!fmt && head_len >= 0)
-		fmt = tm_context_detect_head(ct->ctx, path, head, (size_t)head_len);
+	if (!fmt) /* a virtual trace is in its maker's format: reading its head would make it */
+		fmt = maker;
+	if (!fmt) {
+		uint8_t head[TM_PROBE_HEAD_LEN];
+		ssize_t head_len = tm_source_read(&ct->src, head, sizeof(head), 0);
+		if (head_len >= 0)
+			fmt = tm_context_detect_head(ct->ctx, path, head, (size_t)head_len);
+	}
 	if (!fmt) {
 		fprintf(stderr,
 			"tracemount %s: %s: not a recognised trace (name its format with --format "

@@ -37,6 +37,7 @@ static char *render_one(const struct tm_render_ops *ops, const struct tm_chunk *
 	size_t n = ops->render(c, i, out);
 	EXPECT(n == m, "record %zu: render() wrote %zu bytes, measure() said %zu", i, n, m);
 	EXPECT(out[m + TM_RENDER_SLACK] == SLACK_MARK, "record %zu: written past the slack", i);
+	out[n] = '\0'; /* a string too, for sscanf; n <= m, which EXPECT checked */
 	*len = n;
 	return out;
 }

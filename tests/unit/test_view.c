@@ -1,5 +1,6 @@
 /* The view table of a trace: stems, the paths and kinds of every BYU view, lookups and
- * folder listings. */
+ * folder listings; and every registered format's table against the limits format.h sets, so
+ * that a format over one fails here rather than at its first index pass. */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "byu_ref.h"
+#include "tracemount/registry.h"
 #include "tracemount/view.h"
 
 static const struct tm_format *const F = &tm_format_byu;
@@ -202,6 +204,45 @@ START_TEST(test_list)
 }
 END_TEST
 
+/* format.h's limits, for every format of the registry: the index pass refuses (-EINVAL) a
+ * format over them, so a new format over one would index nothing. */
+START_TEST(test_registered_formats_keep_the_contract)
+{
+	unsigned n_formats = 0;
+	for (const struct tm_format *const *f = tm_formats; *f; f++, n_formats++) {
+		const struct tm_format *fmt = *f;
+		ck_assert_msg(fmt->name && fmt->name[0], "format %u has no name", n_formats);
+		for (const struct tm_format *const *g = tm_formats; g < f; g++)
+			ck_assert_msg(strcmp((*g)->name, fmt->name) != 0, "two formats named %s",
+				      fmt->name);
+		ck_assert_msg(fmt->description && fmt->recognition, "%s: description, recognition",
+			      fmt->name);
+		ck_assert_msg(fmt->n_classes <= TM_MAX_CLASSES, "%s: %u classes", fmt->name,
+			      fmt->n_classes);
+		ck_assert_msg(fmt->n_tags <= TM_FLAG_BITS, "%s: %u tags", fmt->name, fmt->n_tags);
+		for (unsigned c = 0; c < fmt->n_classes; c++)
+			for (unsigned d = 0; d < c; d++)
+				ck_assert_msg(strcmp(fmt->classes[c], fmt->classes[d]) != 0,
+					      "%s: two classes named %s", fmt->name,
+					      fmt->classes[c]);
+
+		/* its views: within TM_MAX_TABLES table views, no two at one path */
+		struct tm_view_table t;
+		ck_assert_int_eq(tm_view_table_init(&t, fmt, "trace.x"), 0);
+		ck_assert_msg(t.n_tables <= TM_MAX_TABLES, "%s: %u table views", fmt->name,
+			      t.n_tables);
+		for (unsigned v = 0; v < t.n_views; v++) {
+			ck_assert_int_eq(tm_view_table_find(&t, t.views[v].path), (int)v);
+			for (unsigned w = 0; w < v; w++)
+				ck_assert_msg(strcmp(t.views[v].path, t.views[w].path) != 0,
+					      "%s: two views at %s", fmt->name, t.views[v].path);
+		}
+		tm_view_table_free(&t);
+	}
+	ck_assert_uint_ge(n_formats, 2);
+}
+END_TEST
+
 static Suite *view_suite(void)
 {
 	Suite *s = suite_create("view");
@@ -210,6 +251,7 @@ static Suite *view_suite(void)
 	tcase_add_test(tc, test_byu_views);
 	tcase_add_test(tc, test_find_and_is_dir);
 	tcase_add_test(tc, test_list);
+	tcase_add_test(tc, test_registered_formats_keep_the_contract);
 	suite_add_tcase(s, tc);
 	return s;
 }
