@@ -18,7 +18,11 @@ enum {
 	FRAME_HEIGHT = 16,
 	TITLE_SPACE = 40, /* above the frames */
 	FONT_SIZE = 12,
-	CHAR_WIDTH = 7, /* of FONT_SIZE Verdana, roughly: labels are cut to fit */
+	/* of FONT_SIZE Verdana or DejaVu Sans (a digit is 7.6 pixels), rounded up so that labels,
+	 * cut to fit, stay inside their frames */
+	CHAR_WIDTH = 8,
+	LABEL_PAD = 3, /* pixels between a frame's edges and its label */
+	LABEL_MIN = 3, /* characters of a cut name: fewer say nothing */
 };
 /* Frames narrower than this many pixels are left out, with their callees. */
 #define MIN_WIDTH 0.1
@@ -83,11 +87,14 @@ static void draw_frame(const struct layout *l, const struct placed *p)
 		"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" rx=\"2\" "
 		"fill=\"rgb(%u,%u,%u)\"/>",
 		p->x, y, width, FRAME_HEIGHT - 1, rgb[0], rgb[1], rgb[2]);
-	size_t fit = width > 3 * CHAR_WIDTH ? (size_t)(width / CHAR_WIDTH) - 1 : 0;
-	if (fit > 0) {
-		fprintf(l->out, "<text x=\"%.1f\" y=\"%.1f\">", p->x + 3, y + FRAME_HEIGHT - 4);
-		put_escaped(l->out, name, strlen(name) <= fit ? fit : fit - 2);
-		if (strlen(name) > fit)
+	/* the whole name, or its start and "..", or nothing */
+	size_t fit = width > 2 * LABEL_PAD ? (size_t)((width - 2 * LABEL_PAD) / CHAR_WIDTH) : 0;
+	size_t len = strlen(name);
+	if (len > 0 && (len <= fit || fit >= LABEL_MIN + 2)) {
+		fprintf(l->out, "<text x=\"%.1f\" y=\"%.1f\">", p->x + LABEL_PAD,
+			y + FRAME_HEIGHT - 4);
+		put_escaped(l->out, name, len <= fit ? len : fit - 2);
+		if (len > fit)
 			fputs("..", l->out);
 		fputs("</text>", l->out);
 	}
