@@ -57,7 +57,9 @@ class Browser:
             [exe, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
              "--user-data-dir=" + profile, "--no-first-run", "--no-default-browser-check",
              "--disable-extensions", "--disable-background-networking", "--mute-audio",
-             "--hide-scrollbars", "about:blank"],
+             "--hide-scrollbars",
+             # a container's /dev/shm may be 64 MiB, too small for Chromium's shared memory
+             "--disable-dev-shm-usage", "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=open(os.path.join(folder, "browser.log"), "wb"),
             env=env, preexec_fn=child_fds, close_fds=False)

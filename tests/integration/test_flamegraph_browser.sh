@@ -6,10 +6,10 @@
 # (flamegraph_expect.py, from folded.txt: for the program of known call structure of
 # calls_expect.py, the stacks the program ran; for the others, the mount's folded.txt), the
 # screenshot showing each frame's colour where the frame is. The traces: that program (TT6),
-# generated TT6 and CIS501 traces of random calls, a trace without calls (one frame and "all"), one
-# without instructions (no frame), and ARM's calculator traces (../shared/realtraces/tarmac,
-# skipped when absent). Controls show the checks can fail: a cut SVG gives a parse error, a
-# throwing script console messages, a wrong count a mismatch.
+# generated TT6 and CIS501 traces of random calls, a trace without calls (one frame and
+# "all"), one without instructions (no frame), and ARM's calculator traces
+# (../shared/realtraces/tarmac, skipped when absent). Controls show the checks can fail: a cut
+# SVG gives a parse error, a throwing script console messages, a wrong count a mismatch.
 #
 # Without Chromium (chromium, or TM_BROWSER) the test says SKIP, unless TM_REQUIRE_BROWSER=1
 # (scripts/test sets it): then it fails.
@@ -40,14 +40,14 @@ tm_seed
 	>"$SRC/nocalls.tt6"
 "$PY" -c 'import sys; sys.stdout.buffer.write(bytes.fromhex("00001000"))' >"$SRC/empty.tt6"
 TRACES="prog.tt6 gen.tt6 gen.trace nocalls.tt6 empty.tt6"
-R=${REALTRACES:-}
-if [ -n "$R" ] && [ -d "$R/tarmac" ]; then
+REAL=${REALTRACES:-}
+if [ -n "$REAL" ] && [ -d "$REAL/tarmac" ]; then
 	for t in calculator-aarch64-fastmodel calculator-aarch32-fastmodel; do
-		cp "$R/tarmac/$t.tarmac" "$SRC/"
+		cp "$REAL/tarmac/$t.tarmac" "$SRC/"
 		TRACES="$TRACES $t.tarmac"
 	done
 else
-	echo "SKIP: no realtraces folder at '$R': ARM's calculator traces not opened"
+	echo "SKIP: no realtraces folder at '$REAL': ARM's calculator traces not opened"
 fi
 
 mount_tm "$SRC"
@@ -62,15 +62,15 @@ cat >"$TM_TMP/controls/throws.svg" <<'EOF'
 <script>console.error("control"); throw new Error("control");</script></svg>
 EOF
 
-# headless.py writes the Nth file's report as N.json and N.png: R[NAME] is OUT/N
+# headless.py writes the Nth file's report as N.json and N.png: SHOT[NAME] is OUT/N
 files=()
-declare -A R
+declare -A SHOT
 for t in $TRACES; do
-	R[$t]=$OUT/${#files[@]}
+	SHOT[$t]=$OUT/${#files[@]}
 	files+=("$M/$t/calls/flamegraph.svg")
 done
-R[cut]=$OUT/${#files[@]}
-R[throws]=$OUT/$((${#files[@]} + 1))
+SHOT[cut]=$OUT/${#files[@]}
+SHOT[throws]=$OUT/$((${#files[@]} + 1))
 # the daemon computes a view on first open: slow under valgrind
 timeout=30
 [ -n "${TM_DAEMON_WRAP:-}" ] && timeout=300
@@ -86,32 +86,32 @@ if [ "$TM_FAILS" -gt 0 ]; then
 fi
 
 for t in $TRACES; do
-	[ -f "${R[$t]}.json" ] && check_compared "$t" "$PY" "$HERE/flamegraph_expect.py" check "$t" \
-		"$M/$t/calls/folded.txt" "${R[$t]}.json" "${R[$t]}.png"
+	[ -f "${SHOT[$t]}.json" ] && check_compared "$t" "$PY" "$HERE/flamegraph_expect.py" check "$t" \
+		"$M/$t/calls/folded.txt" "${SHOT[$t]}.json" "${SHOT[$t]}.png"
 done
 # known structure: against the stacks the program ran, not the mount's folded.txt
 check_compared "prog.tt6 by the program" "$PY" "$HERE/flamegraph_expect.py" check prog.tt6 \
-	"$EXP/prog.tt6.folded" "${R[prog.tt6]}.json" "${R[prog.tt6]}.png"
+	"$EXP/prog.tt6.folded" "${SHOT[prog.tt6]}.json" "${SHOT[prog.tt6]}.png"
 check_eq "prog.tt6: 14 frames, the program's 13 stacks and 'all'" 14 \
-	"$(json_get "${R[prog.tt6]}.json" 'len(d["titled"])')"
+	"$(json_get "${SHOT[prog.tt6]}.json" 'len(d["titled"])')"
 for t in gen.tt6 gen.trace; do
 	check "$t: its calls drawn, more than 3 frames" \
-		test "$(json_get "${R[$t]}.json" 'len(d["titled"])')" -gt 3
+		test "$(json_get "${SHOT[$t]}.json" 'len(d["titled"])')" -gt 3
 done
 check_eq "nocalls.tt6: two frames, 'all' and 0x1000" "['all', '0x1000']" \
-	"$(json_get "${R[nocalls.tt6]}.json" '[f["text"] for f in d["titled"]]')"
-check_eq "empty.tt6: no frame" 0 "$(json_get "${R[empty.tt6]}.json" 'len(d["titled"])')"
+	"$(json_get "${SHOT[nocalls.tt6]}.json" '[f["text"] for f in d["titled"]]')"
+check_eq "empty.tt6: no frame" 0 "$(json_get "${SHOT[empty.tt6]}.json" 'len(d["titled"])')"
 
 # the controls
 check "a cut SVG shows Chromium's parse error" grep -q "This page contains the following errors" \
-	<(json_get "${R[cut]}.json" 'd["parse_errors"]')
+	<(json_get "${SHOT[cut]}.json" 'd["parse_errors"]')
 check_eq "a throwing script: the console's error and the exception" \
 	"['error: control', 'exception: Error: control']" \
-	"$(json_get "${R[throws]}.json" '[c.splitlines()[0] for c in d["console"][:2]]')"
+	"$(json_get "${SHOT[throws]}.json" '[c.splitlines()[0] for c in d["console"][:2]]')"
 # a stack's count off by one: the widths no longer agree
 awk 'NR == 2 { $NF += 1 } { print }' "$EXP/prog.tt6.folded" >"$TM_TMP/controls/wrong.folded"
 "$PY" "$HERE/flamegraph_expect.py" check prog.tt6 "$TM_TMP/controls/wrong.folded" \
-	"${R[prog.tt6]}.json" "${R[prog.tt6]}.png" >"$TM_TMP/controls/wrong.out"
+	"${SHOT[prog.tt6]}.json" "${SHOT[prog.tt6]}.png" >"$TM_TMP/controls/wrong.out"
 check "a wrong count in folded.txt fails the comparison" \
 	grep -q "as wide as its instructions.*\[(" "$TM_TMP/controls/wrong.out"
 
