@@ -164,24 +164,30 @@ static int read_functions(struct tm_symbols *s, Elf *elf, uint64_t load_offset, 
 	return 0;
 }
 
-int tm_symbols_load_elf(struct tm_symbols *s, const char *path, uint64_t load_offset)
+int tm_symbols_load_elf_fd(struct tm_symbols *s, int fd, uint64_t load_offset)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
 	size_t added = 0;
 	int err = elf ? read_functions(s, elf, load_offset, &added) : -ENOEXEC;
 	if (elf)
 		elf_end(elf);
-	close(fd);
 	if (err)
 		return err; /* the names stay in s->names until free: harmless */
 	s->n += added;
 	settle(s);
 	return 0;
+}
+
+int tm_symbols_load_elf(struct tm_symbols *s, const char *path, uint64_t load_offset)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int err = tm_symbols_load_elf_fd(s, fd, load_offset);
+	close(fd);
+	return err;
 }
 
 const struct tm_symbol *tm_symbols_find(const struct tm_symbols *s, uint64_t addr)
