@@ -142,8 +142,11 @@ static int add(struct builder *b, const char *name, int fd, int error, uint64_t 
 	if (!copy)
 		return -ENOMEM;
 	s->names[s->n] = copy;
-	s->image[s->n++] = (struct tm_image){
-	    .fd = fd, .error = fd < 0 ? error : 0, .name = copy, .offset = offset, .given = given};
+	s->image[s->n++] = (struct tm_image){.fd = fd < 0 ? -1 : fd,
+					     .error = fd < 0 ? error : 0,
+					     .name = copy,
+					     .offset = offset,
+					     .given = given};
 	return 0;
 }
 
