@@ -82,7 +82,7 @@ struct tm_deriver {
 	 * zeroed state. Optional. */
 	void (*free)(void *state);
 
-	/* Program images: the file-name suffix of those it reads (".elf"), which the core looks
+	/* Program images: the file-name suffix of those it reads (".sym"), which the core looks
 	 * for beside each trace (images.h), or NULL. */
 	const char *image_suffix;
 	/* Whether the image open at fd (read it with pread) is one it can use: 0, or -errno

@@ -39,9 +39,9 @@ void tm_image_rule_free(struct tm_image_rule *rule);
  * base name; NULL matches every path. The rule of -o format= too. */
 bool tm_image_glob_match(const char *glob, const char *path);
 
-/* The i-th name (from 0) under which an image with suffix (".elf") is looked for beside the
+/* The i-th name (from 0) under which an image with suffix (".sym") is looked for beside the
  * trace named name (a base name): name + suffix, then name cut before each '.', '-' or '_',
- * from the last, + suffix ("run-fm.tarmac": run-fm.tarmac.elf, run-fm.elf, run.elf). Cuts
+ * from the last, + suffix ("prog-run2.log": prog-run2.log.sym, prog-run2.sym, prog.sym). Cuts
  * that leave nothing are skipped. Writes it to buf; returns false when there is no i-th name
  * or it does not fit. */
 bool tm_image_beside_name(const char *name, const char *suffix, unsigned i, char *buf, size_t len);
@@ -65,7 +65,7 @@ void tm_images_close(struct tm_image_set *set);
 
 /* The identity of set's images as they are now: for each, in order, its name, offset and
  * error, and for an open one its size, modification time and a hash of its bytes (all of
- * them up to 64 MiB, else the first and last 64 KiB, as a trace's key). Not its inode: index
+ * them up to 4 MiB, else the first and last 64 KiB, as a trace's key). Not its inode: index
  * files may be shared by machines. Never 0 for a set with images. */
 uint64_t tm_images_identity(const struct tm_image_set *set);
 

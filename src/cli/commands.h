@@ -22,7 +22,7 @@ void tm_cli_bad_option(const char *cmd, int c, char *const *argv);
  * status, the message written. */
 int tm_cli_add_format(struct tm_context *ctx, const char *cmd, const char *spec);
 
-/* Applies --image ELF[@OFFSET] (every trace of ctx; tm_context_add_image): the image is read
+/* Applies --image IMAGE[@OFFSET] (every trace of ctx; tm_context_add_image): the image is read
  * now. Returns 0 or an exit status (1), the message written. */
 int tm_cli_add_image(struct tm_context *ctx, const char *cmd, const char *spec);
 

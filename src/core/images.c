@@ -17,8 +17,10 @@
 #include "tracemount/source.h"
 #include "tracemount/util.h"
 
-/* Images up to this size are hashed whole; larger ones at their ends, as traces are. */
-#define HASH_WHOLE (64u << 20)
+/* Images up to this size are hashed whole; larger ones (debug builds: tens of MB, hashed again
+ * for each trace that uses them) at their ends, as traces are: where images usually keep their
+ * tables of sections and symbols. */
+#define HASH_WHOLE (4u << 20)
 #define HASH_END   (64u << 10)
 
 static int say(char *why, size_t len, int code, const char *text, const char *arg)
