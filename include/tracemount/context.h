@@ -51,7 +51,8 @@ int tm_context_set_store(struct tm_context *ctx, const char *dir, bool parents, 
 			 size_t err_len);
 /* The absolute path of the folder the traces' paths are relative to (a mount's SOURCE
  * folder), recorded in index files so that `tracemount index --list/--prune` can find their
- * traces; without one, the current folder. Returns 0 or -ENOMEM. Call before the context is
+ * traces, and opened: program images beside the traces are looked for beneath it (images.h);
+ * without one, the current folder. Returns 0 or -ENOMEM. Call before the context is
  * shared. */
 int tm_context_set_root(struct tm_context *ctx, const char *root);
 /* Never read an index file: build every index anew and write its file (`tracemount index

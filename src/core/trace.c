@@ -353,7 +353,7 @@ static int obtain_index_with(struct tm_trace *t, struct tm_source *src, const ch
 	struct tm_trace_env *env = t->env;
 	const struct tm_index_store *store = env->store;
 	struct tm_trace_key key;
-	struct tm_images given = tm_images_of(images);
+	struct tm_images for_derivers = tm_images_of(images);
 	char why[256];
 	bool keyed = store && tm_trace_key_of(src, &key) == 0;
 	if (keyed) /* the views depend on the images: their identity is part of the key */
@@ -388,7 +388,7 @@ static int obtain_index_with(struct tm_trace *t, struct tm_source *src, const ch
 			       store->dir, strerror(-err));
 		}
 	}
-	int err = build_index(t, src, name, &given, out);
+	int err = build_index(t, src, name, &for_derivers, out);
 	atomic_fetch_add(err ? &env->n_failed : &env->n_built, 1);
 	if (err || !keyed)
 		return err;
