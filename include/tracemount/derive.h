@@ -28,12 +28,13 @@ struct tm_diag;
 
 /* A program image of a trace: a file that describes the code the trace ran (the names and
  * extents of its functions), named by the user (-o image=, --image) or found beside the trace
- * (images.h gives the rules). The core opens it and keys the trace's index by its identity,
- * but never reads it: a deriver that knows its form does. */
+ * (images.h gives the rules). The core opens it and keys the trace's index by its identity
+ * (a hash of its bytes among others), but never interprets it: a deriver that knows its form
+ * does. */
 struct tm_image {
 	/* Open for reading, or -1 when it could not be opened. Read it with pread (or a library
-	 * that does): the descriptor may be read again after init (its identity is checked when
-	 * the pass ends). The core closes it. */
+	 * that does): the core reads it too, before the pass and after, to hash it. Valid until
+	 * the deriver's free; the core closes it. */
 	int fd;
 	int error;	  /* fd -1: why, a -errno (-ELOOP: a symbolic link, not followed) */
 	const char *name; /* for messages: the path the user gave, or the name beside the trace */
