@@ -36,6 +36,14 @@ int tm_context_add_override(struct tm_context *ctx, const char *spec);
 /* The number of overrides added. */
 unsigned tm_context_override_count(const struct tm_context *ctx);
 
+/* Adds a program image for derivers (images.h): "GLOB:FILE[@OFFSET]" (with_glob: -o image=)
+ * or "FILE[@OFFSET]" (every trace: a command's --image). FILE, relative to the current
+ * folder, is made absolute; it must be a readable regular file that the derivers accept.
+ * Returns 0, or -errno (-EINVAL: a malformed spec) with a message in why. Call before the
+ * context is shared. */
+int tm_context_add_image(struct tm_context *ctx, const char *spec, bool with_glob, char *why,
+			 size_t why_len);
+
 /* Keeps indexes in the cache folder dir (tm_index_store_open: created 0700 if missing, its
  * parents too when parents is true). Returns 0, or -errno with a message in err. Call before
  * the context is shared. */
@@ -43,7 +51,8 @@ int tm_context_set_store(struct tm_context *ctx, const char *dir, bool parents, 
 			 size_t err_len);
 /* The absolute path of the folder the traces' paths are relative to (a mount's SOURCE
  * folder), recorded in index files so that `tracemount index --list/--prune` can find their
- * traces; without one, the current folder. Returns 0 or -ENOMEM. Call before the context is
+ * traces, and opened: program images beside the traces are looked for beneath it (images.h);
+ * without one, the current folder. Returns 0 or -ENOMEM. Call before the context is
  * shared. */
 int tm_context_set_root(struct tm_context *ctx, const char *root);
 /* Never read an index file: build every index anew and write its file (`tracemount index

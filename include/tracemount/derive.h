@@ -7,9 +7,10 @@
  *   - the view table (view.c) adds every deriver's views, in list order, after the format's
  *     own table views: table views (TM_VIEW_TABLE), rendered whole when the index pass is
  *     over and kept, deflated, in the index and its file;
- *   - the index pass (index_build.c) allocates each deriver's state, calls init, then feeds
- *     add the instructions of every batch of records, in trace order, and at its end calls
- *     finish, which writes the views and the deriver's object of stats.json;
+ *   - the index pass (index_build.c) allocates each deriver's state, calls init with the
+ *     trace's program images, then feeds add the instructions of every batch of records, in
+ *     trace order, and at its end calls finish, which writes the views and the deriver's
+ *     object of stats.json;
  *   - .tracemount/formats lists the views with the format's (meta.c).
  * Adding a deriver: one file with its table, one line in derivers.c, one meson line. */
 #ifndef TRACEMOUNT_DERIVE_H
@@ -17,12 +18,35 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "tracemount/format.h"
 
 struct json_object;
 struct tm_diag;
+
+/* A program image of a trace: a file that describes the code the trace ran (the names and
+ * extents of its functions), named by the user (-o image=, --image) or found beside the trace
+ * (images.h gives the rules). The core opens it and keys the trace's index by its identity
+ * (a hash of its bytes among others), but never interprets it: a deriver that knows its form
+ * does. */
+struct tm_image {
+	/* Open for reading, or -1 when it could not be opened. Read it with pread (or a library
+	 * that does): the core reads it too, before the pass and after, to hash it. Valid until
+	 * the deriver's free; the core closes it. */
+	int fd;
+	int error;	  /* fd -1: why, a -errno (-ELOOP: a symbolic link, not followed) */
+	const char *name; /* for messages: the path the user gave, or the name beside the trace */
+	uint64_t offset;  /* the load offset, added (modulo 2^64) to every address of the image */
+	bool given;	  /* named by the user, rather than found beside the trace */
+};
+
+/* The program images of one trace, in order (the user's in the order given); n may be 0. */
+struct tm_images {
+	const struct tm_image *image;
+	size_t n;
+};
 
 struct tm_deriver {
 	/* Short, lower case ("spix"): the key of the deriver's object in stats.json, which
@@ -38,9 +62,11 @@ struct tm_deriver {
 
 	/* Bytes of private state, allocated and zeroed by the core for one index pass. */
 	size_t state_size;
-	/* Sets the state up before the first add. Optional. Returns 0 or -errno, which fails
+	/* Sets the state up before the first add, with the trace's program images (never NULL;
+	 * images->n may be 0), valid until free. An image it cannot use is no failure: it says
+	 * so in diag (errors.txt) and does without. Optional. Returns 0 or -errno, which fails
 	 * the index pass. */
-	int (*init)(void *state);
+	int (*init)(void *state, const struct tm_images *images, struct tm_diag *diag);
 	/* Takes insn[0 .. n): the executed instructions of one batch of records (up to a few
 	 * thousand), in trace order; n may be 0. Called once per batch, after the format's
 	 * stats_update. It cannot fail: keep a failure (no memory) in the state for finish. */
@@ -56,6 +82,14 @@ struct tm_deriver {
 	 * core allocated, whether or not init succeeded and finish was called: it must accept a
 	 * zeroed state. Optional. */
 	void (*free)(void *state);
+
+	/* Program images: the file-name suffix of those it reads (".sym"), which the core looks
+	 * for beside each trace (images.h), or NULL. */
+	const char *image_suffix;
+	/* Whether the image open at fd (read it with pread) is one it can use: 0, or -errno
+	 * with why in why. The mount and the commands refuse an image the user names when a
+	 * deriver with this operation refuses it. Optional. */
+	int (*image_check)(int fd, char *why, size_t why_len);
 };
 
 /* Every deriver, NULL-terminated, in the order of their views and stats.json objects. */

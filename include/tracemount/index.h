@@ -82,6 +82,12 @@ typedef int (*tm_progress_fn)(void *arg, uint64_t done, uint64_t total);
 int tm_index_build(const struct tm_format *fmt, const struct tm_view_table *views,
 		   struct tm_source *src, const char *source_name, tm_progress_fn progress,
 		   void *progress_arg, struct tm_index **out);
+/* The same, handing images (NULL: none) to the derivers of an instruction trace (derive.h). */
+struct tm_images;
+int tm_index_build_images(const struct tm_format *fmt, const struct tm_view_table *views,
+			  struct tm_source *src, const char *source_name,
+			  const struct tm_images *images, tm_progress_fn progress,
+			  void *progress_arg, struct tm_index **out);
 
 /* How stats.json is written (json-c's flags). */
 #define TM_STATS_JSON_FLAGS                                                                        \

@@ -25,19 +25,23 @@ struct tm_index;
 struct tm_source;
 struct tm_view_table;
 
-#define TM_INDEX_FILE_VERSION 4
+#define TM_INDEX_FILE_VERSION 5
 #define TM_KEY_BLOCK	      (64u << 10) /* bytes hashed at each end of the trace */
 /* A temporary file older than this is a dead writer's: index files are written in seconds. */
 #define TM_STALE_TMP_SECONDS 600
 
-/* What identifies a trace's content. */
+/* What identifies a trace's content, and what else its views depend on. */
 struct tm_trace_key {
 	uint64_t size;
 	int64_t mtime_sec, mtime_nsec;
 	uint64_t hash; /* of the first and last TM_KEY_BLOCK bytes */
+	/* the identity of the program images its derivers were given (images.h), 0 for none:
+	 * another image, or another load offset, gives another index file */
+	uint64_t images;
 };
 
-/* The key of the file src reads (its raw bytes, compressed or not). Returns 0 or -errno. */
+/* The key of the file src reads (its raw bytes, compressed or not), without images. Returns 0
+ * or -errno. */
 int tm_trace_key_of(struct tm_source *src, struct tm_trace_key *key);
 
 /* A cache folder, shared by the threads of a mount: loads and stores may run on many at once.

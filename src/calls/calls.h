@@ -36,6 +36,8 @@ int tm_symbols_new(struct tm_symbols **out);
  * or another errno of open, -ENOEXEC for a file that is no ELF or whose symbols libelf cannot
  * read, -ENOMEM. A failure leaves s as it was. */
 int tm_symbols_load_elf(struct tm_symbols *s, const char *path, uint64_t load_offset);
+/* The same from a file open at fd, read with pread (its offset is left as it was). */
+int tm_symbols_load_elf_fd(struct tm_symbols *s, int fd, uint64_t load_offset);
 /* The function that contains addr, or NULL. */
 const struct tm_symbol *tm_symbols_find(const struct tm_symbols *s, uint64_t addr);
 size_t tm_symbols_count(const struct tm_symbols *s);

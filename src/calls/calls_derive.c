@@ -3,6 +3,7 @@
  * pointers and times (format.h's struct tm_insn); at the end, the views of calls_render.c and
  * flamegraph.c and stats.json's "calls". doc/calls.md gives the rules and the views. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,7 +51,8 @@ struct stream {
 
 struct calls_derive {
 	struct stream streams[TM_MAX_GROUPS];
-	int err; /* the first tm_calls_new failure */
+	int err;		    /* the first tm_calls_new failure */
+	struct tm_symbols *symbols; /* of the trace's images, or NULL: names by address */
 };
 
 static struct tm_call_event event_of(const struct tm_insn *in, uint64_t insn_no)
@@ -75,10 +77,67 @@ static struct stream *stream_of(struct calls_derive *s, const struct tm_insn *in
 	if (!st->tracker && !s->err) {
 		/* The formats give a stack pointer only where it is the processor's one
 		 * (FULL's r1), so resynchronising on it is safe wherever it is known. */
-		struct tm_calls_config cfg = {.check_sp = true};
+		struct tm_calls_config cfg = {.check_sp = true, .symbols = s->symbols};
 		s->err = tm_calls_new(&cfg, &st->tracker);
 	}
 	return st->tracker ? st : NULL;
+}
+
+/* Why an image gives no symbols, for errors.txt. */
+static const char *image_problem(int err)
+{
+	switch (err) {
+	case -ENOEXEC: return "not an ELF image, or libelf cannot read its symbols";
+	case -ELOOP: return "a symbolic link, not followed (name it with -o image=)";
+	case -EINVAL: return "not a regular file";
+	default: return strerror(-err);
+	}
+}
+
+/* The symbols of the trace's ELF images, all in one table; an image that gives none is
+ * said in errors.txt, and its functions are named by address. */
+static int calls_init(void *state, const struct tm_images *images, struct tm_diag *diag)
+{
+	struct calls_derive *s = state;
+	if (!images->n)
+		return 0;
+	int err = tm_symbols_new(&s->symbols);
+	for (size_t k = 0; k < images->n && !err; k++) {
+		const struct tm_image *im = &images->image[k];
+		size_t before = tm_symbols_count(s->symbols);
+		int r =
+		    im->fd < 0 ? im->error : tm_symbols_load_elf_fd(s->symbols, im->fd, im->offset);
+		if (r == -ENOMEM)
+			err = r;
+		else if (r)
+			tm_diag_note(diag, "calls/: image %s: %s: functions named by address",
+				     im->name, image_problem(r));
+		else if (tm_symbols_count(s->symbols) == before)
+			tm_diag_note(diag, "calls/: image %s: no function symbols (stripped?)",
+				     im->name);
+	}
+	if (!err && !tm_symbols_count(s->symbols)) {
+		tm_symbols_free(s->symbols);
+		s->symbols = NULL;
+	}
+	return err;
+}
+
+/* An image the user names must give symbols: a mistake is said at once, not in errors.txt. */
+static int calls_image_check(int fd, char *why, size_t why_len)
+{
+	struct tm_symbols *sym;
+	int err = tm_symbols_new(&sym);
+	if (!err)
+		err = tm_symbols_load_elf_fd(sym, fd, 0);
+	if (!err && !tm_symbols_count(sym))
+		err = -ENODATA;
+	tm_symbols_free(sym);
+	if (err)
+		snprintf(why, why_len, "%s",
+			 err == -ENODATA ? "an ELF image without function symbols (stripped?)"
+					 : image_problem(err));
+	return err;
 }
 
 /* Events released to one processor's tracker, handed over together: one call per run of a
@@ -337,6 +396,7 @@ static void calls_free(void *state)
 	struct calls_derive *s = state;
 	for (unsigned k = 0; k < TM_MAX_GROUPS; k++)
 		tm_calls_free(s->streams[k].tracker);
+	tm_symbols_free(s->symbols); /* after the trackers, which use it */
 }
 
 const struct tm_deriver tm_deriver_calls = {
@@ -344,7 +404,10 @@ const struct tm_deriver tm_deriver_calls = {
     .views = calls_views,
     .n_outputs = ARRAY_SIZE(calls_views),
     .state_size = sizeof(struct calls_derive),
+    .init = calls_init,
     .add = calls_add,
     .finish = calls_finish,
     .free = calls_free,
+    .image_suffix = ".elf",
+    .image_check = calls_image_check,
 };

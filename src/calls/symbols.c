@@ -3,8 +3,10 @@
  * sorted by address for binary search. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gelf.h>
@@ -120,13 +122,23 @@ static Elf_Scn *symbol_section(Elf *elf, GElf_Shdr *shdr)
 	return dynsym;
 }
 
+/* Whether the section headers the ELF header announces lie within the file's size bytes:
+ * libelf reads a file cut short as one without sections, which would pass for a stripped
+ * image. (With more than 0xff00 sections e_shnum is 0 and the first header holds the count.) */
+static bool sections_fit(const GElf_Ehdr *ehdr, uint64_t size)
+{
+	uint64_t n = ehdr->e_shnum ? ehdr->e_shnum : ehdr->e_shoff ? 1 : 0;
+	return !n || (ehdr->e_shoff <= size && (size - ehdr->e_shoff) / n >= ehdr->e_shentsize);
+}
+
 /* Appends the image's functions to s->e from index s->n on, without counting them in s->n
- * yet (*added of them), so that a failure leaves s as it was. */
-static int read_functions(struct tm_symbols *s, Elf *elf, uint64_t load_offset, size_t *added)
+ * yet (*added of them), so that a failure leaves s as it was. size: the file's bytes. */
+static int read_functions(struct tm_symbols *s, Elf *elf, uint64_t size, uint64_t load_offset,
+			  size_t *added)
 {
 	GElf_Ehdr ehdr;
 	GElf_Shdr shdr;
-	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr))
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr) || !sections_fit(&ehdr, size))
 		return -ENOEXEC;
 	Elf_Scn *scn = symbol_section(elf, &shdr);
 	if (!scn)
@@ -164,24 +176,34 @@ static int read_functions(struct tm_symbols *s, Elf *elf, uint64_t load_offset, 
 	return 0;
 }
 
-int tm_symbols_load_elf(struct tm_symbols *s, const char *path, uint64_t load_offset)
+int tm_symbols_load_elf_fd(struct tm_symbols *s, int fd, uint64_t load_offset)
 {
+	struct stat st;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fstat(fd, &st) < 0)
 		return -errno;
 	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
 	size_t added = 0;
-	int err = elf ? read_functions(s, elf, load_offset, &added) : -ENOEXEC;
+	int err =
+	    elf ? read_functions(s, elf, (uint64_t)st.st_size, load_offset, &added) : -ENOEXEC;
 	if (elf)
 		elf_end(elf);
-	close(fd);
 	if (err)
 		return err; /* the names stay in s->names until free: harmless */
 	s->n += added;
 	settle(s);
 	return 0;
+}
+
+int tm_symbols_load_elf(struct tm_symbols *s, const char *path, uint64_t load_offset)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int err = tm_symbols_load_elf_fd(s, fd, load_offset);
+	close(fd);
+	return err;
 }
 
 const struct tm_symbol *tm_symbols_find(const struct tm_symbols *s, uint64_t addr)

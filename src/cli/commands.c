@@ -47,6 +47,15 @@ int tm_cli_add_format(struct tm_context *ctx, const char *cmd, const char *spec)
 	return !err ? 0 : err == -ENOMEM ? 1 : 2;
 }
 
+int tm_cli_add_image(struct tm_context *ctx, const char *cmd, const char *spec)
+{
+	char why[PATH_MAX + 256];
+	if (tm_context_add_image(ctx, spec, false, why, sizeof(why)) == 0)
+		return 0;
+	fprintf(stderr, "tracemount %s: --image %s: %s\n", cmd, spec, why);
+	return 1;
+}
+
 int tm_cli_use_cache(struct tm_context *ctx, const char *cmd, const char *cache)
 {
 	char dir[PATH_MAX], err_msg[PATH_MAX + 256];
@@ -139,6 +148,11 @@ static void help(const char *cmd, const char *operands, const char *what)
 	       "    -F, --format NAME       read TRACE as format NAME\n"
 	       "    -F, --format GLOB:NAME  read TRACE as format NAME if its name matches GLOB\n"
 	       "                            (repeatable, as the mount's -o format=GLOB:NAME)\n"
+	       "    -i, --image IMAGE[@OFFSET]\n"
+	       "                            program image whose symbols name TRACE's\n"
+	       "                            functions, its addresses moved by OFFSET (decimal\n"
+	       "                            or 0x hex; repeatable); default: an image beside\n"
+	       "                            TRACE, named like it\n"
 	       "    -h, --help              show this help\n"
 	       "\n",
 	       cmd, operands, what);
@@ -161,6 +175,7 @@ static int parse_args(struct cli_trace *ct, int argc, char **argv, int n_operand
 	static const struct option longopts[] = {
 	    {"cache", required_argument, NULL, 'c'},
 	    {"format", required_argument, NULL, 'F'},
+	    {"image", required_argument, NULL, 'i'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -172,7 +187,7 @@ static int parse_args(struct cli_trace *ct, int argc, char **argv, int n_operand
 	}
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":c:F:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:F:i:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': cache = optarg; break;
 		case 'F':
@@ -181,6 +196,10 @@ static int parse_args(struct cli_trace *ct, int argc, char **argv, int n_operand
 			} else if ((status = tm_cli_add_format(ct->ctx, ct->cmd, optarg)) != 0) {
 				return status;
 			}
+			break;
+		case 'i':
+			if ((status = tm_cli_add_image(ct->ctx, ct->cmd, optarg)) != 0)
+				return status;
 			break;
 		case 'h': help(ct->cmd, operands, what); return -1;
 		default: tm_cli_bad_option(ct->cmd, c, argv); return 2;

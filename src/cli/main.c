@@ -14,8 +14,8 @@ static void usage(FILE *out)
 	fprintf(
 	    out,
 	    "usage: tracemount [options] SOURCE MOUNTPOINT\n"
-	    "       tracemount cat [--format NAME] TRACE VIEW\n"
-	    "       tracemount ls [--format NAME] TRACE\n"
+	    "       tracemount cat [--format NAME] [--image IMAGE[@OFFSET]] TRACE VIEW\n"
+	    "       tracemount ls [--format NAME] [--image IMAGE[@OFFSET]] TRACE\n"
 	    "       tracemount index [-j N] [--cache DIR] PATH...\n"
 	    "       tracemount --help | --version\n"
 	    "\n"
@@ -28,6 +28,11 @@ static void usage(FILE *out)
 	    "tracemount options:\n"
 	    "    -o memory=SIZE         budget of the decoded-chunk cache (default 64M)\n"
 	    "    -o format=GLOB:NAME    treat files matching GLOB as format NAME (repeatable)\n"
+	    "    -o image=GLOB:IMAGE[@OFFSET]\n"
+	    "                           program image whose symbols name the functions of\n"
+	    "                           traces matching GLOB, its addresses moved by OFFSET\n"
+	    "                           (repeatable; default: an image beside the trace,\n"
+	    "                           named like it)\n"
 	    "    -o cache=DIR|none      folder of index files (default "
 	    "$XDG_CACHE_HOME/tracemount,\n"
 	    "                           else ~/.cache/tracemount); none: indexes in memory only\n"

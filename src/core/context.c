@@ -2,7 +2,6 @@
  * detection. The traces' own life is trace.c's: see context.h. */
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
@@ -16,6 +15,7 @@
 #include "trace_env.h"
 #include "tracemount/chunk_cache.h"
 #include "tracemount/context.h"
+#include "tracemount/images.h"
 #include "tracemount/index_file.h"
 #include "tracemount/log.h"
 #include "tracemount/readahead.h"
@@ -62,6 +62,7 @@ int tm_context_new(size_t memory, struct tm_context **out)
 		return -ENOMEM;
 	}
 	ctx->env.ctx = ctx;
+	ctx->env.root_fd = -1;
 	pthread_mutex_init(&ctx->lock, NULL);
 	ctx->next_owner = 1;
 	*out = ctx;
@@ -84,6 +85,11 @@ void tm_context_free(struct tm_context *ctx)
 	for (unsigned i = 0; i < ctx->n_overrides; i++)
 		free(ctx->overrides[i].glob);
 	free(ctx->overrides);
+	for (size_t i = 0; i < ctx->env.n_image_rules; i++)
+		tm_image_rule_free(&ctx->env.image_rules[i]);
+	free(ctx->env.image_rules);
+	if (ctx->env.root_fd >= 0)
+		close(ctx->env.root_fd);
 	free(ctx->table);
 	if (ctx->env.store)
 		tm_index_store_close(ctx->env.store);
@@ -122,6 +128,48 @@ int tm_context_set_root(struct tm_context *ctx, const char *root)
 		return -ENOMEM;
 	free(ctx->env.root_path);
 	ctx->env.root_path = copy;
+	if (ctx->env.root_fd >= 0)
+		close(ctx->env.root_fd);
+	/* where images beside the traces are looked for; without it, none are */
+	ctx->env.root_fd = root ? open(root, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	return 0;
+}
+
+int tm_context_add_image(struct tm_context *ctx, const char *spec, bool with_glob, char *why,
+			 size_t why_len)
+{
+	struct tm_image_rule rule;
+	int err = tm_image_rule_parse(spec, with_glob, &rule, why, why_len);
+	if (err == -ENOMEM)
+		snprintf(why, why_len, "out of memory");
+	if (err)
+		return err;
+	/* absolute, as given (a link is followed when the image is read): the daemon changes
+	 * its folder */
+	char cwd[PATH_MAX], *abs = NULL;
+	if (rule.path[0] != '/') {
+		if (!getcwd(cwd, sizeof(cwd)) || asprintf(&abs, "%s/%s", cwd, rule.path) < 0) {
+			tm_image_rule_free(&rule);
+			snprintf(why, why_len, "%s", strerror(errno ? errno : ENOMEM));
+			return -ENOMEM;
+		}
+		free(rule.path);
+		rule.path = abs;
+	}
+	struct tm_image_rule *rules =
+	    (err = tm_image_check(&rule, why, why_len)) == 0
+		? realloc(ctx->env.image_rules, (ctx->env.n_image_rules + 1) * sizeof(*rules))
+		: NULL;
+	if (!err && !rules) {
+		snprintf(why, why_len, "out of memory");
+		err = -ENOMEM;
+	}
+	if (err) {
+		tm_image_rule_free(&rule);
+		return err;
+	}
+	ctx->env.image_rules = rules;
+	rules[ctx->env.n_image_rules++] = rule;
 	return 0;
 }
 
@@ -190,13 +238,9 @@ int tm_context_add_override(struct tm_context *ctx, const char *spec)
 
 static const struct tm_format *find_override(struct tm_context *ctx, const char *path)
 {
-	const char *name = tm_base_name(path);
-	for (unsigned i = 0; i < ctx->n_overrides; i++) {
-		const char *glob = ctx->overrides[i].glob;
-		int by_path = strchr(glob, '/') != NULL;
-		if (fnmatch(glob, by_path ? path : name, by_path ? FNM_PATHNAME : 0) == 0)
+	for (unsigned i = 0; i < ctx->n_overrides; i++)
+		if (tm_image_glob_match(ctx->overrides[i].glob, path))
 			return ctx->overrides[i].fmt;
-	}
 	return NULL;
 }
 

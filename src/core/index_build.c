@@ -46,6 +46,7 @@ struct builder {
 	/* instruction traces: each deriver's state (NULL otherwise), the instructions of one
 	 * batch, and each deriver's object of stats.json */
 	void **derived;
+	const struct tm_images *images; /* handed to their init */
 	struct tm_insn *insns;
 	json_object **derived_json;
 	unsigned n_derivers;
@@ -92,7 +93,7 @@ static int derivers_setup(struct builder *b)
 		const struct tm_deriver *d = tm_derivers[k];
 		if (!(b->derived[k] = calloc(1, d->state_size + 1)))
 			return -ENOMEM;
-		int err = d->init ? d->init(b->derived[k]) : 0;
+		int err = d->init ? d->init(b->derived[k], b->images, &b->diag) : 0;
 		if (err)
 			return err;
 	}
@@ -439,7 +440,18 @@ int tm_index_build(const struct tm_format *fmt, const struct tm_view_table *view
 		   struct tm_source *src, const char *source_name, tm_progress_fn progress,
 		   void *progress_arg, struct tm_index **out)
 {
-	struct builder b = {.fmt = fmt, .views = views, .src = src};
+	return tm_index_build_images(fmt, views, src, source_name, NULL, progress, progress_arg,
+				     out);
+}
+
+int tm_index_build_images(const struct tm_format *fmt, const struct tm_view_table *views,
+			  struct tm_source *src, const char *source_name,
+			  const struct tm_images *images, tm_progress_fn progress,
+			  void *progress_arg, struct tm_index **out)
+{
+	static const struct tm_images none = {0};
+	struct builder b = {
+	    .fmt = fmt, .views = views, .src = src, .images = images ? images : &none};
 	int err = -ENOMEM;
 
 	if (fmt->n_classes > TM_MAX_CLASSES || fmt->n_tags > TM_FLAG_BITS)

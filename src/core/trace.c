@@ -1,6 +1,7 @@
 /* A trace's life (new, references, retire), its index, built once, and its chunks, decoded on
  * demand. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
@@ -14,7 +15,9 @@
 
 #include "trace_env.h"
 #include "tracemount/chunk_cache.h"
+#include "tracemount/derive.h"
 #include "tracemount/gzip.h"
+#include "tracemount/images.h"
 #include "tracemount/index.h"
 #include "tracemount/index_file.h"
 #include "tracemount/log.h"
@@ -146,8 +149,9 @@ unsigned tm_trace_refs(const struct tm_trace *t)
 
 struct build {
 	struct tm_trace *t;
-	struct tm_source *scan; /* of a gzip trace: progress counts compressed bytes */
-	double start, next_log; /* monotonic seconds */
+	const struct tm_images *images; /* for the derivers */
+	struct tm_source *scan;		/* of a gzip trace: progress counts compressed bytes */
+	double start, next_log;		/* monotonic seconds */
 };
 
 static double now_seconds(void)
@@ -220,13 +224,15 @@ static int build_pass(struct build *b, struct tm_source *src, const char *name,
 	struct tm_trace *t = b->t;
 	struct tm_source scan;
 	if (!is_gzip(t, src))
-		return tm_index_build(t->fmt, &t->views, src, name, build_progress, b, out);
+		return tm_index_build_images(t->fmt, &t->views, src, name, b->images,
+					     build_progress, b, out);
 
 	int err = tm_gz_scan_open(src, &scan);
 	if (err)
 		return err;
 	b->scan = &scan;
-	err = tm_index_build(t->fmt, &t->views, &scan, name, build_progress, b, out);
+	err = tm_index_build_images(t->fmt, &t->views, &scan, name, b->images, build_progress, b,
+				    out);
 	if (!err && (err = tm_gz_scan_finish(&scan, &(*out)->gz)) < 0) {
 		tm_index_free(*out);
 		*out = NULL;
@@ -238,10 +244,10 @@ static int build_pass(struct build *b, struct tm_source *src, const char *name,
 
 /* build_pass, said in the log: its start, its progress every few seconds, its end. */
 static int build_index(struct tm_trace *t, struct tm_source *src, const char *name,
-		       struct tm_index **out)
+		       const struct tm_images *images, struct tm_index **out)
 {
 	tm_log_fn *log = t->env->log;
-	struct build b = {.t = t};
+	struct build b = {.t = t, .images = images};
 	char size[32];
 	if (log) {
 		b.start = now_seconds();
@@ -339,17 +345,19 @@ static void trace_path_of(const struct tm_trace *t, char *buf, size_t len)
 		buf[0] = '\0';
 }
 
-/* The index from the cache folder's index file, else built and written there. */
-static int obtain_index(struct tm_trace *t, struct tm_source *src, const char *name,
-			struct tm_index **out)
+/* The index from the cache folder's index file, else built with the trace's program images
+ * and written there. */
+static int obtain_index_with(struct tm_trace *t, struct tm_source *src, const char *name,
+			     const struct tm_image_set *images, struct tm_index **out)
 {
 	struct tm_trace_env *env = t->env;
 	const struct tm_index_store *store = env->store;
 	struct tm_trace_key key;
+	struct tm_images for_derivers = tm_images_of(images);
 	char why[256];
-	if (!unchanged(t, src))
-		return -ESTALE; /* replaced since it was seen: the next lookup sees the new one */
 	bool keyed = store && tm_trace_key_of(src, &key) == 0;
+	if (keyed) /* the views depend on the images: their identity is part of the key */
+		key.images = images->identity;
 	/* A file that changed while mounted is read again, whatever its index file says: the
 	 * content key does not see a rewrite of its middle with its modification time put back,
 	 * which the mount noticed by the inode change time. */
@@ -380,13 +388,17 @@ static int obtain_index(struct tm_trace *t, struct tm_source *src, const char *n
 			       store->dir, strerror(-err));
 		}
 	}
-	int err = build_index(t, src, name, out);
+	int err = build_index(t, src, name, &for_derivers, out);
 	atomic_fetch_add(err ? &env->n_failed : &env->n_built, 1);
 	if (err || !keyed)
 		return err;
 	struct tm_trace_key after;
-	if (tm_trace_key_of(src, &after) < 0 || memcmp(&after, &key, sizeof(key)) != 0)
-		return 0; /* it changed while it was read: no file for an index of mixed bytes */
+	if (tm_trace_key_of(src, &after) < 0)
+		return 0;
+	after.images = images->n ? tm_images_identity(images) : 0;
+	if (memcmp(&after, &key, sizeof(key)) != 0)
+		return 0; /* it or an image changed while read: no file for an index of mixed bytes
+			   */
 	char path[PATH_MAX];
 	trace_path_of(t, path, sizeof(path));
 	int stored = tm_index_file_store_trace(store, t->fmt, &t->views, &key, *out, path);
@@ -394,6 +406,24 @@ static int obtain_index(struct tm_trace *t, struct tm_source *src, const char *n
 		tm_log(env->log, LOG_WARNING, "%s: cannot write its index file in %s: %s", t->path,
 		       store->dir, strerror(-stored));
 	return 0;
+}
+
+static int obtain_index(struct tm_trace *t, struct tm_source *src, const char *name,
+			struct tm_index **out)
+{
+	struct tm_trace_env *env = t->env;
+	struct tm_image_set images = {0};
+	if (!unchanged(t, src))
+		return -ESTALE; /* replaced since it was seen: the next lookup sees the new one */
+	/* only the derivers read images: other traces look for none */
+	int err = tm_derivers_apply(t->fmt)
+		      ? tm_images_open(env->image_rules, env->n_image_rules,
+				       env->root_path ? env->root_fd : AT_FDCWD, t->path, &images)
+		      : 0;
+	if (!err)
+		err = obtain_index_with(t, src, name, &images, out);
+	tm_images_close(&images);
+	return err;
 }
 
 void tm_trace_open(struct tm_open_trace *ot, struct tm_trace *t, struct tm_source *src)

@@ -17,6 +17,7 @@ struct stat;
 struct tm_chunk_cache;
 struct tm_context;
 struct tm_format;
+struct tm_image_rule;
 struct tm_index_store;
 struct tm_trace;
 
@@ -30,6 +31,12 @@ struct tm_trace_env {
 	 * files so that `tracemount index --list/--prune` can find their traces; NULL: the
 	 * current folder. */
 	char *root_path;
+	/* That folder, opened (O_PATH), where program images are looked for beside the traces
+	 * (images.h); -1: the current folder. */
+	int root_fd;
+	/* -o image= and --image, in the order given (images.h) */
+	struct tm_image_rule *image_rules;
+	size_t n_image_rules;
 	bool force_rebuild;   /* never read an index file (`tracemount index --force`) */
 	atomic_bool stopping; /* the mount goes away: index builds give up (-ECANCELED) */
 	/* indexes: built by decoding, read from index files, files refused, files out of date

@@ -37,10 +37,12 @@ struct mount_opts {
 	int nonempty; /* mount over a folder's files or another mount */
 	char **formats;
 	unsigned n_formats;
+	char **images; /* -o image=, in order */
+	unsigned n_images;
 	int bad;
 };
 
-enum { KEY_FORMAT };
+enum { KEY_FORMAT, KEY_IMAGE };
 
 static const struct fuse_opt mount_specs[] = {
     {"cache=%s", offsetof(struct mount_opts, cache), 0},
@@ -48,8 +50,23 @@ static const struct fuse_opt mount_specs[] = {
     {"prefetch", offsetof(struct mount_opts, prefetch), 1},
     {"nonempty", offsetof(struct mount_opts, nonempty), 1},
     FUSE_OPT_KEY("format=", KEY_FORMAT),
+    FUSE_OPT_KEY("image=", KEY_IMAGE),
     FUSE_OPT_END,
 };
+
+/* Appends a copy of value to the list *list of *n: 0, or -1 (no memory) with o->bad set. */
+static int keep(char ***list, unsigned *n, const char *value, struct mount_opts *o)
+{
+	char **l = realloc(*list, (*n + 1) * sizeof(*l));
+	if (l)
+		*list = l; /* before anything else can fail: the old array is gone */
+	if (!l || !(l[*n] = strdup(value))) {
+		o->bad = 1;
+		return -1;
+	}
+	(*n)++;
+	return 0;
+}
 
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 {
@@ -61,17 +78,10 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	}
 	if (key == FUSE_OPT_KEY_NONOPT && !o->mountpoint)
 		o->mountpoint = strdup(arg);
-	if (key == KEY_FORMAT) {
-		char **f = realloc(o->formats, (o->n_formats + 1) * sizeof(*f));
-		if (f)
-			o->formats = f; /* before anything else can fail: the old array is gone */
-		if (!f || !(f[o->n_formats] = strdup(arg + strlen("format=")))) {
-			o->bad = 1;
-			return -1;
-		}
-		o->n_formats++;
-		return 0;
-	}
+	if (key == KEY_FORMAT)
+		return keep(&o->formats, &o->n_formats, arg + strlen("format="), o);
+	if (key == KEY_IMAGE)
+		return keep(&o->images, &o->n_images, arg + strlen("image="), o);
 	return 1;
 }
 
@@ -80,14 +90,31 @@ static void free_opts(struct mount_opts *o)
 	for (unsigned i = 0; i < o->n_formats; i++)
 		free(o->formats[i]);
 	free(o->formats);
+	for (unsigned i = 0; i < o->n_images; i++)
+		free(o->images[i]);
+	free(o->images);
 	free(o->source);
 	free(o->mountpoint);
 	free(o->cache);
 	free(o->memory);
 }
 
-/* Applies tracemount's -o memory and -o format to a new context; returns 0 or an exit
- * status. */
+/* Applies -o image= to ctx: each image is read now, so that a mistake stops the mount.
+ * Returns 0 or an exit status. */
+static int add_images(struct mount_opts *o, struct tm_context *ctx)
+{
+	char why[PATH_MAX + 256];
+	for (unsigned i = 0; i < o->n_images; i++) {
+		if (tm_context_add_image(ctx, o->images[i], true, why, sizeof(why)) == 0)
+			continue;
+		fprintf(stderr, "tracemount: -o image=%s: %s\n", o->images[i], why);
+		return 1;
+	}
+	return 0;
+}
+
+/* Applies tracemount's -o memory, -o format and -o image to a new context; returns 0 or an
+ * exit status. */
 static int make_context(struct mount_opts *o, struct tm_context **ctx)
 {
 	uint64_t memory = TM_DEFAULT_MEMORY;
@@ -115,7 +142,12 @@ static int make_context(struct mount_opts *o, struct tm_context **ctx)
 			return err == -ENOMEM ? 1 : 2;
 		}
 	}
-	return 0;
+	int status = add_images(o, *ctx);
+	if (status) {
+		tm_context_free(*ctx);
+		*ctx = NULL;
+	}
+	return status;
 }
 
 /* Opens the cache folder of -o cache, or the default one (without which a mount still works,

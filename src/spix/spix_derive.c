@@ -23,9 +23,11 @@ struct spix_derive {
 	struct tm_spix_builder *builder;
 };
 
-static int spix_init(void *state)
+static int spix_init(void *state, const struct tm_images *images, struct tm_diag *diag)
 {
 	struct spix_derive *s = state;
+	(void)images; /* basic blocks need no names */
+	(void)diag;
 	return tm_spix_builder_new(&s->builder);
 }
 

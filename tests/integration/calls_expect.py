@@ -11,6 +11,14 @@
   calls_expect.py check TRACE_FOLDER
       Checks a mounted trace folder's calls/ views against each other and against stats.json
       (any trace): prints "description<TAB>expected<TAB>actual" lines.
+  calls_expect.py name SYMBOLS OFFSET TRACE_FOLDER EXPECTED
+      The views a program image gives (doc/calls.md, "Symbols"), from the same trace's views
+      without one (TRACE_FOLDER, functions named by entry address) and SYMBOLS, the output of
+      `readelf -hsW IMAGE` (binutils, not libelf): each function named by the symbol that
+      holds its entry, OFFSET (decimal or 0x hex) added to the symbols. Writes
+      EXPECTED.folded (sorted, a stack's counts added up), EXPECTED.tree and
+      EXPECTED.profile. Fails when two entries fall in one symbol (the views would then
+      merge functions, which this does not model).
 """
 import json
 import struct
@@ -248,11 +256,112 @@ def check(folder):
         print(line)
 
 
+def read_symbols(path, offset):
+    """The functions of `readelf -hsW` output: [(start, size, name)] sorted, one per address,
+    as calls.md says: STT_FUNC and GNU_IFUNC, defined; .symtab, else .dynsym; ARM's Thumb bit
+    cleared; of aliases, global before weak before local, then a sized one, then by name; a
+    size of 0 reaches the next function (1 for the last)."""
+    arm = False
+    tables = {}
+    table = None
+    for line in open(path, encoding="utf-8", errors="replace"):
+        f = line.split()
+        if line.strip().startswith("Machine:"):
+            arm = line.split(":", 1)[1].strip() == "ARM"
+        elif line.startswith("Symbol table"):
+            table = tables.setdefault(line.split("'")[1], [])
+        elif table is not None and len(f) >= 8 and f[0].endswith(":") and f[0][:-1].isdigit():
+            value, size, kind, bind, ndx, name = f[1], f[2], f[3], f[4], f[6], f[7]
+            if kind not in ("FUNC", "IFUNC") or ndx == "UND" or not name:
+                continue
+            addr = int(value, 16) & (~1 if arm else ~0)
+            rank = {"GLOBAL": 0, "WEAK": 1}.get(bind, 2)
+            table.append(((addr + offset) % 2**64, rank, int(size, 0) == 0, name.encode(),
+                          int(size, 0)))
+    syms = tables.get(".symtab", tables.get(".dynsym", []))
+    syms.sort()
+    kept = []
+    for s in syms:
+        if not kept or kept[-1][0] != s[0]:
+            kept.append(s)
+    out = []
+    for i, (addr, _, _, name, size) in enumerate(kept):
+        if not size:
+            size = kept[i + 1][0] - addr if i + 1 < len(kept) else 1
+        out.append((addr, size, name.decode()))
+    return out
+
+
+def shown(name):
+    """A name as the views show it: '?' outside printable ASCII, ';' as ':'."""
+    return "".join("?" if not 32 <= ord(c) < 127 else ":" if c == ";" else c for c in name)
+
+
+def name(symbols_path, offset, folder, expected):
+    import bisect
+    syms = read_symbols(symbols_path, int(offset, 0))
+    starts = [s[0] for s in syms]
+
+    def symbol(addr):
+        i = bisect.bisect_right(starts, addr) - 1
+        if i >= 0 and addr - syms[i][0] < syms[i][1]:
+            return syms[i]
+        return None
+
+    names = {}  # "0x..." -> (name, at its entry)
+    def rename(f):
+        if not f.startswith("0x"):
+            return f, True
+        if f not in names:
+            s = symbol(int(f, 16))
+            names[f] = (shown(s[2]), s[0] == int(f, 16)) if s else (f, True)
+        return names[f]
+
+    def read(view):
+        with open(folder + "/" + view, "rb") as f:
+            return f.read().decode().splitlines()
+
+    folded = {}
+    for line in read("calls/folded.txt"):
+        stack, n = line.rsplit(" ", 1)
+        key = ";".join(rename(f)[0] for f in stack.split(";"))
+        folded[key] = folded.get(key, 0) + int(n)
+    with open(expected + ".folded", "w") as out:
+        for k in sorted(folded, key=lambda k: k.encode()):
+            out.write("%s %d\n" % (k, folded[k]))
+    with open(expected + ".tree", "w") as out:
+        for line in read("calls/tree.txt"):
+            if line.startswith("#"):
+                out.write(line + "\n")
+                continue
+            body = line.lstrip(" ")
+            indent = line[:len(line) - len(body)]
+            func, rest = body.split("  ", 1)
+            new, at_entry = rename(func)
+            if "[root" in rest and not at_entry:  # the trace began inside a function
+                rest = rest.replace("[root", "[root mid-function", 1)
+            out.write("%s%s  %s\n" % (indent, new, rest))
+    with open(expected + ".profile", "w") as out:
+        for line in read("calls/profile.txt"):
+            if not line.startswith("#"):
+                cols, func = line.rsplit("  ", 1)
+                line = cols + "  " + rename(func)[0]
+            out.write(line + "\n")
+    by_name = {}
+    for f, (n, _) in names.items():
+        by_name.setdefault(n, []).append(f)
+    merged = [fs for fs in by_name.values() if len(fs) > 1]
+    if merged:
+        sys.exit("entries in one function, not modelled: %s" % merged)
+
+
 def main():
     if sys.argv[1] == "write":
         write(sys.argv[2], sys.argv[3], sys.argv[4])
     elif sys.argv[1] == "check":
         check(sys.argv[2])
+    elif sys.argv[1] == "name":
+        name(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
     else:
         sys.exit("usage: see the docstring")
 

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gelf.h>
@@ -107,6 +108,49 @@ START_TEST(test_not_elf)
 	ck_assert_ptr_null(tm_symbols_find(s, 0));
 	tm_symbols_free(s);
 	tm_symbols_free(NULL);
+	remove_dir(dir);
+}
+END_TEST
+
+/* An image cut short anywhere before its end (where a compiler puts the section headers) is
+ * refused, not read as an image without symbols; the whole one loads from its descriptor. */
+START_TEST(test_cut_short)
+{
+	char dir[] = "/tmp/tm-symbols-XXXXXX";
+	make_dir(dir);
+	char src[256], obj[256], cut[256], cmd[1024];
+	snprintf(src, sizeof(src), "%s/f.c", dir);
+	snprintf(obj, sizeof(obj), "%s/f.o", dir);
+	snprintf(cut, sizeof(cut), "%s/cut.o", dir);
+	FILE *f = fopen(src, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("int f(int x) { return x + 1; }\nint g(int x) { return f(x) * 2; }\n", f);
+	ck_assert_int_eq(fclose(f), 0);
+	snprintf(cmd, sizeof(cmd), "cc -c -O0 -o '%s' '%s'", obj, src);
+	ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+	struct stat st;
+	ck_assert_int_eq(stat(obj, &st), 0);
+	long sizes[] = {16, 64, 65, st.st_size / 2, st.st_size - 64, st.st_size - 1};
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		snprintf(cmd, sizeof(cmd), "head -c %ld '%s' > '%s'", sizes[i], obj, cut);
+		ck_assert_int_eq(system(cmd), 0);
+		struct tm_symbols *s;
+		ck_assert_int_eq(tm_symbols_new(&s), 0);
+		ck_assert_msg(tm_symbols_load_elf(s, cut, 0) == -ENOEXEC, "cut at %ld read",
+			      sizes[i]);
+		ck_assert_uint_eq(tm_symbols_count(s), 0);
+		tm_symbols_free(s);
+	}
+	int fd = open(obj, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	struct tm_symbols *s;
+	ck_assert_int_eq(tm_symbols_new(&s), 0);
+	ck_assert_int_eq(tm_symbols_load_elf_fd(s, fd, 0x1000), 0);
+	ck_assert_uint_eq(tm_symbols_count(s), 2);
+	ck_assert(tm_symbols_at(s, 0)->addr >= 0x1000);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 0); /* read with pread */
+	close(fd);
+	tm_symbols_free(s);
 	remove_dir(dir);
 }
 END_TEST
@@ -371,6 +415,7 @@ static Suite *symbols_suite(void)
 	TCase *tc = tcase_create("symbols");
 	tcase_add_test(tc, test_compiled_object);
 	tcase_add_test(tc, test_not_elf);
+	tcase_add_test(tc, test_cut_short);
 	tcase_add_test(tc, test_written_images);
 	tcase_add_test(tc, test_calculator_images);
 	tcase_add_test(tc, test_tracker_with_symbols);
