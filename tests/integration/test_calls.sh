@@ -83,6 +83,7 @@ check_eq "TT6 and CIS501 give the same tree" "$(cat "$M/known/prog.tt6/calls/tre
 
 # ---- several processors
 # check_cpus MOUNT: the multi-processor trace's calls/cpu/N/ against the program each ran
+# shellcheck disable=SC2010,SC2012,SC2013 # ls: the listing is checked; .cpus: numbers
 check_cpus() {
 	local m=$1/known/multi.tarmac e=$EXP/multi.tarmac cpu key
 	check_eq "multi: ls calls/cpu lists the processors that ran" "$(cat "$e.cpus")" \
@@ -139,6 +140,7 @@ check_eq "three.tarmac: the processors' instructions are spix/'s" \
 		'sum(p["instructions"] for p in d["calls"]["processors"].values())')"
 check "three.tarmac: errors.txt says which processor calls/ shows" \
 	grep -q "calls/ shows processor 0" "$M/gen/three.tarmac/errors.txt"
+# shellcheck disable=SC2012 # ls: the mount's listing is what is checked
 check_eq "three.tarmac: calls/cpu/N/ for the three" "0 1 2" \
 	"$(ls "$M/gen/three.tarmac/calls/cpu" | LC_ALL=C sort -n | tr '\n' ' ' | sed 's/ $//')"
 if command -v xmllint >/dev/null; then
