@@ -6,12 +6,19 @@
  * names none. For each trace of a format with an instruction operation:
  *   - the view table (view.c) adds every deriver's views, in list order, after the format's
  *     own table views: table views (TM_VIEW_TABLE), rendered whole when the index pass is
- *     over and kept, deflated, in the index and its file;
+ *     over and kept, deflated, in the index and its file; then its per-stream views for each
+ *     stream below TM_MAX_STREAM_VIEWS (view.h);
  *   - the index pass (index_build.c) allocates each deriver's state, calls init with the
  *     trace's program images, then feeds add the instructions of every batch of records, in
- *     trace order, and at its end calls finish, which writes the views and the deriver's
- *     object of stats.json;
+ *     trace order, and at its end asks streams which streams get views and calls finish,
+ *     which writes the views and the deriver's object of stats.json;
  *   - .tracemount/formats lists the views with the format's (meta.c).
+ *
+ * Per-stream views (a processor's own calls/cpu/N/...) exist only for the streams a deriver
+ * shows: the index keeps the union of the derivers' masks (tm_index.streams), and allocates
+ * their tables only for those streams, each deriver's views of such a stream being empty
+ * where it showed no such stream itself. The mount hides the others, and a folder holding
+ * only per-stream views that none shows.
  * Adding a deriver: one file with its table, one line in derivers.c, one meson line. */
 #ifndef TRACEMOUNT_DERIVE_H
 #define TRACEMOUNT_DERIVE_H
@@ -59,7 +66,11 @@ struct tm_deriver {
 	/* The entries of views and of finish's out (a view table's n_views, view.h, counts all
 	 * the views of a trace). */
 	unsigned n_outputs;
-
+	/* Its per-stream views, relative to the trace folder, one "%u" standing for the stream
+	 * (tm_insn.stream) and no "%s" ("calls/cpu/%u/tree.txt"); n_stream_outputs of them.
+	 * Optional (NULL, 0). */
+	const char *const *stream_views;
+	unsigned n_stream_outputs;
 	/* Bytes of private state, allocated and zeroed by the core for one index pass. */
 	size_t state_size;
 	/* Sets the state up before the first add, with the trace's program images (never NULL;
@@ -71,12 +82,17 @@ struct tm_deriver {
 	 * thousand), in trace order; n may be 0. Called once per batch, after the format's
 	 * stats_update. It cannot fail: keep a failure (no memory) in the state for finish. */
 	void (*add)(void *state, const struct tm_insn *insn, size_t n);
+	/* Once the pass is over, before finish: the streams whose per-stream views exist, bit s
+	 * for stream s, below TM_MAX_STREAM_VIEWS only (a higher bit fails the pass with
+	 * -EINVAL). Required with stream_views; the same answer every time. */
+	uint64_t (*streams)(const void *state);
 	/* Once the pass is over, after the format's stats_finish and tables_finish: writes
-	 * views[k] to the stream out[k] (a write error shows as -EIO or -ENOMEM in the
-	 * return), adds the deriver's figures to obj (its stats.json object, empty on entry),
-	 * and reports whole-trace findings to diag. A view it cannot render (the trace runs
-	 * more code than it holds) is left empty, said in errors.txt and in obj. Returns 0, or
-	 * -errno, which fails the index pass. */
+	 * views[k] to the stream out[k], then for the j-th stream (from 0, in increasing order)
+	 * of those streams answered, stream_views[k] to out[n_outputs + j * n_stream_outputs + k]
+	 * (a write error shows as -EIO or -ENOMEM in the return), adds the deriver's figures to
+	 * obj (its stats.json object, empty on entry), and reports whole-trace findings to diag.
+	 * A view it cannot render (the trace runs more code than it holds) is left empty, said
+	 * in errors.txt and in obj. Returns 0, or -errno, which fails the index pass. */
 	int (*finish)(void *state, FILE *const *out, struct json_object *obj, struct tm_diag *diag);
 	/* Frees what the state holds, not the state itself. Called once for every state the
 	 * core allocated, whether or not init succeeded and finish was called: it must accept a
@@ -102,7 +118,10 @@ static inline bool tm_derivers_apply(const struct tm_format *fmt)
 	return fmt->instruction != NULL;
 }
 
-/* The number of views the derivers add to a trace of fmt. */
+/* The number of views the derivers add to a trace of fmt, per-stream views not counted. */
 unsigned tm_derived_views(const struct tm_format *fmt);
+
+/* The number of per-stream views the derivers add to a trace of fmt for one stream. */
+unsigned tm_derived_stream_views(const struct tm_format *fmt);
 
 #endif

@@ -36,8 +36,10 @@ struct tm_index {
 	size_t stats_len;
 	char *errors_txt; /* errors.txt */
 	size_t errors_len;
-	struct tm_table *tables; /* the table views' bytes, by table number (table.h) */
+	struct tm_table *tables; /* the table views' bytes, by table number (table.h,
+				    tm_view_table_of) */
 	uint32_t n_tables;
+	uint64_t streams; /* the streams whose per-stream views exist (derive.h), bit s for s */
 	/* A gzip trace's access points (then trace offsets are decompressed offsets), or NULL */
 	struct tm_gz_index *gz;
 };

@@ -24,8 +24,8 @@ struct tm_reader {
 
 /* Prepares a reader of view `view` of the open trace ot, which it copies (ot's source must
  * outlive the reader); builds the index unless the view is a plain trace's raw. Returns 0 or
- * -errno (-ENOENT: no such view); a reader that failed to open holds nothing, and closing it
- * does nothing. */
+ * -errno (-ENOENT: no such view, or a per-stream view of a stream not shown); a reader that
+ * failed to open holds nothing, and closing it does nothing. */
 int tm_reader_open(struct tm_reader *r, const struct tm_open_trace *ot, unsigned view);
 void tm_reader_close(struct tm_reader *r);
 
@@ -43,8 +43,9 @@ int tm_reader_render(const struct tm_reader *r, uint64_t chunk);
 /* Size of view `view` of ot (building the index if needed) without opening a reader. */
 int tm_view_size(const struct tm_open_trace *ot, unsigned view, uint64_t *size);
 
-/* Whether view `view` of ot exists: 1 for every view but a group view without records (whose
- * answer needs the index, built if needed), else 0, or -errno. */
+/* Whether view `view` of ot exists: 1 for every view but a group view without records and a
+ * per-stream view of a stream the index does not show (derive.h), whose answers need the index,
+ * built if needed; else 0, or -errno. */
 int tm_view_exists(const struct tm_open_trace *ot, unsigned view);
 
 #endif

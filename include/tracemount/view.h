@@ -22,32 +22,43 @@ enum tm_view_kind {
 };
 
 struct tm_view {
-	char *path; /* relative to the trace folder: "class/d_read.txt" */
-	enum tm_view_kind kind;
+	char *path;			 /* relative to the trace folder: "class/d_read.txt" */
 	const struct tm_render_ops *ops; /* record views */
 	uint64_t class_mask;		 /* record views: classes whose records it shows */
-	uint16_t flag_mask;		 /* and, unless 0, of those only records with one of
-					    these flags (a tag's class) */
-	int group;			 /* record views: -1, or the one group shown (its
-					    view exists only when it has records) */
-	unsigned column;		 /* record views: index column; table views: table */
+	enum tm_view_kind kind;
+	int group;	    /* record views: -1, or the one group shown (its view exists only
+			       when it has records); table views: -1, or the stream of a
+			       per-stream view (it exists only when the index shows the
+			       stream) */
+	unsigned column;    /* record views: index column; table views: table, or a
+			       per-stream view's place among a stream's */
+	uint16_t flag_mask; /* record views: unless 0, of the classes' records only those
+			       with one of these flags (a tag's class) */
 };
 
 /* views[TM_RAW_VIEW] of every trace is raw. */
 #define TM_RAW_VIEW 0
 
-#define TM_MAX_TABLES 16 /* table views of a trace: spix/'s 2 and calls/' 6, and room */
+/* Table views of a trace, per-stream ones apart: spix/'s 2 and calls/' 6, and room. */
+#define TM_MAX_TABLES 16
+/* Streams (processors) that may have per-stream views (derive.h): 0 to 15. Each costs the view
+ * table n_stream_tables entries whether the trace has it or not, and an index the tables of
+ * the streams it shows only. */
+#define TM_MAX_STREAM_VIEWS 16
 
 struct tm_view_table {
 	struct tm_view *views;
 	unsigned n_views;
 	unsigned n_record_views;
-	unsigned n_tables; /* table views: the format's, then the derivers' (derive.h);
-			      TM_MAX_TABLES at most */
-	char *stem;	   /* the trace's name less its extensions, for "%s" in view paths */
+	unsigned n_tables;	  /* table views: the format's, then the derivers' (derive.h);
+				     TM_MAX_TABLES at most; per-stream views apart */
+	unsigned n_stream_tables; /* the derivers' per-stream views of one stream */
+	char *stem;		  /* the trace's name less its extensions, for "%s" in view paths */
+	char *stream_paths;	  /* the per-stream views' paths, in one block */
 };
 
-/* Builds the views of a trace of format fmt named name (its base name). Returns 0 or -ENOMEM. */
+/* Builds the views of a trace of format fmt named name (its base name): per-stream views after
+ * all others, by stream, each stream's in the derivers' order. Returns 0 or -ENOMEM. */
 int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, const char *name);
 void tm_view_table_free(struct tm_view_table *t);
 
@@ -68,6 +79,21 @@ int tm_view_table_list(const struct tm_view_table *t, const char *dir,
  * fixed_len, or for a copy of the trace's own bytes the format's fixed record length. The
  * index pass sizes views by counting with it; rendering spares a measure() per record. */
 size_t tm_view_fixed_len(const struct tm_format *fmt, const struct tm_view *v, unsigned cls);
+
+/* The table holding table view v in an index whose shown streams are the bits of streams
+ * (tm_index.streams): the format's and derivers' tables, then n_stream_tables per shown
+ * stream, in increasing order. -1 for a per-stream view of a stream not shown. */
+static inline int tm_view_table_of(const struct tm_view_table *t, const struct tm_view *v,
+				   uint64_t streams)
+{
+	if (v->group < 0)
+		return (int)v->column;
+	if (v->group >= 64 || !(streams >> v->group & 1))
+		return -1;
+	uint64_t below = streams & ((1ull << v->group) - 1);
+	return (int)(t->n_tables + (unsigned)__builtin_popcountll(below) * t->n_stream_tables +
+		     v->column);
+}
 
 /* Whether record view v shows record r. */
 static inline int tm_view_shows(const struct tm_view *v, const struct tm_record *r)

@@ -15,6 +15,7 @@
 #include "tracemount/diag.h"
 #include "tracemount/stats_json.h"
 #include "tracemount/util.h"
+#include "tracemount/view.h"
 
 /* format.h's kinds are the tracker's, so that a format need not include calls.h */
 _Static_assert(TM_INSN_PLAIN == (int)TM_CALL_KIND_PLAIN && TM_INSN_CALL == (int)TM_CALL_KIND_CALL &&
@@ -39,6 +40,16 @@ static const char *const calls_views[N_VIEWS] = {
     [VIEW_FOLDED] = "calls/folded.txt",
     [VIEW_FOLDED_TIME] = "calls/folded-time.txt",
     [VIEW_FLAMEGRAPH] = "calls/flamegraph.svg",
+};
+
+/* The same views of each processor, in a trace where several ran instructions. */
+static const char *const calls_stream_views[N_VIEWS] = {
+    [VIEW_TREE] = "calls/cpu/%u/tree.txt",
+    [VIEW_PROFILE] = "calls/cpu/%u/profile.txt",
+    [VIEW_PROFILE_JSON] = "calls/cpu/%u/profile.json",
+    [VIEW_FOLDED] = "calls/cpu/%u/folded.txt",
+    [VIEW_FOLDED_TIME] = "calls/cpu/%u/folded-time.txt",
+    [VIEW_FLAMEGRAPH] = "calls/cpu/%u/flamegraph.svg",
 };
 
 /* One processor. Its last instruction is held back until the next arrives, so that micro-ops
@@ -312,8 +323,9 @@ static int write_view(const struct tm_calls *t, unsigned v, FILE *out)
 }
 
 /* The views of t, but those that would take more than MAX_VIEW_BYTES: left empty, named in
- * errors.txt and in omitted, a JSON array. */
-static int write_views(const struct tm_calls *t, FILE *const *out, json_object *omitted,
+ * errors.txt and in omitted, a JSON array. The views are calls/'s, or with cpu >= 0 those of
+ * calls/cpu/CPU/. */
+static int write_views(const struct tm_calls *t, int cpu, FILE *const *out, json_object *omitted,
 		       struct tm_diag *diag)
 {
 	uint64_t size[N_VIEWS];
@@ -325,29 +337,52 @@ static int write_views(const struct tm_calls *t, FILE *const *out, json_object *
 			err = write_view(t, v, out[v]);
 			continue;
 		}
+		char name[64];
+		if (cpu < 0)
+			snprintf(name, sizeof(name), "%s", calls_views[v]);
+		else
+			snprintf(name, sizeof(name), calls_stream_views[v], (unsigned)cpu);
 		tm_diag_note(diag,
 			     "%s is empty: it would take about %llu MiB (calls %u deep), more "
 			     "than %u MiB",
-			     calls_views[v], (unsigned long long)(size[v] >> 20), c.max_depth,
+			     name, (unsigned long long)(size[v] >> 20), c.max_depth,
 			     MAX_VIEW_BYTES >> 20);
-		json_object *name = json_object_new_string(calls_views[v]);
-		if (!name || json_object_array_add(omitted, name) != 0) {
-			json_object_put(name);
+		json_object *js = json_object_new_string(name);
+		if (!js || json_object_array_add(omitted, js) != 0) {
+			json_object_put(js);
 			err = -ENOMEM;
 		}
 	}
 	return err;
 }
 
-/* The views show the lowest-numbered processor that ran instructions (a view per processor
- * would take six table views each, beyond TM_MAX_TABLES); stats.json counts each. */
+/* The processors with views of their own (calls/cpu/N/): every one that ran instructions,
+ * below TM_MAX_STREAM_VIEWS, when two or more did; none in a trace of one processor, whose
+ * calls/ is its own. Before finish, which releases the instructions held back. */
+static uint64_t calls_streams(const void *state)
+{
+	const struct calls_derive *s = state;
+	uint64_t ran = 0;
+	unsigned n = 0;
+	for (unsigned k = 0; k < TM_MAX_GROUPS; k++)
+		if (s->streams[k].has_last) {
+			n++;
+			ran |= k < TM_MAX_STREAM_VIEWS ? 1ull << k : 0;
+		}
+	return n > 1 ? ran : 0;
+}
+
+/* calls/ shows the lowest-numbered processor that ran instructions, and calls/cpu/N/ each
+ * of calls_streams' (a merge of the processors' stacks would need a tracker of trackers);
+ * stats.json counts each. */
 static int calls_finish(void *state, FILE *const *out, json_object *obj, struct tm_diag *diag)
 {
 	struct calls_derive *s = state;
 	if (s->err)
 		return s->err;
 	int err = 0, shown = -1;
-	unsigned processors = 0;
+	unsigned processors = 0, with_views = 0;
+	uint64_t streams = calls_streams(s);
 	bool any = false;
 	for (unsigned k = 0; k < TM_MAX_GROUPS; k++)
 		any |= s->streams[k].tracker != NULL;
@@ -357,6 +392,9 @@ static int calls_finish(void *state, FILE *const *out, json_object *obj, struct 
 			return err;
 	}
 	json_object *per_cpu = json_object_new_object();
+	json_object *omitted = json_object_new_array();
+	if (!per_cpu || !omitted)
+		err = -ENOMEM;
 	for (unsigned k = 0; k < TM_MAX_GROUPS && !err; k++) {
 		struct stream *st = &s->streams[k];
 		if (!st->tracker)
@@ -370,11 +408,12 @@ static int calls_finish(void *state, FILE *const *out, json_object *obj, struct 
 		processors++;
 		if (shown < 0) {
 			shown = (int)k;
-			json_object *omitted = json_object_new_array();
-			err = omitted ? write_views(st->tracker, out, omitted, diag) : -ENOMEM;
+			err = write_views(st->tracker, -1, out, omitted, diag);
 			counts_json(st->tracker, obj, &err);
-			tm_json_add(obj, "omitted_views", omitted, &err);
 		}
+		if (!err && streams >> k & 1)
+			err = write_views(st->tracker, (int)k, out + N_VIEWS * (1 + with_views++),
+					  omitted, diag);
 		char key[16];
 		snprintf(key, sizeof(key), "%u", k);
 		json_object *one = json_object_new_object();
@@ -383,9 +422,10 @@ static int calls_finish(void *state, FILE *const *out, json_object *obj, struct 
 	}
 	if (!err && processors > 1)
 		tm_diag_note(diag,
-			     "calls/ shows processor %d; stats.json's calls.processors counts "
-			     "each of the %u",
-			     shown, processors);
+			     "calls/ shows processor %d, calls/cpu/N/ each of the %u that ran "
+			     "instructions below %u; stats.json's calls.processors counts all %u",
+			     shown, with_views, TM_MAX_STREAM_VIEWS, processors);
+	tm_json_add(obj, "omitted_views", omitted, &err);
 	tm_json_add_int(obj, "processor", shown > 0 ? (uint64_t)shown : 0, &err);
 	tm_json_add(obj, "processors", per_cpu, &err);
 	return err;
@@ -403,6 +443,9 @@ const struct tm_deriver tm_deriver_calls = {
     .name = "calls",
     .views = calls_views,
     .n_outputs = ARRAY_SIZE(calls_views),
+    .stream_views = calls_stream_views,
+    .n_stream_outputs = ARRAY_SIZE(calls_stream_views),
+    .streams = calls_streams,
     .state_size = sizeof(struct calls_derive),
     .init = calls_init,
     .add = calls_add,

@@ -367,18 +367,23 @@ int tm_cmd_ls(int argc, char **argv)
 		goto out;
 	}
 	for (unsigned v = 0; v < vt->n_views; v++) {
-		int err = tm_view_size(&ct.ot, v, &sizes[v]);
+		/* a group's view needs records, a per-stream view its stream shown */
+		int err = tm_view_exists(&ct.ot, v);
+		if (err > 0)
+			err = tm_view_size(&ct.ot, v, &sizes[v]);
+		else if (!err)
+			sizes[v] = UINT64_MAX; /* not shown */
 		if (err) {
 			fprintf(stderr, "tracemount ls: %s: indexing failed: %s\n", ct.path,
 				strerror(-err));
 			goto out;
 		}
-		if (sizes[v] > max)
+		if (sizes[v] > max && sizes[v] != UINT64_MAX)
 			max = sizes[v];
 	}
 	int width = snprintf(NULL, 0, "%" PRIu64, max);
 	for (unsigned v = 0; v < vt->n_views; v++)
-		if (vt->views[v].group < 0 || sizes[v]) /* a group's view needs records */
+		if (sizes[v] != UINT64_MAX)
 			printf("%*" PRIu64 " %s\n", width, sizes[v], vt->views[v].path);
 	status = 0;
 	if (fflush(stdout) != 0) {

@@ -22,3 +22,11 @@ unsigned tm_derived_views(const struct tm_format *fmt)
 		n += (*d)->n_outputs;
 	return n;
 }
+
+unsigned tm_derived_stream_views(const struct tm_format *fmt)
+{
+	unsigned n = 0;
+	for (const struct tm_deriver *const *d = tm_derivers; *d && tm_derivers_apply(fmt); d++)
+		n += (*d)->n_stream_outputs;
+	return n;
+}

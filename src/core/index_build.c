@@ -331,44 +331,88 @@ static int decode_all(struct builder *b, tm_progress_fn progress, void *progress
 	return err;
 }
 
-/* The derivers' views, written to out from the first, and their objects of stats.json. */
-static int derivers_finish(struct builder *b, FILE *const *out)
+/* The streams whose per-stream views exist: the union of the derivers' answers. */
+static int derivers_streams(struct builder *b, uint64_t *streams)
 {
-	int err = 0;
+	*streams = 0;
+	for (unsigned k = 0; b->derived && k < b->n_derivers; k++) {
+		const struct tm_deriver *d = tm_derivers[k];
+		if (!d->n_stream_outputs)
+			continue;
+		uint64_t mine = d->streams(b->derived[k]);
+		if (TM_MAX_STREAM_VIEWS < 64 && mine >> TM_MAX_STREAM_VIEWS)
+			return -EINVAL; /* the deriver broke its contract */
+		*streams |= mine;
+	}
+	return 0;
+}
+
+/* The derivers' views and their objects of stats.json: tables[first..] holds the derivers'
+ * views, then n_stream_tables per stream of ix->streams; each deriver gets its own views and
+ * those of the streams it answered, and the other streams' stay empty. */
+static int derivers_finish(struct builder *b, FILE *const *all, unsigned first)
+{
+	const struct tm_view_table *vt = b->views;
+	uint64_t streams = b->ix->streams;
+	unsigned n_streams = (unsigned)__builtin_popcountll(streams);
+	FILE **out =
+	    calloc(vt->n_tables + (size_t)n_streams * vt->n_stream_tables + 1, sizeof(*out));
+	int err = out ? 0 : -ENOMEM;
+	unsigned own = first, per_stream = 0;
 	for (unsigned k = 0; k < b->n_derivers && !err; k++) {
 		const struct tm_deriver *d = tm_derivers[k];
+		unsigned n = 0;
+		for (unsigned i = 0; i < d->n_outputs; i++)
+			out[n++] = all[own++];
+		uint64_t mine = d->n_stream_outputs ? d->streams(b->derived[k]) : 0;
+		for (unsigned rank = 0, s = 0; s < 64; s++) {
+			if (!(streams >> s & 1))
+				continue;
+			for (unsigned i = 0; mine >> s & 1 && i < d->n_stream_outputs; i++)
+				out[n++] =
+				    all[vt->n_tables + rank * vt->n_stream_tables + per_stream + i];
+			rank++;
+		}
+		per_stream += d->n_stream_outputs;
 		if (!(b->derived_json[k] = json_object_new_object()))
-			return -ENOMEM;
-		err = d->finish(b->derived[k], out, b->derived_json[k], &b->diag);
-		out += d->n_outputs;
+			err = -ENOMEM;
+		else
+			err = d->finish(b->derived[k], out, b->derived_json[k], &b->diag);
 	}
+	free(out);
 	return err;
 }
 
-/* The table views' bytes, the format's then the derivers', each written through a stream
- * that deflates it in pieces (table.h). */
+/* The table views' bytes, the format's then the derivers', then the derivers' per-stream views
+ * of the streams shown, each written through a stream that deflates it in pieces (table.h). */
 static int tables(struct builder *b)
 {
 	struct tm_index *ix = b->ix;
 	unsigned own = b->fmt->n_table_views, n = b->views->n_tables;
-	FILE *out[TM_MAX_TABLES] = {NULL};
 	if (n > TM_MAX_TABLES)
 		return -EINVAL;
-	if (n && !(ix->tables = calloc(n, sizeof(*ix->tables))))
+	int err = derivers_streams(b, &ix->streams);
+	if (err)
+		return err;
+	n += (unsigned)__builtin_popcountll(ix->streams) * b->views->n_stream_tables;
+	FILE **out = calloc(n + 1, sizeof(*out));
+	if (!out || (n && !(ix->tables = calloc(n, sizeof(*ix->tables))))) {
+		free(out);
 		return -ENOMEM;
+	}
 	ix->n_tables = n;
-	int err = 0;
 	for (unsigned k = 0; k < n && !err; k++)
 		if (!(out[k] = tm_table_writer(&ix->tables[k])))
 			err = -ENOMEM;
 	if (!err && own && b->fmt->tables_finish)
 		err = b->fmt->tables_finish(b->stats, out);
 	if (!err && b->derived)
-		err = derivers_finish(b, out + own);
+		err = derivers_finish(b, out, own);
 	for (unsigned k = 0; k < n && out[k]; k++) {
 		int closed = tm_table_finish(&ix->tables[k], out[k]);
 		err = err ? err : closed;
 	}
+	free(out);
 	return err;
 }
 

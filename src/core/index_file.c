@@ -44,6 +44,7 @@ struct file_header {
 	uint32_t truncated, has_gz;
 	uint64_t stats_len, errors_len;
 	uint64_t n_tables, tables_len; /* tables_len: each length, compressed length, bytes */
+	uint64_t streams;	       /* tm_index.streams: whose per-stream tables follow */
 	uint64_t gz_points, gz_windows_len, gz_in_size, gz_out_size;
 	uint64_t trace_len;
 	uint64_t body_len;
@@ -104,9 +105,9 @@ static uint64_t layout_of(const struct tm_format *fmt, const struct tm_view_tabl
 {
 	uint64_t h = fnv_str(FNV_START, fmt->name);
 	uint64_t sizes[] = {
-	    TM_INDEX_FILE_VERSION, fmt->record_size, fmt->state_size,	 fmt->chunk_records,
-	    fmt->n_classes,	   fmt->n_tags,	     fmt->n_extra_views, fmt->common_classes,
-	    views->n_record_views, views->n_tables,
+	    TM_INDEX_FILE_VERSION, fmt->record_size, fmt->state_size,	     fmt->chunk_records,
+	    fmt->n_classes,	   fmt->n_tags,	     fmt->n_extra_views,     fmt->common_classes,
+	    views->n_record_views, views->n_tables,  views->n_stream_tables,
 	};
 	h = fnv(h, sizes, sizeof(sizes));
 	for (unsigned c = 0; c < fmt->n_classes; c++)
@@ -403,6 +404,7 @@ static void fill_header(struct file_header *h, const struct tm_format *fmt,
 	h->errors_len = ix->errors_len;
 	h->n_tables = ix->n_tables;
 	h->tables_len = tables_len;
+	h->streams = ix->streams;
 	if (ix->gz) {
 		h->has_gz = 1;
 		h->gz_points = ix->gz->n_points;
@@ -559,9 +561,12 @@ static const char *check_header(const struct file_header *h, const struct tm_for
 		return "row layout differs";
 	if (!h->n_rows || h->n_rows > file_size / 8 || h->gz_points > file_size ||
 	    h->stats_len > file_size || h->errors_len > file_size ||
-	    h->gz_windows_len > file_size || h->tables_len > file_size ||
-	    h->n_tables != views->n_tables || h->trace_len >= PATH_MAX)
+	    h->gz_windows_len > file_size || h->tables_len > file_size || h->trace_len >= PATH_MAX)
 		return "sizes out of range";
+	if ((views->n_stream_tables ? h->streams >> TM_MAX_STREAM_VIEWS : h->streams) ||
+	    h->n_tables != views->n_tables +
+			       (uint64_t)__builtin_popcountll(h->streams) * views->n_stream_tables)
+		return "table views out of range";
 	uint64_t body = body_bytes(h);
 	if (body != h->body_len || file_size != sizeof(*h) + body)
 		return "truncated or overlong";
@@ -634,6 +639,7 @@ static int take_body(const struct file_header *h, const uint8_t *body, struct tm
 	ix->truncated = h->truncated != 0;
 	ix->stats_len = h->stats_len;
 	ix->errors_len = h->errors_len;
+	ix->streams = h->streams;
 	size_t n_rows = rows_bytes(h);
 	if (!(ix->rows = malloc(n_rows)) || !(ix->stats_json = malloc(h->stats_len + 1)) ||
 	    !(ix->errors_txt = malloc(h->errors_len + 1)))

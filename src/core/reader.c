@@ -26,6 +26,13 @@ static struct tm_chunk_cache *cache_of(const struct tm_reader *r)
 	return tm_context_cache(tm_trace_context(r->ot.trace));
 }
 
+/* The table of table view v in ot's index, or -1 for a per-stream view of a stream the index
+ * does not show. */
+static int table_number(const struct tm_open_trace *ot, const struct tm_view *v)
+{
+	return tm_view_table_of(tm_trace_views(ot->trace), v, ot->index->streams);
+}
+
 int tm_reader_open(struct tm_reader *r, const struct tm_open_trace *ot, unsigned view)
 {
 	memset(r, 0, sizeof(*r));
@@ -36,11 +43,18 @@ int tm_reader_open(struct tm_reader *r, const struct tm_open_trace *ot, unsigned
 	r->view = view;
 	/* a plain trace's raw bytes need no index; a gzip trace's size and spans do */
 	if (r->ot.index || (view_of(r)->kind == TM_VIEW_RAW && !tm_trace_is_gzip(&r->ot)))
-		return 0;
+		goto built;
 	int err = tm_trace_index(&r->ot);
-	if (err)
+	if (err) {
 		tm_trace_close(&r->ot); /* a failed open holds nothing */
-	return err;
+		return err;
+	}
+built:
+	if (view_of(r)->kind == TM_VIEW_TABLE && table_number(&r->ot, view_of(r)) < 0) {
+		tm_trace_close(&r->ot); /* a stream the trace does not show */
+		return -ENOENT;
+	}
+	return 0;
 }
 
 void tm_reader_close(struct tm_reader *r)
@@ -58,7 +72,7 @@ uint64_t tm_reader_size(const struct tm_reader *r)
 	case TM_VIEW_STATS: return ix->stats_len;
 	case TM_VIEW_ERRORS: return ix->errors_len;
 	case TM_VIEW_RECORDS: return tm_index_view_size(ix, v->column);
-	case TM_VIEW_TABLE: return ix->tables[v->column].len;
+	case TM_VIEW_TABLE: return ix->tables[table_number(&r->ot, v)].len;
 	}
 	return 0;
 }
@@ -82,6 +96,8 @@ int tm_view_exists(const struct tm_open_trace *ot, unsigned view)
 	if (v->group < 0)
 		return 1;
 	int err = tm_view_size(ot, view, &size);
+	if (v->kind == TM_VIEW_TABLE) /* a per-stream view: its stream shown, even if empty */
+		return err == -ENOENT ? 0 : err < 0 ? err : 1;
 	return err < 0 ? err : size > 0;
 }
 
@@ -143,7 +159,9 @@ static bool is_raw(const struct tm_reader *r)
 
 static const struct tm_table *table_of(const struct tm_reader *r)
 {
-	return view_of(r)->kind == TM_VIEW_TABLE ? &r->ot.index->tables[view_of(r)->column] : NULL;
+	return view_of(r)->kind == TM_VIEW_TABLE
+		   ? &r->ot.index->tables[table_number(&r->ot, view_of(r))]
+		   : NULL;
 }
 
 static uint64_t n_chunks(const struct tm_reader *r)

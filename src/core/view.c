@@ -121,12 +121,52 @@ static int add_class_views(struct tm_view_table *t, const struct tm_format *fmt,
 	return err;
 }
 
+/* The paths of stream s's per-stream views, written from at (when not NULL, with room bytes)
+ * in the order of the derivers; each view added to t when written. Returns the bytes they
+ * take. */
+static size_t stream_views_of(struct tm_view_table *t, const struct tm_format *fmt, unsigned s,
+			      char *at, size_t room)
+{
+	size_t len = 0;
+	unsigned column = 0;
+	for (const struct tm_deriver *const *d = tm_derivers; *d && tm_derivers_apply(fmt); d++)
+		for (unsigned k = 0; k < (*d)->n_stream_outputs; k++, column++) {
+			int n = snprintf(at ? at + len : NULL, at ? room - len : 0,
+					 (*d)->stream_views[k], s);
+			if (at)
+				t->views[t->n_views++] = (struct tm_view){.path = at + len,
+									  .kind = TM_VIEW_TABLE,
+									  .group = (int)s,
+									  .column = column};
+			len += (size_t)n + 1;
+		}
+	return len;
+}
+
+/* The derivers' per-stream views of streams 0 to TM_MAX_STREAM_VIEWS - 1, their paths in one
+ * block: the view table of every instruction trace holds them, so they stay small. */
+static int add_stream_views(struct tm_view_table *t, const struct tm_format *fmt)
+{
+	size_t len = 0, total;
+	for (unsigned s = 0; s < TM_MAX_STREAM_VIEWS; s++)
+		len += stream_views_of(t, fmt, s, NULL, 0);
+	if (!(t->stream_paths = malloc(len)))
+		return -ENOMEM;
+	total = len;
+	len = 0;
+	for (unsigned s = 0; s < TM_MAX_STREAM_VIEWS; s++)
+		len += stream_views_of(t, fmt, s, t->stream_paths + len, total - len);
+	t->n_stream_tables = tm_derived_stream_views(fmt);
+	return 0;
+}
+
 int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, const char *name)
 {
 	unsigned per_class = fmt->class_ext ? 2 : 1;
+	unsigned per_stream = tm_derived_stream_views(fmt);
 	unsigned n = 4 + (fmt->n_classes + fmt->n_tags) * per_class + fmt->n_extra_views +
 		     (fmt->group_view ? TM_MAX_GROUPS : 0) + fmt->n_table_views +
-		     tm_derived_views(fmt);
+		     tm_derived_views(fmt) + TM_MAX_STREAM_VIEWS * per_stream;
 	int err = 0;
 
 	memset(t, 0, sizeof(*t));
@@ -168,6 +208,8 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 		for (unsigned k = 0; k < (*d)->n_outputs && !err; k++)
 			err = add_view(t, path_printf((*d)->views[k], t->stem, ""), TM_VIEW_TABLE,
 				       NULL, 0, 0);
+	if (!err && per_stream)
+		err = add_stream_views(t, fmt);
 	if (!err)
 		return 0;
 out_nomem:
@@ -178,9 +220,11 @@ out_nomem:
 void tm_view_table_free(struct tm_view_table *t)
 {
 	for (unsigned i = 0; i < t->n_views; i++)
-		free(t->views[i].path);
+		if (t->views[i].kind != TM_VIEW_TABLE || t->views[i].group < 0)
+			free(t->views[i].path); /* not one of stream_paths */
 	free(t->views);
 	free(t->stem);
+	free(t->stream_paths);
 	memset(t, 0, sizeof(*t));
 }
 

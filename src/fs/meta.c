@@ -43,6 +43,14 @@ static void put_view(FILE *f, const char *pattern)
 	fprintf(f, pattern, "NAME");
 }
 
+/* A pattern with one "%u" ("cpu/%u.txt", a group's or a stream's) shown with N for it. */
+static void put_numbered_view(FILE *f, const char *pattern)
+{
+	const char *n = strstr(pattern, "%u");
+	if (n)
+		fprintf(f, " %.*sN%s", (int)(n - pattern), pattern, n + 2);
+}
+
 /* One stanza per format: what it is, how it is recognised, its classes and views. */
 static int formats_text(char **text, size_t *len)
 {
@@ -70,9 +78,12 @@ static int formats_text(char **text, size_t *len)
 		     d++)
 			for (unsigned k = 0; k < (*d)->n_outputs; k++)
 				put_view(f, (*d)->views[k]);
-		const char *n = fmt->group_view ? strstr(fmt->group_view, "%u") : NULL;
-		if (n) /* "cpu/%u.txt" as "cpu/N.txt" */
-			fprintf(f, " %.*sN%s", (int)(n - fmt->group_view), fmt->group_view, n + 2);
+		for (const struct tm_deriver *const *d = tm_derivers; *d && tm_derivers_apply(fmt);
+		     d++)
+			for (unsigned k = 0; k < (*d)->n_stream_outputs; k++)
+				put_numbered_view(f, (*d)->stream_views[k]);
+		if (fmt->group_view)
+			put_numbered_view(f, fmt->group_view);
 		fputc('\n', f);
 	}
 	return fclose(f) == 0 ? 0 : -ENOMEM;

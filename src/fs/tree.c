@@ -80,6 +80,29 @@ static int view_exists(struct tm_fs *fs, const struct tm_node *n, unsigned v)
 	return err;
 }
 
+/* Whether folder dir of n's trace shows: at once when it holds a view other than a per-stream
+ * one (cpu/ of group views too: listed before the index), else when the index shows one of
+ * the streams of its per-stream views (derive.h), which all exist together. */
+static int dir_exists(struct tm_fs *fs, const struct tm_node *n, const char *dir)
+{
+	const struct tm_view_table *t = tm_trace_views(n->trace);
+	size_t len = strlen(dir);
+	uint64_t tried = 0;
+	int exists = 0;
+	for (unsigned i = 0; i < t->n_views && !exists; i++) {
+		const struct tm_view *v = &t->views[i];
+		if (strncmp(v->path, dir, len) != 0 || v->path[len] != '/')
+			continue;
+		if (v->kind != TM_VIEW_TABLE || v->group < 0)
+			return 1;
+		if (tried >> v->group & 1)
+			continue;
+		tried |= 1ull << v->group;
+		exists = view_exists(fs, n, i);
+	}
+	return exists;
+}
+
 /* Inside a trace: rest names a view or a folder of views. */
 static int resolve_view(struct tm_fs *fs, const char *rest, struct tm_node *n)
 {
@@ -106,12 +129,13 @@ static int resolve_view(struct tm_fs *fs, const char *rest, struct tm_node *n)
 		tm_node_put(n);
 		return err ? err : -ENOENT;
 	}
-	if (tm_view_table_is_dir(tm_trace_views(n->trace), n->sub)) {
+	if (tm_view_table_is_dir(tm_trace_views(n->trace), n->sub) &&
+	    (err = dir_exists(fs, n, n->sub)) > 0) {
 		n->kind = TM_NODE_VIEW_DIR;
 		return 0;
 	}
 	tm_node_put(n);
-	return -ENOENT;
+	return err < 0 ? err : -ENOENT;
 }
 
 /* n->src names no file: it may be a virtual trace of its folder. */
@@ -267,13 +291,21 @@ struct list_views_arg {
 static int list_view(void *p, const char *name, int is_dir, unsigned view)
 {
 	struct list_views_arg *a = p;
-	if (!is_dir) {
-		int exists = view_exists(a->fs, a->n, view);
-		if (exists < 0)
-			return a->err = exists;
-		if (!exists)
+	int exists;
+	if (is_dir) {
+		char dir[PATH_MAX];
+		const char *in = a->n->kind == TM_NODE_TRACE ? "" : a->n->sub;
+		if (snprintf(dir, sizeof(dir), "%s%s%s", in, *in ? "/" : "", name) >=
+		    (int)sizeof(dir))
 			return 0;
+		exists = dir_exists(a->fs, a->n, dir);
+	} else {
+		exists = view_exists(a->fs, a->n, view);
 	}
+	if (exists < 0)
+		return a->err = exists;
+	if (!exists)
+		return 0;
 	return a->fill(a->arg, name, is_dir ? S_IFDIR : S_IFREG);
 }
 

@@ -8,9 +8,15 @@
       EXPECTED.folded (sorted), EXPECTED.time (the same by time, Tarmac only) and its figures
       to EXPECTED.json. The program keeps its own stack as it runs: nothing here reads a
       trace.
+      FORMAT tarmac-cpus: the program on processor 0 and the same program 0x10000 higher on
+      processor 1, their instructions interleaved in one Tarmac trace (cpu0, cpu1), with a
+      register line of processor 2, which runs nothing; EXPECTED.cpuN.folded, .time and .json
+      are processor N's, EXPECTED.folded and the others processor 0's (calls/ shows it), and
+      EXPECTED.cpus lists the processors that have calls/cpu/N/.
   calls_expect.py check TRACE_FOLDER
       Checks a mounted trace folder's calls/ views against each other and against stats.json
-      (any trace): prints "description<TAB>expected<TAB>actual" lines.
+      (any trace), and calls/cpu/N/ of every processor that ran instructions when two or more
+      did, none otherwise: prints "description<TAB>expected<TAB>actual" lines.
   calls_expect.py name SYMBOLS OFFSET TRACE_FOLDER EXPECTED
       The views a program image gives (doc/calls.md, "Symbols"), from the same trace's views
       without one (TRACE_FOLDER, functions named by entry address) and SYMBOLS, the output of
@@ -20,6 +26,7 @@
       EXPECTED.profile. Fails when two entries fall in one symbol (the views would then
       merge functions, which this does not model).
 """
+import os
 import json
 import struct
 import sys
@@ -34,6 +41,7 @@ class Program:
 
     def __init__(self):
         self.insns = []
+        self.keys = []  # each instruction's stack, as folded.txt names it
         self.stack = []  # (function entry, return address)
         self.folded = {}
         self.pc = None
@@ -43,6 +51,7 @@ class Program:
     def _count(self):
         key = ";".join("0x%x" % f for f, _ in self.stack)
         self.folded[key] = self.folded.get(key, 0) + 1
+        self.keys.append(key)
 
     def start(self, pc):
         self.pc = pc
@@ -84,13 +93,14 @@ class Program:
         self.pc = target
 
 
-def run():
+def run(base=0):
     """main at 0x1000: f calls g; r recurses 3 deep; u; s tail-calls u; a calls b, which calls
-    lj, which returns straight to main past b and a; h never returns."""
+    lj, which returns straight to main past b and a; h never returns. Every address base
+    higher."""
     p = Program()
-    F, G, R, U, S, A, B, LJ, H = (0x2000, 0x2100, 0x3000, 0x4000, 0x4100, 0x5000, 0x5100,
-                                  0x5200, 0x6000)
-    p.start(0x1000)
+    F, G, R, U, S, A, B, LJ, H = (base + a for a in (0x2000, 0x2100, 0x3000, 0x4000, 0x4100,
+                                                     0x5000, 0x5100, 0x5200, 0x6000))
+    p.start(base + 0x1000)
     p.plain(2)
     p.call(F)
     p.plain(3)
@@ -179,22 +189,46 @@ def write_tarmac(p, out):
     out.write(("\n".join(lines) + "\n").encode())
 
 
-def folded_time(p):
-    """Each instruction lasts until the next one's time, 10 later; the last has none."""
-    last = ";".join("0x%x" % f for f, _ in p.stack)
-    return {k: 10 * (v - (k == last)) for k, v in p.folded.items()}
+def write_tarmac_cpus(programs, out):
+    """Fast Models AArch64 with a cpu column: the programs' instructions in turn, one line every
+    10 ticks, program k on processor k; then a register line of processor len(programs).
+    Returns each program's instruction times."""
+    lines, times = [], [[] for _ in programs]
+    at = [0] * len(programs)
+    while any(at[k] < len(p.insns) for k, p in enumerate(programs)):
+        for k, p in enumerate(programs):
+            if at[k] == len(p.insns):
+                continue
+            pc, kind, nxt = p.insns[at[k]]
+            at[k] += 1
+            dis = {PLAIN: "NOP", CALL: "BL 0x%x" % nxt, RETURN: "RET", JUMP: "B 0x%x" % nxt}[kind]
+            t = 10 * (len(lines) + 1)
+            times[k].append(t)
+            lines.append("%d clk cpu%d IT (%d) %08x d503201f O EL1h_s : %s" % (t, k, at[k], pc,
+                                                                             dis))
+    lines.append("%d clk cpu%d R X0 0000000000000000" % (10 * (len(lines) + 1), len(programs)))
+    out.write(("\n".join(lines) + "\n").encode())
+    return times
 
 
-def write(fmt, out_path, expected):
-    p = run()
-    with open(out_path, "wb") as out:
-        {"tt6": write_tt6, "cis501": write_cis501, "tarmac": write_tarmac}[fmt](p, out)
+def folded_time(p, times=None):
+    """Each instruction lasts until the next one's time (10 later, or times[i]); the last has
+    none."""
+    times = times or [10 * (n + 1) for n in range(len(p.insns))]
+    out = {}
+    for i in range(len(p.insns) - 1):
+        out[p.keys[i]] = out.get(p.keys[i], 0) + times[i + 1] - times[i]
+    return out
+
+
+def write_expected(p, expected, times):
+    """p's folded stacks, by time when there are times, and figures, to EXPECTED.*."""
     with open(expected + ".folded", "w") as f:
         for line in sorted("%s %d" % kv for kv in p.folded.items()):
             f.write(line + "\n")
     with open(expected + ".time", "w") as f:
-        if fmt == "tarmac":
-            for line in sorted("%s %d" % kv for kv in folded_time(p).items() if kv[1]):
+        if times:
+            for line in sorted("%s %d" % kv for kv in folded_time(p, times).items() if kv[1]):
                 f.write(line + "\n")
     figures = {"instructions": len(p.insns), "calls": p.calls, "returns": p.returns,
                "tail_calls": p.tail_calls, "resynchronisations": p.resyncs,
@@ -204,8 +238,30 @@ def write(fmt, out_path, expected):
         json.dump(figures, f, sort_keys=True)
 
 
+def write(fmt, out_path, expected):
+    if fmt == "tarmac-cpus":
+        programs = [run(), run(0x10000)]
+        with open(out_path, "wb") as out:
+            times = write_tarmac_cpus(programs, out)
+        write_expected(programs[0], expected, times[0])
+        for k, p in enumerate(programs):
+            write_expected(p, "%s.cpu%d" % (expected, k), times[k])
+        with open(expected + ".cpus", "w") as f:
+            f.write("".join("%d\n" % k for k in range(len(programs))))
+        return
+    p = run()
+    with open(out_path, "wb") as out:
+        {"tt6": write_tt6, "cis501": write_cis501, "tarmac": write_tarmac}[fmt](p, out)
+    write_expected(p, expected, [10 * (n + 1) for n in range(len(p.insns))]
+                   if fmt == "tarmac" else None)
+
+
+MAX_STREAM_VIEWS = 16  # processors with calls/cpu/N/ (view.h's TM_MAX_STREAM_VIEWS)
+
+
 def check(folder):
-    """The views of one trace against each other: sums, counts, parses."""
+    """The views of one trace against each other: sums, counts, parses; calls/cpu/N/ for each
+    processor that ran instructions when two or more did, none otherwise."""
     def read(name):
         with open(folder + "/" + name, "rb") as f:
             return f.read().decode()
@@ -215,43 +271,27 @@ def check(folder):
     def eq(what, want, got):
         out.append("%s: %s\t%s\t%s" % (folder.rsplit("/", 1)[-1], what, want, got))
 
-    stats = json.loads(read("stats.json"))["calls"]
-    omitted = stats["omitted_views"]
+    calls = json.loads(read("stats.json"))["calls"]
+    omitted = calls["omitted_views"]
     for v in omitted:  # too deep to render: empty, and said in errors.txt
         eq("%s is empty, omitted" % v, "", read(v))
         eq("errors.txt says why %s is empty" % v, True,
            ("%s is empty" % v) in read("errors.txt"))
-    folded = [l.rsplit(" ", 1) for l in read("calls/folded.txt").splitlines()]
-    if "calls/folded.txt" not in omitted:
-        eq("folded.txt adds up to the instructions", stats["instructions"],
-           sum(int(n) for _, n in folded))
-    eq("folded.txt: one line per stack", len(folded), len(set(s for s, _ in folded)))
-    prof = json.loads(read("calls/profile.json"))
-    eq("profile.json: instructions", stats["instructions"], prof["instructions"])
-    eq("profile.json: exclusive counts add up", stats["instructions"],
-       sum(f["exclusive_instructions"] for f in prof["functions"]))
-    eq("profile.json: one entry per function", stats["functions"], len(prof["functions"]))
-    text = read("calls/profile.txt").splitlines()
-    eq("profile.txt: one line per function", stats["functions"],
-       len([l for l in text if not l.startswith("#")]))
-    if "calls/tree.txt" in omitted:
-        for line in out:
-            print(line)
-        return
-    tree = [l for l in read("calls/tree.txt").splitlines() if not l.startswith("#")]
-    roots = len([l for l in tree if "[root" in l])
-    eq("tree.txt: one line per call, tail call and root", stats["calls"] +
-       stats["tail_calls"] + roots, len(tree))
-    eq("tree.txt: no-return marks", stats["never_returned"],
-       len([l for l in tree if "no-return" in l]))
-    if "calls/flamegraph.svg" not in omitted:
-        svg = ET.fromstring(read("calls/flamegraph.svg"))
-        eq("flamegraph.svg: an SVG document", "{http://www.w3.org/2000/svg}svg", svg.tag)
-        eq("flamegraph.svg: no script", 0,
-           len([e for e in svg.iter() if e.tag.endswith("script")]))
-    if "calls/folded-time.txt" not in omitted:
-        timed = read("calls/folded-time.txt")
-        eq("folded-time.txt: empty without time", prof["has_time"], bool(timed))
+    check_views(read, eq, "calls/", calls, omitted)
+    ran = sorted(int(k) for k, p in calls["processors"].items() if p["instructions"])
+    shown = [k for k in ran if k < MAX_STREAM_VIEWS] if len(ran) > 1 else []
+    has_cpu = os.path.isdir(folder + "/calls/cpu")
+    eq("calls/cpu exists when two or more processors ran", bool(shown), has_cpu)
+    listed = sorted(os.listdir(folder + "/calls/cpu"), key=int) if has_cpu else []
+    eq("calls/cpu lists the processors that ran", [str(k) for k in shown], listed)
+    for k in shown:
+        check_views(read, eq, "calls/cpu/%d/" % k, calls["processors"][str(k)], omitted)
+    if shown:
+        eq("calls/ shows the lowest processor", ran[0], calls["processor"])
+        for v in ("tree.txt", "folded.txt", "profile.txt"):
+            if "calls/" + v not in omitted:
+                eq("calls/%s is calls/cpu/%d/%s" % (v, ran[0], v), True,
+                   read("calls/" + v) == read("calls/cpu/%d/%s" % (ran[0], v)))
     for line in out:
         print(line)
 
@@ -353,6 +393,40 @@ def name(symbols_path, offset, folder, expected):
     merged = [fs for fs in by_name.values() if len(fs) > 1]
     if merged:
         sys.exit("entries in one function, not modelled: %s" % merged)
+
+
+def check_views(read, eq, at, stats, omitted):
+    """The views in folder `at` (calls/ or calls/cpu/N/) against stats, their processor's
+    figures."""
+    folded = [l.rsplit(" ", 1) for l in read(at + "folded.txt").splitlines()]
+    if at + "folded.txt" not in omitted:
+        eq(at + "folded.txt adds up to the instructions", stats["instructions"],
+           sum(int(n) for _, n in folded))
+    eq(at + "folded.txt: one line per stack", len(folded), len(set(s for s, _ in folded)))
+    prof = json.loads(read(at + "profile.json"))
+    eq(at + "profile.json: instructions", stats["instructions"], prof["instructions"])
+    eq(at + "profile.json: exclusive counts add up", stats["instructions"],
+       sum(f["exclusive_instructions"] for f in prof["functions"]))
+    eq(at + "profile.json: one entry per function", stats["functions"], len(prof["functions"]))
+    text = read(at + "profile.txt").splitlines()
+    eq(at + "profile.txt: one line per function", stats["functions"],
+       len([l for l in text if not l.startswith("#")]))
+    if at + "tree.txt" in omitted:
+        return
+    tree = [l for l in read(at + "tree.txt").splitlines() if not l.startswith("#")]
+    roots = len([l for l in tree if "[root" in l])
+    eq(at + "tree.txt: one line per call, tail call and root", stats["calls"] +
+       stats["tail_calls"] + roots, len(tree))
+    eq(at + "tree.txt: no-return marks", stats["never_returned"],
+       len([l for l in tree if "no-return" in l]))
+    if at + "flamegraph.svg" not in omitted:
+        svg = ET.fromstring(read(at + "flamegraph.svg"))
+        eq(at + "flamegraph.svg: an SVG document", "{http://www.w3.org/2000/svg}svg", svg.tag)
+        eq(at + "flamegraph.svg: no script", 0,
+           len([e for e in svg.iter() if e.tag.endswith("script")]))
+    if at + "folded-time.txt" not in omitted:
+        timed = read(at + "folded-time.txt")
+        eq(at + "folded-time.txt: empty without time", prof["has_time"], bool(timed))
 
 
 def main():

@@ -30,6 +30,8 @@ The rules (doc/views.md, doc/formats.md):
   attribute letters end in _I (an RTL instruction fetch), is an event.
 - stats.json time: first, last, min and max over the times of 0 and more.
 - convert/STEM.din: "2 VA" per IT, "0 VA" per read, "1 VA" per write, hex without 0x.
+- calls/: six views, and calls/cpu/N/ the same six for each cpu below 16 with IT or IS lines
+  when two or more cpus have some (their content is calls_expect.py's).
 """
 
 import json
@@ -133,6 +135,7 @@ def expect(trace, outdir, stem, ext):
         views["class/%s.%s" % (c, ext)] = []
     known = {c: [] for c in CLASSES}  # lines this reader placed, for foreign traces
     cpus = {}
+    ran = set()  # the processors that ran instructions (calls/cpu/N/ when two or more)
     foreign = []
     last_cpu = 0
     isets, modes, mnemonics, sizes, registers = {}, {}, {}, {}, {}
@@ -152,6 +155,7 @@ def expect(trace, outdir, stem, ext):
         cpu = own if own is not None else last_cpu
         if cls in ("instructions", "skipped"):
             last_cpu = cpu
+            ran.add(cpu)
             bump(isets, facts["iset"].decode())
             bump(modes, facts["mode"].decode())
             pcs.append(facts["pc"])
@@ -215,8 +219,10 @@ def expect(trace, outdir, stem, ext):
     meta = {"ext": ext, "lines": len(lines), "foreign": foreign, "stats": stats,
             "views": sorted(views) if not foreign else [],
             "derived": ["spix/%s.spixcounts" % stem, "spix/summary.txt"] +
-            ["calls/" + v for v in ("tree.txt", "profile.txt", "profile.json", "folded.txt",
-                                    "folded-time.txt", "flamegraph.svg")],
+            ["calls/" + c + v for c in [""] + (["cpu/%d/" % k for k in sorted(ran) if k < 16]
+                                               if len(ran) > 1 else [])
+             for v in ("tree.txt", "profile.txt", "profile.json", "folded.txt",
+                       "folded-time.txt", "flamegraph.svg")],
             "known": {c: [l.decode("latin-1") for l in known[c]] for c in CLASSES}}
     with open(os.path.join(outdir, "meta.json"), "w") as f:
         json.dump(meta, f)

@@ -9,7 +9,11 @@
 # installed). ARM's calculator traces (../shared/realtraces/tarmac, skipped when absent): the
 # Fast Models, gem5 and ES traces of one program give the same folded stacks and tree, every
 # call returns but those open at the end, nothing resynchronised. `tracemount cat` and `ls`
-# give the mount's bytes and sizes.
+# give the mount's bytes and sizes. Several processors: the program on processor 0 and again
+# 0x10000 higher on processor 1, interleaved in one Tarmac trace with a line of processor 2
+# (no instruction): calls/cpu/0 and cpu/1 hold each one's stacks, tree and figures, calls/ is
+# processor 0's, calls/cpu lists exactly 0 and 1; a one-processor trace has no calls/cpu; the
+# same after a remount that reads the index files.
 . "$(dirname "$0")/lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -25,6 +29,7 @@ KNOWN="prog.tt6:tt6 prog.tt6e:tt6 prog.trace:cis501 prog.tarmac:tarmac"
 for kf in $KNOWN; do
 	"$PY" "$CE" write "${kf#*:}" "$SRC/known/${kf%%:*}" "$EXP/${kf%%:*}"
 done
+"$PY" "$CE" write tarmac-cpus "$SRC/known/multi.tarmac" "$EXP/multi.tarmac"
 
 # ---- generated traces, without call structure of their own
 "$GEN_TT6" --format tt6 --records 20000 --seed "$SEED" >"$SRC/gen/gen.tt6"
@@ -76,6 +81,48 @@ check_eq "the formats' trees agree but for times" \
 check_eq "TT6 and CIS501 give the same tree" "$(cat "$M/known/prog.tt6/calls/tree.txt")" \
 	"$(cat "$M/known/prog.trace/calls/tree.txt")"
 
+# ---- several processors
+# check_cpus MOUNT: the multi-processor trace's calls/cpu/N/ against the program each ran
+# shellcheck disable=SC2010,SC2012,SC2013 # ls: the listing is checked; .cpus: numbers
+check_cpus() {
+	local m=$1/known/multi.tarmac e=$EXP/multi.tarmac cpu key
+	check_eq "multi: ls calls/cpu lists the processors that ran" "$(cat "$e.cpus")" \
+		"$(ls "$m/calls/cpu" | LC_ALL=C sort -n)"
+	check_eq "multi: ls calls lists cpu/ with the six views" \
+		"cpu flamegraph.svg folded-time.txt folded.txt profile.json profile.txt tree.txt" \
+		"$(ls "$m/calls" | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')"
+	check "multi: processor 2 has records (cpu/2.txt)" test -s "$m/cpu/2.txt"
+	check "multi: but ran nothing: no calls/cpu/2" test ! -e "$m/calls/cpu/2"
+	check "multi: no calls/cpu/2/tree.txt" test ! -e "$m/calls/cpu/2/tree.txt"
+	check "prog.tarmac: one processor, no calls/cpu" test ! -e "$1/known/prog.tarmac/calls/cpu"
+	check_eq "prog.tarmac: ls calls lists no cpu/" "" \
+		"$(ls "$1/known/prog.tarmac/calls" | grep -x cpu)"
+	check_eq "multi: calls/folded.txt is processor 0's" "$(cat "$e.folded")" \
+		"$(LC_ALL=C sort "$m/calls/folded.txt")"
+	for cpu in $(cat "$e.cpus"); do
+		check_eq "multi: cpu/$cpu/folded.txt holds the stacks processor $cpu ran" \
+			"$(cat "$e.cpu$cpu.folded")" "$(LC_ALL=C sort "$m/calls/cpu/$cpu/folded.txt")"
+		check_eq "multi: cpu/$cpu/folded-time.txt weighs them by its own time" \
+			"$(cat "$e.cpu$cpu.time")" "$(LC_ALL=C sort "$m/calls/cpu/$cpu/folded-time.txt")"
+		for key in instructions calls returns tail_calls resynchronisations never_returned \
+			max_depth unmatched_returns discontinuities; do
+			check_eq "multi: stats.json calls.processors.$cpu.$key" \
+				"$(json_get "$e.cpu$cpu.json" "d['$key']")" \
+				"$(json_get "$m/stats.json" "d['calls']['processors']['$cpu']['$key']")"
+		done
+		check "multi: cpu/$cpu's never-returning call is marked" grep -q \
+			"^  0x${cpu/#0/}6000 .*\[no-return\]$" "$m/calls/cpu/$cpu/tree.txt"
+		check "multi: cpu/$cpu's longjmp is marked" grep -q \
+			"^      0x${cpu/#0/}5200 .*\[unwound\]$" "$m/calls/cpu/$cpu/tree.txt"
+	done
+	check_eq "multi: cpu/1's tree is cpu/0's 0x10000 higher, but for numbers and times" \
+		"$(sed 's/ [#t][0-9][0-9]*//g; s/0x\([0-9a-f]\{4\}\)\b/0x1\1/g' "$m/calls/cpu/0/tree.txt")" \
+		"$(sed 's/ [#t][0-9][0-9]*//g' "$m/calls/cpu/1/tree.txt")"
+	check "multi: calls/tree.txt is cpu/0's" cmp "$m/calls/tree.txt" "$m/calls/cpu/0/tree.txt"
+	check_compared multi.tarmac "$PY" "$CE" check "$m"
+}
+check_cpus "$M"
+
 # ---- generated traces
 for t in $GEN; do
 	check_compared "$t" "$PY" "$CE" check "$M/gen/$t"
@@ -93,6 +140,9 @@ check_eq "three.tarmac: the processors' instructions are spix/'s" \
 		'sum(p["instructions"] for p in d["calls"]["processors"].values())')"
 check "three.tarmac: errors.txt says which processor calls/ shows" \
 	grep -q "calls/ shows processor 0" "$M/gen/three.tarmac/errors.txt"
+# shellcheck disable=SC2012 # ls: the mount's listing is what is checked
+check_eq "three.tarmac: calls/cpu/N/ for the three" "0 1 2" \
+	"$(ls "$M/gen/three.tarmac/calls/cpu" | LC_ALL=C sort -n | tr '\n' ' ' | sed 's/ $//')"
 if command -v xmllint >/dev/null; then
 	for t in $GEN; do
 		check "$t: xmllint accepts flamegraph.svg" xmllint --noout "$M/gen/$t/calls/flamegraph.svg"
@@ -137,7 +187,7 @@ done
 # ---- .tracemount/formats lists calls/ with every instruction format's views, and not BYU's
 for f in tt6 tt6e full cis501 tarmac qemu4v; do
 	check "formats: $f lists calls/'s views" grep -q \
-		"^  views: .* calls/tree.txt calls/profile.txt calls/profile.json calls/folded.txt calls/folded-time.txt calls/flamegraph.svg" \
+		"^  views: .* calls/tree.txt calls/profile.txt calls/profile.json calls/folded.txt calls/folded-time.txt calls/flamegraph.svg calls/cpu/N/tree.txt calls/cpu/N/profile.txt calls/cpu/N/profile.json calls/cpu/N/folded.txt calls/cpu/N/folded-time.txt calls/cpu/N/flamegraph.svg" \
 		<(sed -n "/^$f: /,/^[a-z]/p" "$M/.tracemount/formats")
 done
 check "formats: byu has no calls/" test -z \
@@ -147,7 +197,22 @@ check "formats: byu has no calls/" test -z \
 cd "$SRC/known" || exit 1
 check_cli "$SRC/known" prog.tarmac "$M/known/prog.tarmac" calls/tree.txt calls/profile.txt \
 	calls/profile.json calls/folded.txt calls/folded-time.txt calls/flamegraph.svg stats.json
+check_cli "$SRC/known" multi.tarmac "$M/known/multi.tarmac" calls/tree.txt \
+	calls/cpu/0/tree.txt calls/cpu/1/folded.txt calls/cpu/1/profile.json \
+	calls/cpu/1/flamegraph.svg
+(cd "$SRC/known" && "$TRACEMOUNT" cat multi.tarmac calls/cpu/2/tree.txt) >/dev/null 2>&1
+check_eq "tracemount cat: no calls/cpu/2 for a processor that ran nothing" 1 "$?"
 cd / || exit 1
 
+unmount_tm
+
+# ---- remounted: the index files give the same processors
+mount_tm "$SRC"
+M=$TM_MNT
+check_cpus "$M"
+check "remount: the multi-processor trace's index was read from its file" grep -q \
+	"^[0-9]* built, [1-9][0-9]* read" <(index_counts "$M")
+check_eq "remount: no index file refused" 0 \
+	"$(index_counts "$M" | sed 's/.* \([0-9]*\) index files refused/\1/')"
 unmount_tm
 finish

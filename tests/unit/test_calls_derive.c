@@ -12,6 +12,8 @@
 
 #include <json-c/json.h>
 
+#include "tracemount/index.h"
+#include "tracemount/reader.h"
 #include "tracemount/registry.h"
 #include "tracemount/util.h"
 #include "view_check.h"
@@ -115,6 +117,20 @@ static void close_views(struct views *v)
 	unmount_trace(&v->m);
 }
 
+/* The index's shown streams (tm_index.streams). */
+static uint64_t streams_shown(struct views *v)
+{
+	ck_assert_int_eq(tm_trace_index(&v->m.ot), 0);
+	return v->m.ot.index->streams;
+}
+
+/* Whether the view at path exists (tm_view_exists), or -1 when the table has no such view. */
+static int exists(struct views *v, const char *path)
+{
+	int k = tm_view_table_find(tm_trace_views(v->m.t), path);
+	return k < 0 ? -1 : tm_view_exists(&v->m.ot, (unsigned)k);
+}
+
 static int64_t count(json_object *obj, const char *key)
 {
 	json_object *val;
@@ -180,6 +196,10 @@ START_TEST(test_nested)
 	ck_assert_int_eq(count(v.calls, "never_returned"), 1);
 	ck_assert_int_eq(count(v.calls, "resynchronisations"), 0);
 	ck_assert_int_eq(count(v.calls, "processor"), 0);
+	/* one processor: calls/ is its own, no calls/cpu/ */
+	ck_assert_int_eq(exists(&v, "calls/tree.txt"), 1);
+	ck_assert_int_eq(exists(&v, "calls/cpu/0/tree.txt"), 0);
+	ck_assert_int_eq(exists(&v, "calls/cpu/0/folded.txt"), 0);
 	close_views(&v);
 }
 END_TEST
@@ -251,7 +271,8 @@ START_TEST(test_recursion_tail_longjmp)
 END_TEST
 
 /* A call whose kind comes on a micro-op after its first (as CIS501's branch micro-op brings its
- * outcome); and two processors: the views show processor 0, stats.json counts both. */
+ * outcome); and two processors: calls/ shows processor 0, calls/cpu/0/ and cpu/1/ each, and
+ * stats.json counts both; a processor past TM_MAX_STREAM_VIEWS is counted, without views. */
 START_TEST(test_micro_ops_and_processors)
 {
 	static const struct ev t[] = {
@@ -273,6 +294,62 @@ START_TEST(test_micro_ops_and_processors)
 	ck_assert_int_eq(count(one, "instructions"), 4);
 	ck_assert_int_eq(count(one, "calls"), 1);
 	ck_assert_int_eq(count(one, "never_returned"), 1);
+	/* each processor's own views, in calls/cpu/N/; none for a processor that did not run */
+	size_t n;
+	char *text = read_view(&v.m, "calls/cpu/0/folded.txt", &n);
+	expect_text("cpu/0/folded.txt", v.folded, text);
+	free(text);
+	text = read_view(&v.m, "calls/cpu/0/tree.txt", &n);
+	expect_text("cpu/0/tree.txt", v.tree, text);
+	free(text);
+	text = read_view(&v.m, "calls/cpu/1/folded.txt", &n);
+	expect_text("cpu/1/folded.txt", "0x900 2\n0x900;0xa00 2\n", text);
+	free(text);
+	text = read_view(&v.m, "calls/cpu/1/tree.txt", &n);
+	expect_text("cpu/1/tree.txt",
+		    "# call tree: FUNCTION  #ENTRY @PC [tTIME] -> #EXIT @PC [tTIME]  [MARKS]\n"
+		    "0x900  #1 @0x900 -> #4 @0xa04  [root]\n"
+		    "  0xa00  #3 @0xa00 -> #4 @0xa04  [no-return]\n",
+		    text);
+	free(text);
+	text = read_view(&v.m, "calls/cpu/1/profile.json", &n);
+	ck_assert_ptr_nonnull(strstr(text, "\"instructions\":4"));
+	free(text);
+	text = read_view(&v.m, "calls/cpu/1/folded-time.txt", &n); /* no time: empty */
+	ck_assert_str_eq(text, "");
+	free(text);
+	ck_assert_int_eq(exists(&v, "calls/cpu/1/folded-time.txt"), 1);
+	ck_assert_int_eq(exists(&v, "calls/cpu/1/flamegraph.svg"), 1);
+	ck_assert_int_eq(exists(&v, "calls/cpu/2/tree.txt"), 0);
+	ck_assert_int_eq(exists(&v, "calls/cpu/15/tree.txt"), 0);
+	ck_assert_int_eq(exists(&v, "calls/cpu/16/tree.txt"), -1); /* past the bound */
+	struct tm_reader r;
+	int k = tm_view_table_find(tm_trace_views(v.m.t), "calls/cpu/2/tree.txt");
+	ck_assert_int_eq(tm_reader_open(&r, &v.m.ot, (unsigned)k), -ENOENT);
+	ck_assert_uint_eq(streams_shown(&v), 3);
+	char *errors = read_view(&v.m, "errors.txt", &n);
+	ck_assert_ptr_nonnull(
+	    strstr(errors, "calls/ shows processor 0, calls/cpu/N/ each of the 2"));
+	free(errors);
+	close_views(&v);
+
+	/* processors 3 and 20 ran: 20 is past the processors with views, counted only */
+	struct ev far[ARRAY_SIZE(t)];
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		far[i] = t[i];
+		far[i].stream = t[i].stream ? 20 : 3;
+	}
+	open_views(&v, "far.events", &ev_format, far, sizeof(far));
+	expect_text("folded.txt", "0x100 3\n0x100;0x200 1\n", v.folded);
+	ck_assert_int_eq(count(v.calls, "processor"), 3);
+	ck_assert(json_object_object_get_ex(v.calls, "processors", &cpus));
+	ck_assert_int_eq(json_object_object_length(cpus), 2);
+	ck_assert_int_eq(exists(&v, "calls/cpu/3/tree.txt"), 1);
+	ck_assert_int_eq(exists(&v, "calls/cpu/0/tree.txt"), 0);
+	text = read_view(&v.m, "calls/cpu/3/folded.txt", &n);
+	expect_text("cpu/3/folded.txt", v.folded, text);
+	free(text);
+	ck_assert_uint_eq(streams_shown(&v), 1u << 3);
 	close_views(&v);
 
 	/* no instruction at all: empty views but their headers, and zeros */
@@ -280,6 +357,7 @@ START_TEST(test_micro_ops_and_processors)
 	ck_assert_str_eq(v.folded, "");
 	ck_assert_int_eq(count(v.calls, "instructions"), 0);
 	ck_assert_int_eq(count(v.calls, "calls"), 0);
+	ck_assert_int_eq(exists(&v, "calls/cpu/0/tree.txt"), 0);
 	close_views(&v);
 }
 END_TEST

@@ -100,17 +100,42 @@ START_TEST(test_views)
 	ck_assert_uint_le(n, TM_MAX_TABLES);
 	ck_assert_int_eq(tm_view_table_init(&t, &words, "prog.words"), 0);
 	ck_assert_uint_eq(t.n_tables, n);
-	/* after every other view, in the list's order, "%s" standing for the stem */
-	unsigned v = t.n_views - n, column = 0;
+	/* after every other view, in the list's order, "%s" standing for the stem; then the
+	 * per-stream views, stream by stream, "%u" standing for the stream */
+	unsigned per_stream = tm_derived_stream_views(&words);
+	ck_assert_uint_gt(per_stream, 0);
+	ck_assert_uint_eq(t.n_stream_tables, per_stream);
+	unsigned v = t.n_views - n - TM_MAX_STREAM_VIEWS * per_stream, column = 0;
 	for (unsigned k = 0; tm_derivers[k]; k++) {
+		ck_assert(!tm_derivers[k]->n_stream_outputs || tm_derivers[k]->streams);
 		for (unsigned i = 0; i < tm_derivers[k]->n_outputs; i++, v++, column++) {
 			char path[256];
 			snprintf(path, sizeof(path), tm_derivers[k]->views[i], "prog");
 			ck_assert_str_eq(t.views[v].path, path);
 			ck_assert_int_eq(t.views[v].kind, TM_VIEW_TABLE);
+			ck_assert_int_eq(t.views[v].group, -1);
 			ck_assert_uint_eq(t.views[v].column, column);
 			ck_assert_int_eq(tm_view_table_find(&t, path), (int)v);
 		}
+	}
+	for (unsigned s = 0; s < TM_MAX_STREAM_VIEWS; s++) {
+		column = 0;
+		for (unsigned k = 0; tm_derivers[k]; k++)
+			for (unsigned i = 0; i < tm_derivers[k]->n_stream_outputs; i++, v++) {
+				char path[256];
+				snprintf(path, sizeof(path), tm_derivers[k]->stream_views[i], s);
+				ck_assert_str_eq(t.views[v].path, path);
+				ck_assert_int_eq(t.views[v].kind, TM_VIEW_TABLE);
+				ck_assert_int_eq(t.views[v].group, (int)s);
+				ck_assert_uint_eq(t.views[v].column, column++);
+				ck_assert_int_eq(tm_view_table_find(&t, path), (int)v);
+				/* its table: after the others, n_stream_tables per stream shown */
+				ck_assert_int_eq(tm_view_table_of(&t, &t.views[v], 0), -1);
+				ck_assert_int_eq(tm_view_table_of(&t, &t.views[v], 1ull << s),
+						 (int)(n + column - 1));
+				ck_assert_int_eq(tm_view_table_of(&t, &t.views[v], ~0ull),
+						 (int)(n + s * per_stream + column - 1));
+			}
 	}
 	ck_assert_uint_eq(v, t.n_views);
 	tm_view_table_free(&t);
@@ -118,6 +143,7 @@ START_TEST(test_views)
 	struct tm_format plain = words; /* no instructions: none of the derivers' views */
 	plain.instruction = NULL;
 	ck_assert_uint_eq(tm_derived_views(&plain), 0);
+	ck_assert_uint_eq(tm_derived_stream_views(&plain), 0);
 	ck_assert_int_eq(tm_view_table_init(&t, &plain, "prog.words"), 0);
 	ck_assert_uint_eq(t.n_tables, 0);
 	for (unsigned i = 0; i < t.n_views; i++)
@@ -144,6 +170,7 @@ static json_object *index_loop(const struct tm_format *fmt, struct tm_index **ix
 	ck_assert_int_eq(tm_view_table_init(&views, fmt, "loop.words"), 0);
 	ck_assert_int_eq(tm_index_build(fmt, &views, &src.src, "loop.words", NULL, NULL, ix), 0);
 	ck_assert_uint_eq((*ix)->n_tables, views.n_tables);
+	ck_assert_uint_eq((*ix)->streams, 0); /* one processor: no per-stream views */
 	tm_view_table_free(&views);
 	mem_source_free(&src);
 	char *text = strndup((*ix)->stats_json, (*ix)->stats_len); /* not NUL-terminated */

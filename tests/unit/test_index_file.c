@@ -28,6 +28,7 @@
 #include "tracemount/index_file.h"
 #include "tracemount/registry.h"
 #include "tracemount/source.h"
+#include "tracemount/table.h"
 #include "tracemount/trace.h"
 #include "tracemount/view.h"
 
@@ -149,6 +150,61 @@ START_TEST(test_round_trip)
 		ck_assert_int_eq(stat(cache, &st), 0);
 		ck_assert_uint_eq(st.st_mode & 0777, 0700);
 		teardown(&f);
+	}
+}
+END_TEST
+
+/* A trace of two processors: its per-stream views' mask and tables come back from its file,
+ * and the file of a one-processor trace has none. */
+START_TEST(test_streams_round_trip)
+{
+	static const char *const traces[] = {
+	    "10 clk cpu0 IT (1) 00001000 d503201f O EL1h_s : BL 0x2000\n"
+	    "20 clk cpu1 IT (1) 00009000 d503201f O EL1h_s : NOP\n"
+	    "30 clk cpu0 IT (2) 00002000 d503201f O EL1h_s : RET\n"
+	    "40 clk cpu1 IT (2) 00009004 d503201f O EL1h_s : NOP\n"
+	    "50 clk cpu0 IT (3) 00001004 d503201f O EL1h_s : NOP\n",
+	    "10 clk cpu1 IT (1) 00009000 d503201f O EL1h_s : NOP\n",
+	};
+	for (unsigned k = 0; k < 2; k++) {
+		const struct tm_format *fmt = tm_format_find("tarmac");
+		struct tm_view_table views;
+		struct tm_source src;
+		struct tm_trace_key key;
+		struct tm_index *ix, *back = NULL;
+		struct tm_index_store store;
+		char why[256], err[512];
+		snprintf(trace_path, sizeof(trace_path), "%s/s%u.tarmac", dir, k);
+		FILE *out = fopen(trace_path, "w");
+		ck_assert_ptr_nonnull(out);
+		fputs(traces[k], out);
+		fclose(out);
+		ck_assert_int_eq(tm_view_table_init(&views, fmt, "s.tarmac"), 0);
+		ck_assert_int_eq(tm_source_open(AT_FDCWD, trace_path, &src), 0);
+		ck_assert_int_eq(tm_trace_key_of(&src, &key), 0);
+		ck_assert_int_eq(tm_index_build(fmt, &views, &src, "s.tarmac", NULL, NULL, &ix), 0);
+		ck_assert_uint_eq(ix->streams, k ? 0 : 3);
+		ck_assert_uint_eq(ix->n_tables,
+				  views.n_tables + (k ? 0 : 2 * views.n_stream_tables));
+		snprintf(cache, sizeof(cache), "%s/cache/streams", dir);
+		ck_assert_msg(tm_index_store_open(&store, cache, true, err, sizeof(err)) == 0, "%s",
+			      err);
+		ck_assert_int_eq(tm_index_file_store(&store, fmt, &views, &key, ix), 0);
+		ck_assert_int_eq(
+		    tm_index_file_load(&store, fmt, &views, &key, &back, why, sizeof(why)), 0);
+		same_index(ix, back);
+		ck_assert_uint_eq(back->streams, ix->streams);
+		ck_assert_uint_eq(back->n_tables, ix->n_tables);
+		for (uint32_t t = 0; t < ix->n_tables; t++) {
+			ck_assert_uint_eq(back->tables[t].len, ix->tables[t].len);
+			ck_assert_uint_eq(tm_table_mem(&back->tables[t]),
+					  tm_table_mem(&ix->tables[t]));
+		}
+		tm_index_free(back);
+		tm_index_free(ix);
+		tm_index_store_close(&store);
+		tm_source_close(&src);
+		tm_view_table_free(&views);
 	}
 }
 END_TEST
@@ -868,6 +924,7 @@ int main(void)
 	TCase *tc = tcase_create("index_file");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_round_trip);
+	tcase_add_test(tc, test_streams_round_trip);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_refused_rows);
 	tcase_add_test(tc, test_keys);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "byu_ref.h"
+#include "tracemount/derive.h"
 #include "tracemount/registry.h"
 #include "tracemount/view.h"
 
@@ -237,9 +238,35 @@ START_TEST(test_registered_formats_keep_the_contract)
 				ck_assert_msg(strcmp(t.views[v].path, t.views[w].path) != 0,
 					      "%s: two views at %s", fmt->name, t.views[v].path);
 		}
+		/* per-stream views of streams 0 to TM_MAX_STREAM_VIEWS - 1, by stream */
+		unsigned per_stream = tm_derived_stream_views(fmt), first = t.n_views;
+		ck_assert_uint_eq(t.n_stream_tables, per_stream);
+		for (unsigned v = 0; v < t.n_views; v++)
+			if (t.views[v].kind == TM_VIEW_TABLE && t.views[v].group >= 0) {
+				first = first < v ? first : v;
+				ck_assert_int_eq(t.views[v].group, (int)((v - first) / per_stream));
+				ck_assert_uint_eq(t.views[v].column, (v - first) % per_stream);
+			}
+		ck_assert_uint_eq(t.n_views - first, TM_MAX_STREAM_VIEWS * per_stream);
 		tm_view_table_free(&t);
 	}
 	ck_assert_uint_ge(n_formats, 2);
+}
+END_TEST
+
+/* Every deriver's per-stream views: a pattern with one "%u" and no other conversion, and a
+ * streams operation to say which streams have them. */
+START_TEST(test_registered_derivers_keep_the_contract)
+{
+	for (const struct tm_deriver *const *d = tm_derivers; *d; d++) {
+		ck_assert_msg(!(*d)->n_stream_outputs || (*d)->streams, "%s: no streams",
+			      (*d)->name);
+		for (unsigned k = 0; k < (*d)->n_stream_outputs; k++) {
+			const char *p = (*d)->stream_views[k], *u = strstr(p, "%u");
+			ck_assert_msg(u && strchr(p, '%') == u && !strchr(u + 1, '%'),
+				      "%s: per-stream view %s", (*d)->name, p);
+		}
+	}
 }
 END_TEST
 
@@ -252,6 +279,7 @@ static Suite *view_suite(void)
 	tcase_add_test(tc, test_find_and_is_dir);
 	tcase_add_test(tc, test_list);
 	tcase_add_test(tc, test_registered_formats_keep_the_contract);
+	tcase_add_test(tc, test_registered_derivers_keep_the_contract);
 	suite_add_tcase(s, tc);
 	return s;
 }
