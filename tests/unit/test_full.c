@@ -11,6 +11,7 @@
 
 #include "full.h"
 #include "tracemount/diag.h"
+#include "tracemount/reader.h"
 #include "tracemount/registry.h"
 #include "tracemount/view.h"
 #include "view_check.h"
@@ -291,6 +292,10 @@ START_TEST(test_views_whole)
 		mount_trace(&m, "t.full", f, buf, len);
 		for (unsigned v = 0; v < tm_trace_views(m.t)->n_views; v++) {
 			const char *path = tm_trace_view(m.t, v)->path;
+			int exists = tm_view_exists(&m.ot, v);
+			ck_assert_int_ge(exists, 0);
+			if (!exists) /* a processor's calls/cpu/N/ of a trace of one */
+				continue;
 			char *text = read_view(&m, path, &vlen);
 			if (strcmp(path, "dump.txt") == 0 || strncmp(path, "regs/", 5) == 0) {
 				size_t lines = 0;
