@@ -28,6 +28,11 @@ for kf in $KNOWN; do
 	"$PY" "$CE" write "${kf#*:}" "$SRC/known/${kf%%:*}" "$EXP/${kf%%:*}"
 done
 
+# the MIPS program 200 times over, 24,000 lines: delay slots across chunks and reads; each run
+# starts inside the last one's call that never returns (a discontinuity)
+"$PY" -c 'import sys; open(sys.argv[2], "wb").write(open(sys.argv[1], "rb").read() * 200)' \
+	"$SRC/known/prog.qemu4v" "$SRC/gen/prog200.qemu4v"
+
 # ---- generated traces, without call structure of their own
 "$GEN_TT6" --format tt6 --records 20000 --seed "$SEED" >"$SRC/gen/gen.tt6"
 "$GEN_TT6" --format tt6e --records 20000 --seed $((SEED + 1)) >"$SRC/gen/gen.tt6e"
@@ -81,13 +86,26 @@ check_eq "TT6 and CIS501 give the same tree" "$(cat "$M/known/prog.tt6/calls/tre
 tree_shape() {
 	sed 's/  #[^[]*//' "$1"
 }
-check_eq "MIPS gives TT6's functions and marks" "$(tree_shape "$M/known/prog.tt6/calls/tree.txt")" \
+check_eq "MIPS gives TT6's functions and marks" \
+	"$(tree_shape "$M/known/prog.tt6/calls/tree.txt")" \
 	"$(tree_shape "$M/known/prog.qemu4v/calls/tree.txt")"
 check_eq "MIPS: a call's last instruction is its return's delay slot" \
 	"  0x2000  #5 @0x2000 t50 -> #19 @0x201c t190" \
 	"$(grep '^  0x2000 ' "$M/known/prog.qemu4v/calls/tree.txt")"
 check_eq "MIPS: stats.json counts one processor" 1 \
 	"$(json_get "$M/known/prog.qemu4v/stats.json" 'len(d["calls"]["processors"])')"
+
+# calls, returns, tail calls, longjmps and calls never returned: 200 times the program's
+P200_KEYS='("calls", "returns", "tail_calls", "resynchronisations", "never_returned")'
+check_eq "prog200.qemu4v: 200 times the program's calls" \
+	"$(json_get "$EXP/prog.qemu4v.json" "' '.join(str(200 * d[k]) for k in $P200_KEYS)")" \
+	"$(json_get "$M/gen/prog200.qemu4v/stats.json" \
+		"' '.join(str(d['calls'][k]) for k in $P200_KEYS)")"
+check_eq "prog200.qemu4v: a discontinuity between runs, each run one call deeper" \
+	"199 $(json_get "$EXP/prog.qemu4v.json" 'd["max_depth"] + 199')" \
+	"$(json_get "$M/gen/prog200.qemu4v/stats.json" \
+		'"%d %d" % (d["calls"]["discontinuities"], d["calls"]["max_depth"])')"
+check_compared prog200.qemu4v "$PY" "$CE" check "$M/gen/prog200.qemu4v"
 
 # ---- generated traces
 for t in $GEN; do
