@@ -2,11 +2,10 @@
  * found (calls_render.c, flamegraph.c: calls/tree.txt, profile.txt, profile.json, folded.txt,
  * folded-time.txt, flamegraph.svg), function names from ELF images (symbols.c) and the
  * classification of ARM, PowerPC and MIPS instructions into calls and returns
- * (classify_arm.c, classify_ppc.c, classify_mips.c). doc/calls.md
- * gives the formats of the views and the heuristics.
- *
- * Not wired yet: a deriver (derive.h) will hold one tracker per processor, turn each
- * struct tm_insn into a struct tm_call_event, and render the views at its finish. */
+ * (classify_arm.c, classify_ppc.c, classify_mips.c). The deriver (calls_derive.c, derive.h)
+ * holds one tracker per processor, turns each struct tm_insn into a struct tm_call_event and
+ * renders the views at its finish. doc/calls.md gives the formats of the views and the
+ * heuristics. */
 #ifndef TRACEMOUNT_CALLS_H
 #define TRACEMOUNT_CALLS_H
 
