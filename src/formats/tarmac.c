@@ -98,16 +98,14 @@ static bool opcode_word(const struct tarmac_line *l, uint32_t *word)
 	return true;
 }
 
-/* Whether l shows MIPS code: ISET A, and a jump or branch whose mnemonic names what its
- * 32-bit opcode encodes as MIPS (tm_mips_branch_named), which no ARM line does. Cheap on ARM
- * code: only mnemonics that start with j or b are looked up. */
-static bool shows_mips(const struct tarmac_line *l, uint32_t word)
+/* Whether l may show MIPS code: ISET A, and a mnemonic that starts with j or b, as MIPS's
+ * jumps and branches do. Most ARM lines are not, and cost no more than this look. */
+static bool may_show_mips(const struct tarmac_line *l)
 {
 	if (!l->mnemonic.len || l->iset.len != 1 || (l->text[l->iset.off] | 0x20) != 'a')
 		return false;
 	uint8_t first = l->text[l->mnemonic.off] | 0x20;
-	return (first == 'j' || first == 'b') &&
-	       tm_mips_branch_named((const char *)l->text + l->mnemonic.off, l->mnemonic.len, word);
+	return first == 'j' || first == 'b';
 }
 
 /* The MIPS stack pointer's names on register lines: QEMU4V names registers rN. */
@@ -130,12 +128,16 @@ static bool is_mips_sp(const struct tarmac_line *l)
 static void classify_mips(struct tarmac_cpu *c, const struct tarmac_line *l,
 			  struct tarmac_record *r)
 {
+	if (!(c->bits & C_MIPS) && !may_show_mips(l))
+		return;
 	uint32_t word;
 	bool have_word = opcode_word(l, &word);
-	if (!(c->bits & C_MIPS) && have_word && shows_mips(l, word))
+	if (!(c->bits & C_MIPS)) { /* shown by a jump or branch that its word encodes as MIPS */
+		if (!have_word || !tm_mips_branch_named((const char *)l->text + l->mnemonic.off,
+							l->mnemonic.len, word))
+			return;
 		c->bits |= C_MIPS;
-	if (!(c->bits & C_MIPS))
-		return;
+	}
 	bool ran = l->cls == TC_INSTRUCTION;
 	uint8_t bits = R_MIPS | TM_INSN_PLAIN;
 	enum tm_mips_slot slot = have_word ? tm_mips_delay_slot(word) : TM_MIPS_NO_SLOT;
