@@ -1,11 +1,11 @@
 /* Calls: the call tracker of one processor (call_stack.c), the views rendered from what it
  * found (calls_render.c, flamegraph.c: calls/tree.txt, profile.txt, profile.json, folded.txt,
  * folded-time.txt, flamegraph.svg), function names from ELF images (symbols.c) and the
- * classification of ARM instructions into calls and returns (classify_arm.c). doc/calls.md
- * gives the formats of the views and the heuristics.
- *
- * Not wired yet: a deriver (derive.h) will hold one tracker per processor, turn each
- * struct tm_insn into a struct tm_call_event, and render the views at its finish. */
+ * classification of ARM, PowerPC and MIPS instructions into calls and returns
+ * (classify_arm.c, classify_ppc.c, classify_mips.c). The deriver (calls_derive.c, derive.h)
+ * holds one tracker per processor, turns each struct tm_insn into a struct tm_call_event and
+ * renders the views at its finish. doc/calls.md gives the formats of the views and the
+ * heuristics. */
 #ifndef TRACEMOUNT_CALLS_H
 #define TRACEMOUNT_CALLS_H
 
@@ -222,8 +222,25 @@ enum tm_call_kind tm_classify_arm(enum tm_arm_isa isa, const char *disassembly);
  * branch's outcome is the tracker's to see. */
 enum tm_call_kind tm_classify_ppc(uint32_t word);
 /* MIPS32/64 (not microMIPS or MIPS16): jal, jalr and the branch-and-link forms call; jr $ra
- * returns; the other jumps and branches, syscall and eret jump. The format gives the kind to
- * the branch's delay slot, the last instruction before control moves. */
+ * returns; the other jumps and branches (bc1f, bc1t, bc2f, bc2t too), syscall and eret jump.
+ * The format gives the kind to the branch's delay slot, the last instruction before control
+ * moves. */
 enum tm_call_kind tm_classify_mips(uint32_t word);
+
+/* Whether a MIPS word is a jump or branch with a delay slot: the jumps (j, jal, jr, jalr) go
+ * always, the branches on a condition (b and bal are beq and bgezal that always hold).
+ * syscall and eret have none. */
+enum tm_mips_slot {
+	TM_MIPS_NO_SLOT,
+	TM_MIPS_SLOT_JUMP,
+	TM_MIPS_SLOT_COND,
+};
+enum tm_mips_slot tm_mips_delay_slot(uint32_t word);
+
+/* Whether mnemonic[0, len) (any case) names a MIPS jump or branch (jal, jr, beqz, bal, bc1t,
+ * ...) and word encodes that one: how a trace whose lines could be ARM or MIPS shows MIPS
+ * code, since ARM's B, BEQ and BNE never have MIPS's encodings of b, beq and bne and no ARM
+ * mnemonic starts with j. */
+bool tm_mips_branch_named(const char *mnemonic, size_t len, uint32_t word);
 
 #endif

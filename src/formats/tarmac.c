@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <strings.h>
 
 #include "tarmac.h"
 #include "calls/calls.h"
@@ -15,10 +16,24 @@
 
 /* Decoding. */
 
+/* What the decoder keeps of each processor, numbered as tm_insn.stream, for MIPS code
+ * (doc/formats.md): whether its code is MIPS, its stack pointer from register lines, and the
+ * kind and flow a jump or branch left for its delay slot, the processor's next instruction. */
+struct tarmac_cpu {
+	uint64_t sp;	  /* with C_SP */
+	uint32_t slot_pc; /* with C_PENDING: the delay slot's pc, low 32 bits */
+	uint8_t bits;	  /* C_* */
+	uint8_t pending;  /* with C_PENDING: R_KIND and R_FLOW bits for the delay slot */
+	uint8_t pad[2];
+};
+
+enum { C_MIPS = 1, C_SP = 2, C_PENDING = 4 };
+
 struct tarmac_state {
 	struct tm_lines lines;
 	uint32_t last_cpu;
 	uint32_t flags; /* S_LANES_* */
+	struct tarmac_cpu cpus[TM_MAX_GROUPS];
 };
 
 enum {
@@ -37,6 +52,114 @@ static void report(const struct tarmac_line *l, uint64_t number, struct tm_diag 
 	int n = l->bad_tok.len > 40 ? 40 : l->bad_tok.len;
 	tm_diag_line(diag, number, "%s ('%.*s%s'): kept in class unknown", l->problem, n,
 		     (const char *)l->text + l->bad_tok.off, l->bad_tok.len > 40 ? "..." : "");
+}
+
+/* The processor of cpu as tm_insn.stream numbers it (tarmac_instruction). */
+static unsigned stream_of(uint32_t cpu)
+{
+	return cpu < TM_MAX_GROUPS ? cpu : 0;
+}
+
+static unsigned hex_digit(uint8_t c)
+{
+	return c <= '9' ? (unsigned)(c - '0') : (unsigned)((c | 0x20) - 'a' + 10);
+}
+
+/* The value of the hex token at text[off, len) (to a blank), with '_' separators: at most 16
+ * digits. Returns whether it is one. */
+static bool hex_value(const uint8_t *text, size_t off, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned digits = 0;
+	for (; off < len && text[off] != ' ' && text[off] != '\t'; off++) {
+		if (text[off] == '_')
+			continue;
+		if (!isxdigit(text[off]) || ++digits > 16)
+			return false;
+		v = v << 4 | hex_digit(text[off]);
+	}
+	*out = v;
+	return digits > 0;
+}
+
+/* The opcode of an instruction line as a 32-bit word, when it is one: 8 hex digits. */
+static bool opcode_word(const struct tarmac_line *l, uint32_t *word)
+{
+	if (l->opcode.len != 8)
+		return false;
+	uint32_t w = 0;
+	for (unsigned k = 0; k < 8; k++) {
+		uint8_t c = l->text[l->opcode.off + k];
+		if (!isxdigit(c))
+			return false;
+		w = w << 4 | hex_digit(c);
+	}
+	*word = w;
+	return true;
+}
+
+/* Whether l may show MIPS code: ISET A, and a mnemonic that starts with j or b, as MIPS's
+ * jumps and branches do. Most ARM lines are not, and cost no more than this look. */
+static bool may_show_mips(const struct tarmac_line *l)
+{
+	if (!l->mnemonic.len || l->iset.len != 1 || (l->text[l->iset.off] | 0x20) != 'a')
+		return false;
+	uint8_t first = l->text[l->mnemonic.off] | 0x20;
+	return first == 'j' || first == 'b';
+}
+
+/* The MIPS stack pointer's names on register lines: QEMU4V names registers rN. */
+static bool is_mips_sp(const struct tarmac_line *l)
+{
+	static const char *const names[] = {"r29", "sp", "$sp", "$29"};
+	for (size_t k = 0; k < ARRAY_SIZE(names); k++)
+		if (l->iset.len == strlen(names[k]) &&
+		    strncasecmp((const char *)l->text + l->iset.off, names[k], l->iset.len) == 0)
+			return true;
+	return false;
+}
+
+/* r->mips and r->sp of an instruction line l of cpu c (doc/formats.md): a processor's code is
+ * MIPS from its first line that shows it; then each instruction is classified from its word,
+ * and a jump or branch that ran gives its kind and flow to its delay slot, the processor's
+ * next instruction when at pc + 4. The branch itself is a transfer that the tracker sees go
+ * on to its delay slot, which is no jump; so is a likely branch that was not taken, which
+ * skips its delay slot. */
+static void classify_mips(struct tarmac_cpu *c, const struct tarmac_line *l,
+			  struct tarmac_record *r)
+{
+	if (!(c->bits & C_MIPS) && !may_show_mips(l))
+		return;
+	uint32_t word;
+	bool have_word = opcode_word(l, &word);
+	if (!(c->bits & C_MIPS)) { /* shown by a jump or branch that its word encodes as MIPS */
+		if (!have_word || !tm_mips_branch_named((const char *)l->text + l->mnemonic.off,
+							l->mnemonic.len, word))
+			return;
+		c->bits |= C_MIPS;
+	}
+	bool ran = l->cls == TC_INSTRUCTION;
+	uint8_t bits = R_MIPS | TM_INSN_PLAIN;
+	enum tm_mips_slot slot = have_word ? tm_mips_delay_slot(word) : TM_MIPS_NO_SLOT;
+	if (slot != TM_MIPS_NO_SLOT) /* its flow is its delay slot's */
+		bits = ran ? R_MIPS | TM_INSN_TRANSFER
+			   : R_MIPS | TM_INSN_PLAIN | TM_FLOW_NOT_TAKEN << R_FLOW_SHIFT;
+	else if (have_word && ran && tm_classify_mips(word) != TM_CALL_KIND_PLAIN)
+		bits = R_MIPS | TM_INSN_TRANSFER | TM_FLOW_JUMP << R_FLOW_SHIFT; /* syscall, eret */
+	if ((c->bits & C_PENDING) && c->slot_pc == (uint32_t)l->va)
+		bits = R_MIPS | c->pending;
+	c->bits &= (uint8_t)~C_PENDING;
+	if (slot != TM_MIPS_NO_SLOT && ran) {
+		c->bits |= C_PENDING;
+		c->slot_pc = (uint32_t)(l->va + 4);
+		uint8_t flow = slot == TM_MIPS_SLOT_JUMP ? TM_FLOW_JUMP : TM_FLOW_COND;
+		c->pending = (uint8_t)(tm_classify_mips(word) | flow << R_FLOW_SHIFT);
+	}
+	if (c->bits & C_SP) {
+		bits |= R_SP;
+		r->sp = c->sp;
+	}
+	r->mips = bits;
 }
 
 /* Fills r from the parsed line. */
@@ -61,6 +184,18 @@ static void make_record(struct tarmac_state *s, const struct tarmac_line *l,
 	r->span[S_MODE] = l->mode;
 	r->span[S_MNEMONIC] = l->mnemonic;
 	r->dump_len = (uint16_t)tarmac_dump_line(l, r->cpu, NULL);
+	r->mips = 0;
+	r->sp = 0;
+	struct tarmac_cpu *c = &s->cpus[stream_of(r->cpu)];
+	if (l->cls == TC_INSTRUCTION || l->cls == TC_SKIPPED) {
+		classify_mips(c, l, r);
+	} else if (l->cls == TC_REGISTER && is_mips_sp(l)) {
+		uint64_t sp;
+		if (hex_value(l->text, l->tail, l->len, &sp)) {
+			c->sp = sp;
+			c->bits |= C_SP;
+		}
+	}
 	s->flags &= ~(uint32_t)(S_LANES_READ | S_LANES_WRITE);
 	if (l->flags & F_LANES)
 		s->flags |= l->cls == TC_READ ? S_LANES_READ : S_LANES_WRITE;
@@ -311,20 +446,32 @@ static bool tarmac_instruction(const struct tm_chunk *c, size_t i, struct tm_ins
 	const struct tarmac_record *r = tarmac_rec(c, i);
 	if (r->head.cls != TC_INSTRUCTION && r->head.cls != TC_SKIPPED)
 		return false;
-	const uint8_t *line = c->raw + r->head.raw_rel;
-	enum branch kind = arm_branch(line, r->span[S_MNEMONIC], line + r->head.raw_len);
-	*out = (struct tm_insn){.pc = r->addr,
-				.size = r->size ? r->size : 4,
-				.stream = r->cpu < TM_MAX_GROUPS ? (uint8_t)r->cpu : 0};
-	if (kind != NOT_BRANCH)
-		out->flow = r->head.cls == TC_SKIPPED ? TM_FLOW_NOT_TAKEN
-			    : kind == BRANCH	      ? TM_FLOW_JUMP
-						      : TM_FLOW_COND;
+	*out = (struct tm_insn){
+	    .pc = r->addr, .size = r->size ? r->size : 4, .stream = (uint8_t)stream_of(r->cpu)};
 	/* ES lines have no time; a negative one is no time either */
 	if ((r->head.flags & F_TIME) && r->time >= 0) {
 		out->time = (uint64_t)r->time;
 		out->known |= TM_INSN_HAS_TIME;
 	}
+	if (r->mips) { /* classified by the decoder, delay slots considered */
+		out->call = r->mips & R_KIND;
+		out->flow = (uint8_t)((r->mips & R_FLOW) >> R_FLOW_SHIFT);
+		if (r->mips & R_SP) {
+			out->sp = r->sp;
+			out->known |= TM_INSN_HAS_SP;
+		}
+		if (out->call == TM_INSN_CALL) { /* the delay slot's: the ISA's return address */
+			out->return_pc = r->addr + out->size;
+			out->known |= TM_INSN_HAS_RETURN;
+		}
+		return true;
+	}
+	const uint8_t *line = c->raw + r->head.raw_rel;
+	enum branch kind = arm_branch(line, r->span[S_MNEMONIC], line + r->head.raw_len);
+	if (kind != NOT_BRANCH)
+		out->flow = r->head.cls == TC_SKIPPED ? TM_FLOW_NOT_TAKEN
+			    : kind == BRANCH	      ? TM_FLOW_JUMP
+						      : TM_FLOW_COND;
 	if (r->head.cls == TC_INSTRUCTION) /* a failed condition neither calls nor returns */
 		out->call = call_kind(r, line);
 	return true;

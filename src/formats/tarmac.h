@@ -56,6 +56,19 @@ struct tarmac_record {
 	struct tarmac_span span[TARMAC_SPANS];
 	uint16_t size;	   /* memory: bytes */
 	uint16_t dump_len; /* bytes of its dump.txt line */
+	/* instructions of a processor whose code is MIPS (R_MIPS): the call kind and flow the
+	 * decoder gave them, delay slots considered (R_KIND, R_FLOW), and the stack pointer
+	 * before them, with R_SP. 0 for other records: tarmac.c classifies them as ARM. */
+	uint8_t mips;
+	uint64_t sp;
+};
+
+enum {
+	R_KIND = 0x03, /* enum tm_insn_call */
+	R_FLOW = 0x1c, /* enum tm_flow, shifted by R_FLOW_SHIFT */
+	R_FLOW_SHIFT = 2,
+	R_SP = 0x20,
+	R_MIPS = 0x80,
 };
 
 static inline const struct tarmac_record *tarmac_rec(const struct tm_chunk *c, size_t i)

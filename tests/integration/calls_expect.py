@@ -4,10 +4,11 @@
   calls_expect.py write FORMAT OUT EXPECTED
       Runs a small program of known call structure (nested calls, recursion, a tail call, a
       longjmp back to a return address, a call that never returns) and writes its execution as
-      a trace of FORMAT (tt6, cis501 or tarmac) to OUT, and the folded stacks it ran to
-      EXPECTED.folded (sorted), EXPECTED.time (the same by time, Tarmac only) and its figures
-      to EXPECTED.json. The program keeps its own stack as it runs: nothing here reads a
-      trace.
+      a trace of FORMAT (tt6, cis501, tarmac, or mips: QEMU4V's MIPS code, each jump and
+      branch followed by its delay slot) to OUT, and the folded stacks it ran to
+      EXPECTED.folded (sorted), EXPECTED.time (the same by time, Tarmac and MIPS only) and its
+      figures to EXPECTED.json. The program keeps its own stack as it runs: nothing here
+      reads a trace.
       FORMAT tarmac-cpus: the program on processor 0 and the same program 0x10000 higher on
       processor 1, their instructions interleaved in one Tarmac trace (cpu0, cpu1), with a
       register line of processor 2, which runs nothing; EXPECTED.cpuN.folded, .time and .json
@@ -32,14 +33,19 @@ import struct
 import sys
 import xml.etree.ElementTree as ET
 
-PLAIN, CALL, RETURN, JUMP = "plain", "call", "return", "jump"
+PLAIN, CALL, RETURN, JUMP, SLOT = "plain", "call", "return", "jump", "slot"
 
 
 class Program:
     """Instructions of 4 bytes, each (pc, kind, next pc); the stack and the folded counts as
-    calls/ must find them: a call instruction counts to its caller, a return to its callee."""
+    calls/ must find them: a call instruction counts to its caller, a return to its callee.
+    With delay_slots (MIPS), each call, return and jump is followed by its delay slot (kind
+    SLOT), which runs before control moves and counts where the branch does; a call returns
+    past it, to its pc + 8. depths[i]: the calls pending after instruction i."""
 
-    def __init__(self):
+    def __init__(self, delay_slots=False):
+        self.delay_slots = delay_slots
+        self.depths = []
         self.insns = []
         self.keys = []  # each instruction's stack, as folded.txt names it
         self.stack = []  # (function entry, return address)
@@ -53,6 +59,24 @@ class Program:
         self.folded[key] = self.folded.get(key, 0) + 1
         self.keys.append(key)
 
+    def _branch(self, kind, target):
+        """The branch (and its delay slot) at pc, going to target; returns the address after
+        them, a call's return address."""
+        if not self.delay_slots:
+            self._count()
+            self.insns.append((self.pc, kind, target))
+            self.depths.append(len(self.stack) - 1)
+            return self.pc + 4
+        for k, nxt in ((kind, self.pc + 4), (SLOT, target)):
+            self._count()
+            self.insns.append((self.pc + 4 * (k == SLOT), k, nxt))
+            self.depths.append(len(self.stack) - 1)
+        return self.pc + 8
+
+    def _moved(self):
+        """The stack changed with the last branch: its depth is the new one."""
+        self.depths[-1] = len(self.stack) - 1
+
     def start(self, pc):
         self.pc = pc
         self.stack = [(pc, None)]
@@ -61,12 +85,12 @@ class Program:
         for _ in range(n):
             self._count()
             self.insns.append((self.pc, PLAIN, self.pc + 4))
+            self.depths.append(len(self.stack) - 1)
             self.pc += 4
 
     def call(self, target):
-        self._count()
-        self.insns.append((self.pc, CALL, target))
-        self.stack.append((target, self.pc + 4))
+        self.stack.append((target, self._branch(CALL, target)))
+        self._moved()
         self.calls += 1
         self.max_depth = max(self.max_depth, len(self.stack) - 1)
         self.pc = target
@@ -74,10 +98,10 @@ class Program:
     def ret(self, frames=1):
         """Returns to the return address of the frame `frames` below the top: 1 is a plain
         return, more a longjmp to an outer return address (one resynchronisation)."""
-        self._count()
         to = self.stack[-frames][1]
-        self.insns.append((self.pc, RETURN, to))
+        self._branch(RETURN, to)
         del self.stack[-frames:]
+        self._moved()
         if frames == 1:
             self.returns += 1
         else:
@@ -86,18 +110,17 @@ class Program:
         self.pc = to
 
     def tail(self, target):
-        self._count()
-        self.insns.append((self.pc, JUMP, target))
+        self._branch(JUMP, target)
         self.stack[-1] = (target, self.stack[-1][1])
         self.tail_calls += 1
         self.pc = target
 
 
-def run(base=0):
+def run(base=0, delay_slots=False):
     """main at 0x1000: f calls g; r recurses 3 deep; u; s tail-calls u; a calls b, which calls
     lj, which returns straight to main past b and a; h never returns. Every address base
     higher."""
-    p = Program()
+    p = Program(delay_slots)
     F, G, R, U, S, A, B, LJ, H = (base + a for a in (0x2000, 0x2100, 0x3000, 0x4000, 0x4100,
                                                      0x5000, 0x5100, 0x5200, 0x6000))
     p.start(base + 0x1000)
@@ -211,6 +234,44 @@ def write_tarmac_cpus(programs, out):
     return times
 
 
+def mips_j(op, target):
+    return "%08x" % (op << 26 | (target >> 2) & 0x3FFFFFF)
+
+
+def write_mips(p, out):
+    """QEMU4V as MicroTESK writes MIPS code (specs/004): one instruction every 10 clk on cpu 0,
+    jal, jr ra and j for calls, returns and the tail call, each followed by its delay slot; a
+    bne never taken at main's entry; $sp (r29) 32 bytes lower per call pending, on register
+    lines after the delay slots that move it (the initial one at time -1, before the first
+    instruction, as MicroTESK writes the registers' values)."""
+    def sp(depth):
+        return 0x80000 - 32 * depth
+
+    lines = ["-1 clk R r29 %08x" % sp(0)]
+    kinds = [k for _, k, _ in p.insns]
+    for n, (pc, kind, nxt) in enumerate(p.insns):
+        if kind == CALL:
+            word, dis = mips_j(3, p.insns[n + 1][2]), "jal 0x%x" % p.insns[n + 1][2]
+        elif kind == RETURN:
+            word, dis = "03e00008", "jr ra"
+        elif kind == JUMP:
+            word, dis = mips_j(2, p.insns[n + 1][2]), "j 0x%x" % p.insns[n + 1][2]
+        elif kind == SLOT and p.depths[n] != p.depths[n - 1]:
+            delta = sp(p.depths[n]) - sp(p.depths[n - 1])
+            word, dis = "27bd%04x" % (delta & 0xFFFF), "addiu sp,sp,%d" % delta
+        elif kind == SLOT:
+            word, dis = "00000000", "nop"
+        elif pc == 0x1000:  # not taken: it and its delay slot run on
+            word, dis = "15080003", "bne t0,t0,0x1010"
+        else:
+            word, dis = "25080001", "addiu t0,t0,1"
+        lines.append("%d clk 0 IT (%d) %08x %s A svc : %s" % (10 * (n + 1), n + 1, pc, word,
+                                                               dis))
+        if kind == SLOT and kinds[n - 1] != JUMP and p.depths[n] != p.depths[n - 1]:
+            lines.append("%d clk R r29 %08x" % (10 * (n + 1), sp(p.depths[n])))
+    out.write(("\n".join(lines) + "\n").encode())
+
+
 def folded_time(p, times=None):
     """Each instruction lasts until the next one's time (10 later, or times[i]); the last has
     none."""
@@ -249,11 +310,12 @@ def write(fmt, out_path, expected):
         with open(expected + ".cpus", "w") as f:
             f.write("".join("%d\n" % k for k in range(len(programs))))
         return
-    p = run()
+    p = run(delay_slots=fmt == "mips")
     with open(out_path, "wb") as out:
-        {"tt6": write_tt6, "cis501": write_cis501, "tarmac": write_tarmac}[fmt](p, out)
+        {"tt6": write_tt6, "cis501": write_cis501, "tarmac": write_tarmac,
+         "mips": write_mips}[fmt](p, out)
     write_expected(p, expected, [10 * (n + 1) for n in range(len(p.insns))]
-                   if fmt == "tarmac" else None)
+                   if fmt in ("tarmac", "mips") else None)
 
 
 MAX_STREAM_VIEWS = 16  # processors with calls/cpu/N/ (view.h's TM_MAX_STREAM_VIEWS)

@@ -1,8 +1,10 @@
 #!/bin/bash
 # calls/ through a real mount. One program of known call structure (nested calls, recursion 4
 # deep, a tail call, a longjmp past two frames, a call that never returns), written by
-# calls_expect.py as TT6, TT6E, CIS501 and Tarmac traces: each format's folded.txt (and
-# Tarmac's folded-time.txt) and stats.json's calls against what the program ran. Generated
+# calls_expect.py as TT6, TT6E, CIS501 and Tarmac traces, and as QEMU4V's MIPS code (delay
+# slots, $sp on register lines): each format's folded.txt (and Tarmac's and QEMU4V's
+# folded-time.txt) and stats.json's calls against what the program ran, the same tree of
+# functions and marks. Generated
 # traces of each format (gen_tt6, gen_cis501, gen_tarmac on three processors, QEMU4V, FULL by
 # full_model.py): the views agree with each other and with stats.json (calls_expect.py check),
 # FULL's calls all return with its stack pointer checked, the flame graph is XML (xmllint when
@@ -25,11 +27,16 @@ mkdir -p "$SRC/known" "$SRC/gen" "$SRC/real" "$EXP"
 tm_seed
 
 # ---- the program of known structure, in each format
-KNOWN="prog.tt6:tt6 prog.tt6e:tt6 prog.trace:cis501 prog.tarmac:tarmac"
+KNOWN="prog.tt6:tt6 prog.tt6e:tt6 prog.trace:cis501 prog.tarmac:tarmac prog.qemu4v:mips"
 for kf in $KNOWN; do
 	"$PY" "$CE" write "${kf#*:}" "$SRC/known/${kf%%:*}" "$EXP/${kf%%:*}"
 done
 "$PY" "$CE" write tarmac-cpus "$SRC/known/multi.tarmac" "$EXP/multi.tarmac"
+
+# the MIPS program 200 times over, 24,000 lines: delay slots across chunks and reads; each run
+# starts inside the last one's call that never returns (a discontinuity)
+"$PY" -c 'import sys; open(sys.argv[2], "wb").write(open(sys.argv[1], "rb").read() * 200)' \
+	"$SRC/known/prog.qemu4v" "$SRC/gen/prog200.qemu4v"
 
 # ---- generated traces, without call structure of their own
 "$GEN_TT6" --format tt6 --records 20000 --seed "$SEED" >"$SRC/gen/gen.tt6"
@@ -80,6 +87,30 @@ check_eq "the formats' trees agree but for times" \
 	"$(cat "$M/known/prog.tt6/calls/tree.txt")"
 check_eq "TT6 and CIS501 give the same tree" "$(cat "$M/known/prog.tt6/calls/tree.txt")" \
 	"$(cat "$M/known/prog.trace/calls/tree.txt")"
+# the functions and marks of tree.txt, without instruction numbers, pcs and times
+tree_shape() {
+	sed 's/  #[^[]*//' "$1"
+}
+check_eq "MIPS gives TT6's functions and marks" \
+	"$(tree_shape "$M/known/prog.tt6/calls/tree.txt")" \
+	"$(tree_shape "$M/known/prog.qemu4v/calls/tree.txt")"
+check_eq "MIPS: a call's last instruction is its return's delay slot" \
+	"  0x2000  #5 @0x2000 t50 -> #19 @0x201c t190" \
+	"$(grep '^  0x2000 ' "$M/known/prog.qemu4v/calls/tree.txt")"
+check_eq "MIPS: stats.json counts one processor" 1 \
+	"$(json_get "$M/known/prog.qemu4v/stats.json" 'len(d["calls"]["processors"])')"
+
+# calls, returns, tail calls, longjmps and calls never returned: 200 times the program's
+P200_KEYS='("calls", "returns", "tail_calls", "resynchronisations", "never_returned")'
+check_eq "prog200.qemu4v: 200 times the program's calls" \
+	"$(json_get "$EXP/prog.qemu4v.json" "' '.join(str(200 * d[k]) for k in $P200_KEYS)")" \
+	"$(json_get "$M/gen/prog200.qemu4v/stats.json" \
+		"' '.join(str(d['calls'][k]) for k in $P200_KEYS)")"
+check_eq "prog200.qemu4v: a discontinuity between runs, each run one call deeper" \
+	"199 $(json_get "$EXP/prog.qemu4v.json" 'd["max_depth"] + 199')" \
+	"$(json_get "$M/gen/prog200.qemu4v/stats.json" \
+		'"%d %d" % (d["calls"]["discontinuities"], d["calls"]["max_depth"])')"
+check_compared prog200.qemu4v "$PY" "$CE" check "$M/gen/prog200.qemu4v"
 
 # ---- several processors
 # check_cpus MOUNT: the multi-processor trace's calls/cpu/N/ against the program each ran
@@ -166,9 +197,6 @@ for t in $REAL; do
 done
 # the dialects of one program: the same stacks, and the same tree of functions and marks (the
 # ES dialect has no time; the dialects number instructions and end the trace apart)
-tree_shape() {
-	sed 's/  #[^[]*//' "$1"
-}
 for isa in aarch64 aarch32; do
 	first=
 	for t in $REAL; do

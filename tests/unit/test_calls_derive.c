@@ -2,8 +2,8 @@
  * whose records say each instruction's call kind, stack pointer, time and processor, so that
  * hand-built traces of known call structure (nested calls, recursion, a tail call, a longjmp,
  * a call that never returns, micro-ops, two processors) are indexed as the mount indexes them
- * and their calls/ views and stats.json read back; then small Tarmac, CIS501 and TT6 traces
- * written by hand, whose formats classify their own instructions. */
+ * and their calls/ views and stats.json read back; then small Tarmac, QEMU4V (MIPS), CIS501
+ * and TT6 traces written by hand, whose formats classify their own instructions. */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
@@ -422,6 +422,57 @@ START_TEST(test_tarmac)
 }
 END_TEST
 
+/* QEMU4V's MIPS code on processor 0 (doc/formats.md): each jump and branch's kind goes to its
+ * delay slot, so that calls return past the slot; a likely branch not taken skips its slot
+ * (no discontinuity); a longjmp by jr ra to no pending return address, with main's $sp back on
+ * a register line, unwinds both frames on the stack pointer; syscall and eret have no slot.
+ * Processor 1's ARM code, between a jal and its delay slot, stays ARM: its BEQ and BL words
+ * are no MIPS beq or jal, and its BL calls. */
+START_TEST(test_qemu4v_mips)
+{
+	static const char trace[] = "-1 clk R r29 00008000\n"
+				    "1 clk 0 IT (1) 00001000 0c000800 A svc : jal 0x2000\n"
+				    "2 clk 1 IT (1) 00009000 0a000003 A svc : BEQ 0x9014\n"
+				    "3 clk 0 IT (2) 00001004 00000000 A svc : nop\n"
+				    "4 clk 1 IT (2) 00009014 eb000010 A svc : BL 0x905c\n"
+				    "5 clk 0 IT (3) 00002000 54850003 A svc : bnel a0,a1,0x2010\n"
+				    "6 clk 1 IT (3) 0000905c e1a00000 A svc : NOP\n"
+				    "7 clk 0 IT (4) 00002008 0c000c00 A svc : jal 0x3000\n"
+				    "8 clk 0 IT (5) 0000200c 27bdffe0 A svc : addiu sp,sp,-32\n"
+				    "8 clk R r29 00007fe0\n"
+				    "9 clk 0 IT (6) 00003000 27bdffe0 A svc : addiu sp,sp,-32\n"
+				    "9 clk R r29 00007fc0\n"
+				    "10 clk 0 IT (7) 00003004 03e00008 A svc : jr ra\n"
+				    "11 clk 0 IT (8) 00003008 8fbd0000 A svc : lw sp,0(sp)\n"
+				    "11 clk R r29 00008000\n"
+				    "12 clk 0 IT (9) 00001010 00000000 A svc : nop\n"
+				    "13 clk 0 IT (10) 00001014 0000000c A svc : syscall\n"
+				    "14 clk 0 IT (11) 00000180 00000000 A svc : nop\n"
+				    "15 clk 0 IT (12) 00000184 42000018 A svc : eret\n"
+				    "16 clk 0 IT (13) 00001018 00000000 A svc : nop\n";
+	struct views v;
+	open_views(&v, "small.qemu4v", tm_format_find("qemu4v"), trace, sizeof(trace) - 1);
+	expect_text("tree.txt",
+		    "# call tree: FUNCTION  #ENTRY @PC [tTIME] -> #EXIT @PC [tTIME]  [MARKS]\n"
+		    "0x1000  #1 @0x1000 t1 -> #13 @0x1018 t16  [root]\n"
+		    "  0x2000  #3 @0x2000 t5 -> #8 @0x3008 t11  [unwound]\n"
+		    "    0x3000  #6 @0x3000 t9 -> #8 @0x3008 t11  [unwound]\n",
+		    v.tree);
+	expect_text("folded.txt", "0x1000 7\n0x1000;0x2000 3\n0x1000;0x2000;0x3000 3\n", v.folded);
+	ck_assert_int_eq(count(v.calls, "calls"), 2);
+	ck_assert_int_eq(count(v.calls, "resynchronisations"), 1);
+	ck_assert_int_eq(count(v.calls, "frames_unwound"), 2);
+	ck_assert_int_eq(count(v.calls, "discontinuities"), 0);
+	json_object *procs, *arm;
+	ck_assert(json_object_object_get_ex(v.calls, "processors", &procs));
+	ck_assert(json_object_object_get_ex(procs, "1", &arm));
+	ck_assert_int_eq(count(arm, "instructions"), 3);
+	ck_assert_int_eq(count(arm, "calls"), 1);
+	ck_assert_int_eq(count(arm, "discontinuities"), 0);
+	close_views(&v);
+}
+END_TEST
+
 /* CIS501: the CALL and RET macro-ops, each of several micro-ops, one instruction each. */
 START_TEST(test_cis501)
 {
@@ -501,6 +552,7 @@ static Suite *calls_derive_suite(void)
 	tcase_add_test(tc, test_micro_ops_and_processors);
 	tcase_add_test(tc, test_too_deep);
 	tcase_add_test(tc, test_tarmac);
+	tcase_add_test(tc, test_qemu4v_mips);
 	tcase_add_test(tc, test_cis501);
 	tcase_add_test(tc, test_tt6);
 	suite_add_tcase(s, tc);

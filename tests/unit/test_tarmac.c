@@ -1,5 +1,6 @@
 /* QEMU4V and Tarmac: one line of every dialect to its dump.txt line and class; processors,
- * continuations and chunks through the core; bad input; detection; the real traces. */
+ * continuations and chunks through the core; bad input; detection; the real traces; MIPS
+ * code's blocks. */
 #include <check.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -436,6 +437,44 @@ START_TEST(test_real_traces)
 }
 END_TEST
 
+/* MIPS code (doc/formats.md): a jump's or branch's flow is its delay slot's, so a loop's block
+ * ends after the slot. Read as ARM, bne is B with a condition: its block would end at the
+ * branch and the slot would be a block of its own (4 blocks). */
+START_TEST(test_mips_blocks)
+{
+	struct mounted m;
+	mount_text(&m, "loop.qemu4v",
+		   "1 clk 0 IT (1) 00001000 24080003 A svc : addiu t0,zero,3\n"
+		   "2 clk 0 IT (2) 00001004 2508ffff A svc : addiu t0,t0,-1\n"
+		   "3 clk 0 IT (3) 00001008 1500fffe A svc : bne t0,zero,0x1004\n"
+		   "4 clk 0 IT (4) 0000100c 00000000 A svc : nop\n"
+		   "5 clk 0 IT (5) 00001004 2508ffff A svc : addiu t0,t0,-1\n"
+		   "6 clk 0 IT (6) 00001008 1500fffe A svc : bne t0,zero,0x1004\n"
+		   "7 clk 0 IT (7) 0000100c 00000000 A svc : nop\n"
+		   "8 clk 0 IT (8) 00001004 2508ffff A svc : addiu t0,t0,-1\n"
+		   "9 clk 0 IT (9) 00001008 1500fffe A svc : bne t0,zero,0x1004\n"
+		   "10 clk 0 IT (10) 0000100c 00000000 A svc : nop\n"
+		   "11 clk 0 IT (11) 00001010 03e00008 A svc : jr ra\n"
+		   "12 clk 0 IT (12) 00001014 00000000 A svc : nop\n");
+	size_t len;
+	char *summary = read_view(&m, "spix/summary.txt", &len);
+	const char *blocks = strstr(summary, "\nblocks ");
+	ck_assert_ptr_nonnull(blocks);
+	ck_assert_msg(strncmp(blocks, "\nblocks 3\n", 10) == 0, "%s", summary);
+	const char *ranks = strstr(summary, "rank block offset");
+	ck_assert_ptr_nonnull(ranks);
+	const char *want =
+	    "rank block offset length executions instructions percent cumulative address\n"
+	    "1 1 0x00000004 3 3 9 75.00 75.00 0x1004\n"
+	    "2 2 0x00000010 2 1 2 16.67 91.67 0x1010\n"
+	    "3 0 0x00000000 1 1 1 8.33 100.00 0x1000\n";
+	expect_same_text("spix/summary.txt's ranks", want, strlen(want), ranks,
+			 len - (size_t)(ranks - summary));
+	free(summary);
+	unmount_trace(&m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tarmac");
@@ -449,6 +488,7 @@ int main(void)
 	tcase_add_test(tc, test_chunks);
 	tcase_add_test(tc, test_probe);
 	tcase_add_test(tc, test_real_traces);
+	tcase_add_test(tc, test_mips_blocks);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
