@@ -212,20 +212,40 @@ static int sorted_costs(const struct tm_calls *t, struct function_cost **out, si
 	return 0;
 }
 
-int tm_calls_write_profile(const struct tm_calls *t, FILE *out)
-{
+/* What both profiles show: the counts, the functions' names, their costs sorted. */
+struct profile {
 	struct tm_calls_counts c;
-	tm_calls_get_counts(t, &c);
 	struct tm_calls_names names;
 	struct function_cost *cost;
 	size_t n;
-	int err = tm_calls_names_init(t, &names);
+};
+
+static int profile_open(const struct tm_calls *t, struct profile *p)
+{
+	tm_calls_get_counts(t, &p->c);
+	int err = tm_calls_names_init(t, &p->names);
 	if (err)
 		return err;
-	if ((err = sorted_costs(t, &cost, &n))) {
-		tm_calls_names_free(&names);
+	if ((err = sorted_costs(t, &p->cost, &p->n)))
+		tm_calls_names_free(&p->names);
+	return err;
+}
+
+static void profile_close(struct profile *p)
+{
+	free(p->cost);
+	tm_calls_names_free(&p->names);
+}
+
+int tm_calls_write_profile(const struct tm_calls *t, FILE *out)
+{
+	struct profile p;
+	int err = profile_open(t, &p);
+	if (err)
 		return err;
-	}
+	const struct tm_calls_counts c = p.c;
+	const struct function_cost *cost = p.cost;
+	size_t n = p.n;
 	fprintf(out, "# %" PRIu64 " instructions, %zu functions, by inclusive instructions\n",
 		c.instructions, n);
 	fprintf(out, "#%13s %14s %10s", "inclusive", "exclusive", "calls");
@@ -238,10 +258,9 @@ int tm_calls_write_profile(const struct tm_calls *t, FILE *out)
 		if (c.has_time)
 			fprintf(out, " %14" PRIu64 " %14" PRIu64, cost[i].incl_time,
 				cost[i].excl_time);
-		fprintf(out, "  %s\n", tm_calls_name(&names, cost[i].function));
+		fprintf(out, "  %s\n", tm_calls_name(&p.names, cost[i].function));
 	}
-	free(cost);
-	tm_calls_names_free(&names);
+	profile_close(&p);
 	return write_status(out);
 }
 
@@ -283,26 +302,19 @@ static int function_json(const struct tm_calls *t, const struct tm_calls_names *
 
 int tm_calls_profile_json(const struct tm_calls *t, json_object **obj)
 {
-	struct tm_calls_counts c;
-	tm_calls_get_counts(t, &c);
-	struct tm_calls_names names;
-	struct function_cost *cost;
-	size_t n;
-	int err = tm_calls_names_init(t, &names);
+	struct profile p;
+	int err = profile_open(t, &p);
 	if (err)
 		return err;
-	if ((err = sorted_costs(t, &cost, &n))) {
-		tm_calls_names_free(&names);
-		return err;
-	}
 	json_object *root = json_object_new_object(), *list = json_object_new_array();
 	err = root && list ? 0 : -ENOMEM;
-	if (!err && (add_u64(root, "instructions", c.instructions) ||
-		     json_object_object_add(root, "has_time", json_object_new_boolean(c.has_time))))
+	if (!err &&
+	    (add_u64(root, "instructions", p.c.instructions) ||
+	     json_object_object_add(root, "has_time", json_object_new_boolean(p.c.has_time))))
 		err = -ENOMEM;
-	for (size_t i = 0; i < n && !err; i++) {
+	for (size_t i = 0; i < p.n && !err; i++) {
 		json_object *f;
-		err = function_json(t, &names, &cost[i], c.has_time, &f);
+		err = function_json(t, &p.names, &p.cost[i], p.c.has_time, &f);
 		if (!err && json_object_array_add(list, f)) {
 			json_object_put(f);
 			err = -ENOMEM;
@@ -313,8 +325,7 @@ int tm_calls_profile_json(const struct tm_calls *t, json_object **obj)
 	else if (!err)
 		err = -ENOMEM;
 	json_object_put(list);
-	free(cost);
-	tm_calls_names_free(&names);
+	profile_close(&p);
 	if (err) {
 		json_object_put(root);
 		return err;
