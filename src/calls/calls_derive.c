@@ -3,6 +3,7 @@
  * pointers and times (format.h's struct tm_insn); at the end, the views of calls_render.c and
  * flamegraph.c and stats.json's "calls". doc/calls.md gives the rules and the views. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,8 @@ struct calls_derive {
 	struct stream streams[TM_MAX_GROUPS];
 	int err;		    /* the first tm_calls_new failure */
 	struct tm_symbols *symbols; /* of the trace's images, or NULL: names by address */
+	const struct tm_images *images;
+	int64_t *image_functions; /* per image: the functions it gave, or -errno */
 };
 
 static struct tm_call_event event_of(const struct tm_insn *in, uint64_t insn_no)
@@ -110,14 +113,17 @@ static const char *image_problem(int err)
 static int calls_init(void *state, const struct tm_images *images, struct tm_diag *diag)
 {
 	struct calls_derive *s = state;
+	s->images = images;
 	if (!images->n)
 		return 0;
-	int err = tm_symbols_new(&s->symbols);
+	s->image_functions = calloc(images->n, sizeof(*s->image_functions));
+	int err = s->image_functions ? tm_symbols_new(&s->symbols) : -ENOMEM;
 	for (size_t k = 0; k < images->n && !err; k++) {
 		const struct tm_image *im = &images->image[k];
 		size_t before = tm_symbols_count(s->symbols);
 		int r =
 		    im->fd < 0 ? im->error : tm_symbols_load_elf_fd(s->symbols, im->fd, im->offset);
+		s->image_functions[k] = r ? r : (int64_t)(tm_symbols_count(s->symbols) - before);
 		if (r == -ENOMEM)
 			err = r;
 		else if (r)
@@ -375,6 +381,32 @@ static uint64_t calls_streams(const void *state)
 /* calls/ shows the lowest-numbered processor that ran instructions, and calls/cpu/N/ each
  * of calls_streams' (a merge of the processors' stacks would need a tracker of trackers);
  * stats.json counts each. */
+/* stats.json's calls.images: each image, in order, with the functions it gave or why none. */
+static json_object *images_json(const struct calls_derive *s, int *err)
+{
+	json_object *list = json_object_new_array();
+	for (size_t k = 0; list && s->images && k < s->images->n && !*err; k++) {
+		const struct tm_image *im = &s->images->image[k];
+		json_object *one = json_object_new_object();
+		char offset[24];
+		snprintf(offset, sizeof(offset), "0x%" PRIx64, im->offset);
+		tm_json_add(one, "name", json_object_new_string(im->name), err);
+		tm_json_add(one, "offset", json_object_new_string(offset), err);
+		tm_json_add(one, "given", json_object_new_boolean(im->given), err);
+		int64_t got = s->image_functions ? s->image_functions[k] : 0;
+		if (got >= 0)
+			tm_json_add_int(one, "functions", (uint64_t)got, err);
+		else
+			tm_json_add(one, "error", json_object_new_string(image_problem((int)got)),
+				    err);
+		if (*err || !one || json_object_array_add(list, one)) {
+			json_object_put(one);
+			*err = *err ? *err : -ENOMEM;
+		}
+	}
+	return list;
+}
+
 static int calls_finish(void *state, FILE *const *out, json_object *obj, struct tm_diag *diag)
 {
 	struct calls_derive *s = state;
@@ -428,6 +460,8 @@ static int calls_finish(void *state, FILE *const *out, json_object *obj, struct 
 	tm_json_add(obj, "omitted_views", omitted, &err);
 	tm_json_add_int(obj, "processor", shown > 0 ? (uint64_t)shown : 0, &err);
 	tm_json_add(obj, "processors", per_cpu, &err);
+	if (!err)
+		tm_json_add(obj, "images", images_json(s, &err), &err);
 	return err;
 }
 
@@ -437,6 +471,7 @@ static void calls_free(void *state)
 	for (unsigned k = 0; k < TM_MAX_GROUPS; k++)
 		tm_calls_free(s->streams[k].tracker);
 	tm_symbols_free(s->symbols); /* after the trackers, which use it */
+	free(s->image_functions);
 }
 
 const struct tm_deriver tm_deriver_calls = {

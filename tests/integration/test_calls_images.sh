@@ -116,6 +116,22 @@ for v in folded.txt tree.txt profile.txt profile.json flamegraph.svg; do
 	check "corrupt/: calls/$v named by address, as ref/'s" cmp -s "$c/calls/$v" \
 		"$M/ref/calculator-aarch64-gem5.tarmac/calls/$v"
 done
+# images_of TRACE_FOLDER: stats.json's calls.images, a line "NAME OFFSET GIVEN FUNCTIONS>0"
+# (or the error in place of the last) each
+images_of() {
+	"$PY" -c 'import json, sys
+for i in json.load(open(sys.argv[1]))["calls"]["images"]:
+    print(i["name"], i["offset"], i["given"], i["functions"] > 0 if "functions" in i else i["error"])' \
+		"$1/stats.json"
+}
+check_eq "stats.json: the image given" "$E64 0x0 True True" \
+	"$(images_of "$M/plain/calculator-aarch64-fastmodel.tarmac")"
+check_eq "stats.json: the image beside" "calculator-aarch64.elf 0x0 False True" \
+	"$(images_of "$M/beside/calculator-aarch64-fastmodel.tarmac")"
+check_eq "stats.json: the image that cannot be read" \
+	"calculator-aarch64.elf 0x0 False not an ELF image, or libelf cannot read its symbols" \
+	"$(images_of "$c")"
+check_eq "stats.json: no image" "" "$(images_of "$M/ref/calculator-aarch64-gem5.tarmac")"
 mkdir -p "$TM_TMP/first"
 cp "$M/plain/calculator-aarch64-fastmodel.tarmac/calls/folded.txt" "$TM_TMP/first/"
 unmount_tm
@@ -136,6 +152,8 @@ for t in $REAL; do
 	esac
 	cat "$M/ref/$t/calls/tree.txt" >/dev/null
 done
+check_eq "stats.json: the new offset" "$E64 $FAR True True" \
+	"$(images_of "$M/plain/calculator-aarch64-fastmodel.tarmac")"
 check "plain/: the new offset changed the views" test "$(cat "$TM_TMP/first/folded.txt")" != \
 	"$(cat "$M/plain/calculator-aarch64-fastmodel.tarmac/calls/folded.txt")"
 for t in $BESIDE; do
