@@ -87,12 +87,18 @@ static void print_instruction(const struct options *o, int64_t time, unsigned cp
 	const char *m = mnemonics[below(sizeof mnemonics / sizeof *mnemonics)];
 	int skipped = o->dialect == FASTMODEL && below(20) == 0;
 
+	uint32_t word = (uint32_t)rng();
+	/* A beq or BNE whose word encodes MIPS's beq or bne would make its processor MIPS code
+	 * (doc/formats.md, "MIPS code"), which real ARM code never is: these traces stay ARM. */
+	if ((!strcmp(m, "beq") && word >> 26 == 4) || (!strcmp(m, "BNE") && word >> 26 == 5))
+		word ^= 1u << 31;
+
 	print_head(o, time, cpu, 1);
 	printf("%s (%" PRIu64 ") ", skipped ? "IS" : "IT", c->count);
 	print_addr(c->pc, o);
-	printf(" %08" PRIx32 " %c %s :%s%s%st%u,%s0x%" PRIx64 "\n", (uint32_t)rng(),
-	       below(8) ? 'A' : 'T', modes[below(sizeof modes / sizeof *modes)], spaces(), m,
-	       spaces(), (unsigned)below(10), spaces(), below(0x10000));
+	printf(" %08" PRIx32 " %c %s :%s%s%st%u,%s0x%" PRIx64 "\n", word, below(8) ? 'A' : 'T',
+	       modes[below(sizeof modes / sizeof *modes)], spaces(), m, spaces(),
+	       (unsigned)below(10), spaces(), below(0x10000));
 	c->pc = below(16) ? c->pc + 4 : c->pc + 4 * below(4096) - 8192;
 }
 
