@@ -12,6 +12,18 @@
 extern const char tm_hex_digits[16];
 extern const char tm_hex_pairs[256][2]; /* "00" .. "ff" */
 
+#define TM_FNV_START 0xcbf29ce484222325ull
+
+/* h, the FNV-1a hash so far (TM_FNV_START to begin), extended by p[0 .. n): the project's one
+ * hash of keys and identities (index files, program images). */
+static inline uint64_t tm_fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
 /* The last component of a path ("b" of "a/b"). */
 static inline const char *tm_base_name(const char *path)
 {

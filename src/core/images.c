@@ -232,14 +232,6 @@ void tm_images_close(struct tm_image_set *set)
 	memset(set, 0, sizeof(*set));
 }
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
 /* A crc of the bytes of fd (size bytes): all of them, or the ends of a large one. A read
  * error enters the hash as itself. */
 static uint64_t content_hash(int fd, uint64_t size)
@@ -277,20 +269,20 @@ uint64_t tm_images_identity(const struct tm_image_set *set)
 {
 	if (!set->n)
 		return 0;
-	uint64_t h = fnv(0xcbf29ce484222325ull, "images", 6);
+	uint64_t h = tm_fnv1a(TM_FNV_START, "images", 6);
 	for (size_t k = 0; k < set->n; k++) {
 		const struct tm_image *im = &set->image[k];
 		struct stat st;
-		h = fnv(h, im->name, strlen(im->name) + 1);
+		h = tm_fnv1a(h, im->name, strlen(im->name) + 1);
 		int64_t fields[5] = {(int64_t)im->offset, im->error, 0, 0, 0};
 		if (im->fd >= 0 && fstat(im->fd, &st) == 0) {
 			fields[2] = (int64_t)st.st_size;
 			fields[3] = st.st_mtim.tv_sec;
 			fields[4] = st.st_mtim.tv_nsec;
 			uint64_t sum = content_hash(im->fd, (uint64_t)st.st_size);
-			h = fnv(h, &sum, sizeof(sum));
+			h = tm_fnv1a(h, &sum, sizeof(sum));
 		}
-		h = fnv(h, fields, sizeof(fields));
+		h = tm_fnv1a(h, fields, sizeof(fields));
 	}
 	return h ? h : 1;
 }

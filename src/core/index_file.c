@@ -51,16 +51,6 @@ struct file_header {
 	uint32_t body_crc, header_crc;
 };
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
-#define FNV_START 0xcbf29ce484222325ull
-
 static uint32_t crc(const void *p, size_t n)
 {
 	return (uint32_t)crc32_z(crc32_z(0, NULL, 0), p, n);
@@ -96,27 +86,27 @@ int tm_trace_key_of(struct tm_source *src, struct tm_trace_key *key)
 
 static uint64_t fnv_str(uint64_t h, const char *s)
 {
-	return s ? fnv(h, s, strlen(s) + 1) : fnv(h, "", 1);
+	return s ? tm_fnv1a(h, s, strlen(s) + 1) : tm_fnv1a(h, "", 1);
 }
 
 /* What an index of fmt looks like, whatever the trace's name: a file written by a version of
  * tracemount whose format has other records, classes or views is foreign. */
 static uint64_t layout_of(const struct tm_format *fmt, const struct tm_view_table *views)
 {
-	uint64_t h = fnv_str(FNV_START, fmt->name);
+	uint64_t h = fnv_str(TM_FNV_START, fmt->name);
 	uint64_t sizes[] = {
 	    TM_INDEX_FILE_VERSION, fmt->record_size, fmt->state_size,	     fmt->chunk_records,
 	    fmt->n_classes,	   fmt->n_tags,	     fmt->n_extra_views,     fmt->common_classes,
 	    views->n_record_views, views->n_tables,  views->n_stream_tables,
 	};
-	h = fnv(h, sizes, sizeof(sizes));
+	h = tm_fnv1a(h, sizes, sizeof(sizes));
 	for (unsigned c = 0; c < fmt->n_classes; c++)
 		h = fnv_str(h, fmt->classes[c]);
 	for (unsigned b = 0; b < fmt->n_tags; b++)
 		h = fnv_str(h, fmt->tags[b]);
 	for (unsigned i = 0; i < fmt->n_extra_views; i++) {
 		h = fnv_str(h, fmt->extra_views[i].path);
-		h = fnv(h, &fmt->extra_views[i].class_mask, sizeof(uint64_t));
+		h = tm_fnv1a(h, &fmt->extra_views[i].class_mask, sizeof(uint64_t));
 	}
 	for (unsigned k = 0; k < fmt->n_table_views; k++)
 		h = fnv_str(h, fmt->table_views[k]);
@@ -127,8 +117,8 @@ static uint64_t layout_of(const struct tm_format *fmt, const struct tm_view_tabl
 void tm_index_file_name(const struct tm_format *fmt, const struct tm_trace_key *key, char *buf,
 			size_t len)
 {
-	uint64_t h = fnv(FNV_START, fmt->name, strlen(fmt->name) + 1);
-	h = fnv(h, key, sizeof(*key));
+	uint64_t h = tm_fnv1a(TM_FNV_START, fmt->name, strlen(fmt->name) + 1);
+	h = tm_fnv1a(h, key, sizeof(*key));
 	snprintf(buf, len, "%016" PRIx64 ".tmi", h);
 }
 
