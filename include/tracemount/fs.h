@@ -54,7 +54,7 @@ enum tm_node_kind {
 	TM_NODE_META,	  /* a file in .tracemount/ */
 };
 
-enum tm_meta_file { TM_META_VERSION, TM_META_FORMATS, TM_META_STATUS, TM_META_N };
+enum tm_meta_file { TM_META_VERSION, TM_META_FORMATS, TM_META_STATUS, TM_META_REPORT, TM_META_N };
 
 struct tm_node {
 	enum tm_node_kind kind;
@@ -143,5 +143,10 @@ void tm_fs_meta_dir_stat(struct tm_fs *fs, struct stat *st);
 /* The content of a .tracemount file. Returns 0 or -ENOMEM; the caller frees *text. */
 int tm_fs_meta_text(struct tm_fs *fs, enum tm_meta_file which, char **text, size_t *len);
 extern const char *const tm_meta_names[TM_META_N];
+
+/* .tracemount/report.html: every trace under SOURCE (found as tm_walk finds them) in one
+ * self-contained HTML table, each as the context knows it now (no trace is indexed for it).
+ * Returns 0 or -ENOMEM; the caller frees *text. */
+int tm_fs_report_html(struct tm_fs *fs, char **text, size_t *len);
 
 #endif
