@@ -98,7 +98,7 @@ check_eq "after: sub/c.trace indexed, with stats.json's records and errors" \
 	"$(field after 3 5-7)"
 check_eq "after: their data-v hold the same numbers" "$(field after 1 5-6)" "$(field after 1 9-10)"
 check_eq "after: the others still not indexed" "not indexed not indexed" \
-	"$(echo "$(field after 2 7) $(field after 4 7)")"
+	"$(field after 2 7) $(field after 4 7)"
 check "after: the summary says 2 indexed" grep -q '4 traces: 2 indexed, 0 indexing, 2 not indexed, 0 failed' \
 	"$TM_TMP/after.html"
 unmount_tm
