@@ -87,6 +87,24 @@ void tm_fs_prefetch_stop(struct tm_fs *fs);
  * (or "off", "finding the traces", "..., done, 2 failed"), in buf. Returns snprintf's count. */
 int tm_fs_prefetch_state(struct tm_fs *fs, char *buf, size_t len);
 
+/* A trace under SOURCE, as tm_fs_find_traces finds it: its path relative to SOURCE's
+ * folder, format and attributes (lstat, or the virtual trace's). */
+struct tm_fs_found {
+	char *path;
+	const struct tm_format *fmt;
+	struct stat st;
+	bool is_virtual; /* a virtual trace of its folder (virtual.h) */
+};
+
+/* Every trace under SOURCE: the files tm_walk finds (walk.h), in its order, then the virtual
+ * traces of their folders, without opening a trace but to detect its format or list its
+ * folder's virtual traces. Folders that cannot be read go to unread (may be NULL). Stops early
+ * when the prefetch thread is told to stop. Sets *found (free with tm_fs_found_free) and *n,
+ * with what was found, even on error. Returns 0 or -ENOMEM. */
+int tm_fs_find_traces(struct tm_fs *fs, void (*unread)(void *arg, const char *path, int err),
+		      void *arg, struct tm_fs_found **found, size_t *n);
+void tm_fs_found_free(struct tm_fs_found *found, size_t n);
+
 /* What path ("/a/b.byu/dump.txt") is. Returns 0 or -errno; release with tm_node_put(). */
 int tm_fs_resolve(struct tm_fs *fs, const char *path, struct tm_node *n);
 void tm_node_put(struct tm_node *n);

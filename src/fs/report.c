@@ -1,5 +1,5 @@
 /* .tracemount/report.html: every trace under SOURCE in one sortable table, rendered when
- * opened from what the context knows (no trace is opened or indexed for it). */
+ * opened from what the context knows (no trace is indexed for it). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,7 +11,6 @@
 #include "tracemount/fs.h"
 #include "tracemount/trace.h"
 #include "tracemount/util.h"
-#include "tracemount/walk.h"
 
 /* The page's style and sorting, one block each: no file, font or script from elsewhere, so
  * that it opens the same from file:// with no network. */
@@ -148,39 +147,42 @@ static const char *state_class(const struct tm_trace_progress *p, bool known)
 	return "new";
 }
 
-/* One trace's row: path (a link to its report.html), format, size, records, errors, state;
- * records and errors are "-" (sorted first) until indexed. */
-static int add_row(void *arg, const char *path, const struct tm_format *fmt, const struct stat *st,
-		   int err)
+/* A folder that cannot be read, named by the walk: an item of the list above the table. */
+static void add_unread(void *arg, const char *path, int err)
 {
 	struct report *r = arg;
 	char *shown = tm_escape_name(path);
+	fputs("<li>", r->unread);
+	put_html(r->unread, shown ? shown : "?");
+	fputs(": ", r->unread);
+	put_html(r->unread, strerror(-err));
+	fputs("</li>\n", r->unread);
+	r->n_unread++;
+	free(shown);
+}
+
+/* One trace's row: path (a link to its report.html), format, size, records, errors, state;
+ * records and errors are "-" (sorted first) until indexed. */
+static int add_row(struct report *r, const struct tm_fs_found *t)
+{
+	char *shown = tm_escape_name(t->path);
 	if (!shown)
 		return -ENOMEM;
-	if (!fmt) { /* a folder that cannot be read, named by the walk */
-		fputs("<li>", r->unread);
-		put_html(r->unread, shown);
-		fputs(": ", r->unread);
-		put_html(r->unread, strerror(-err));
-		fputs("</li>\n", r->unread);
-		r->n_unread++;
-		free(shown);
-		return 0;
-	}
 	struct tm_trace_progress p;
-	bool known = tm_context_progress_of(r->fs->ctx, path, fmt, st, &p) == 0;
+	bool known = tm_context_progress_of(r->fs->ctx, t->path, t->fmt, &t->st, &p) == 0;
 	bool indexed = known && p.state == TM_TRACE_INDEXED;
 	r->n[known ? p.state : TM_TRACE_NEW]++;
 	FILE *f = r->rows;
 	fprintf(f, "<tr class=\"%s\"><td class=\"path\"><a href=\"../", state_class(&p, known));
-	put_url_path(f, path);
+	put_url_path(f, t->path);
 	fputs("/report.html\">", f);
 	put_html(f, shown);
 	fputs("</a></td><td>", f);
-	put_html(f, fmt->name);
-	fprintf(f, "</td><td class=\"n\" data-v=\"%" PRIu64 "\" title=\"%" PRIu64 " bytes\">",
-		(uint64_t)st->st_size, (uint64_t)st->st_size);
-	put_size(f, (uint64_t)st->st_size);
+	put_html(f, t->fmt->name);
+	uint64_t size = (uint64_t)t->st.st_size;
+	fprintf(f, "</td><td class=\"n\" data-v=\"%" PRIu64 "\" title=\"%" PRIu64 " bytes\">", size,
+		size);
+	put_size(f, size);
 	if (indexed)
 		fprintf(f,
 			"</td><td class=\"n\" data-v=\"%" PRIu64 "\">%" PRIu64
@@ -194,6 +196,11 @@ static int add_row(void *arg, const char *path, const struct tm_format *fmt, con
 	fputs("</tr>\n", f);
 	free(shown);
 	return 0;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct tm_fs_found *)a)->path, ((const struct tm_fs_found *)b)->path);
 }
 
 /* Closes a memory stream: 0, or -ENOMEM (its text then freed and NULL). */
@@ -214,8 +221,15 @@ int tm_fs_report_html(struct tm_fs *fs, char **text, size_t *len)
 	r.rows = open_memstream(&rows, &rows_len);
 	r.unread = open_memstream(&unread, &unread_len);
 	int err = r.rows && r.unread ? 0 : -ENOMEM;
+	struct tm_fs_found *found = NULL;
+	size_t n_found = 0;
 	if (!err)
-		err = tm_walk(fs->ctx, fs->root_fd, fs->single ? fs->single : ".", add_row, &r);
+		err = tm_fs_find_traces(fs, add_unread, &r, &found, &n_found);
+	if (n_found) /* the files in the walk's order, then the virtual traces: sorted as one */
+		qsort(found, n_found, sizeof(*found), by_path);
+	for (size_t i = 0; i < n_found && !err; i++)
+		err = add_row(&r, &found[i]);
+	tm_fs_found_free(found, n_found);
 	if (r.rows && close_stream(r.rows, &rows) < 0)
 		err = -ENOMEM;
 	if (r.unread && close_stream(r.unread, &unread) < 0)

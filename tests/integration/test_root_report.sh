@@ -1,7 +1,7 @@
 #!/bin/bash
 # .tracemount/report.html: every trace under SOURCE in one table, as the mount knows it. Read
-# before anything is indexed, it lists every trace (and no other file) as not indexed, with its
-# format and size, and reading it indexes nothing: .tracemount/status still counts no trace
+# before anything is indexed, it lists every trace (and no other file), a folder's virtual
+# SUM.spixcounts too, as not indexed, with its format and size, and reading it indexes nothing: .tracemount/status still counts no trace
 # seen and no index built, and the cache folder stays empty. Once a trace's stats.json is read,
 # the page shows that trace indexed with stats.json's records and errors, the others still
 # not indexed. Its stat size is the bytes read (by path, and by the open file); xmllint's HTML
@@ -14,16 +14,21 @@ SRC=$TM_TMP/src
 CACHE=$TM_TMP/cache
 ODD_DIR='we ird & <dir>'
 ODD="$ODD_DIR/o'dd \"q\" <&>.byu"
-mkdir -p "$SRC/sub" "$SRC/$ODD_DIR" "$SRC/empty" "$CACHE"
+mkdir -p "$SRC/sub" "$SRC/$ODD_DIR" "$SRC/empty" "$SRC/bb" "$CACHE"
 tm_seed
 "$GEN_BYU" -n 1000 -s "$SEED" >"$SRC/a.byu"
 "$GEN_TT6" --format tt6 --records 2000 --seed "$SEED" >"$SRC/sub/b.tt6"
 "$GEN_CIS501" --lines 500 --seed "$SEED" >"$SRC/sub/c.trace"
 "$GEN_BYU" -n 300 -s "$((SEED + 1))" >"$SRC/$ODD"
+# two spixcounts files of one program: a virtual trace, bb/SUM.spixcounts, beside them
+"$PY" "$HERE/spix_expect.py" write "$SRC/bb/p1.bb" be "1:1:0,2:2:2" --tsum 1
+"$PY" "$HERE/spix_expect.py" write "$SRC/bb/p2.bb" be "1:3:0,2:4:4" --tsum 1
 echo 'not a trace' >"$SRC/notes.txt"
-# in the walk's order: each folder's names in byte order
-PATHS=(a.byu sub/b.tt6 sub/c.trace "$ODD")
-FORMATS=(byu tt6 cis501 byu)
+# in byte order of their paths
+PATHS=(a.byu bb/SUM.spixcounts bb/p1.bb bb/p2.bb sub/b.tt6 sub/c.trace "$ODD")
+FORMATS=(byu spixcounts spixcounts spixcounts tt6 cis501 byu)
+# the sum's attributes are its first file's (as stat shows the sum's raw view)
+SIZE_OF=(bb/SUM.spixcounts bb/p1.bb)
 
 command -v xmllint >/dev/null || echo "SKIP: xmllint not installed: the page is not validated"
 
@@ -64,7 +69,9 @@ for i in "${!PATHS[@]}"; do
 	r=$((i + 1))
 	check_eq "before: row $r is $p" "$p" "$(field before $r 2)"
 	check_eq "before: $p: format" "${FORMATS[$i]}" "$(field before $r 3)"
-	check_eq "before: $p: size in bytes" "$(stat -c %s "$SRC/$p")" "$(field before $r 8)"
+	sized=$p
+	[ "$p" = "${SIZE_OF[0]}" ] && sized=${SIZE_OF[1]}
+	check_eq "before: $p: size in bytes" "$(stat -c %s "$SRC/$sized")" "$(field before $r 8)"
 	check_eq "before: $p: not indexed, no records or errors yet" "-	-	not indexed" \
 		"$(field before $r 5-7)"
 	check_eq "before: $p: links to its folder's report.html" \
@@ -77,7 +84,7 @@ for i in "${!PATHS[@]}"; do
 done
 check_eq "before: the odd name never stands raw in the page" 0 \
 	"$(grep -cF -e "o'dd" -e '"q" <&>' -e '<dir>' "$TM_TMP/before.html")"
-check "before: the summary says 4 not indexed" grep -q '4 traces: 0 indexed, 0 indexing, 4 not indexed, 0 failed' \
+check "before: the summary says 7 not indexed" grep -q '7 traces: 0 indexed, 0 indexing, 7 not indexed, 0 failed' \
 	"$TM_TMP/before.html"
 check "reading the page saw no trace and built no index (status)" \
 	grep -q '^# 0 traces; indexes: 0 built, 0 read from index files' "$M/.tracemount/status"
@@ -86,20 +93,24 @@ check_eq "reading the page wrote no index file" "" "$(ls -A "$CACHE")"
 # a trace indexed: the page shows it as stats.json tells
 cp "$M/a.byu/stats.json" "$TM_TMP/a.json"
 cp "$M/sub/c.trace/stats.json" "$TM_TMP/c.json"
-check_eq "stats.json indexed the two traces (status): the check above can fail" \
-	"2 built" "$(index_counts "$M" | grep -o '^[0-9]* built')"
+cp "$M/bb/SUM.spixcounts/stats.json" "$TM_TMP/sum.json"
+check_eq "stats.json indexed the three traces (status): the check above can fail" \
+	"3 built" "$(index_counts "$M" | grep -o '^[0-9]* built')"
 read_report after
 check_eq "after: still one row per trace" "${#PATHS[@]}" "$(wc -l <"$TM_TMP/after.rows")"
 check_eq "after: a.byu indexed, with stats.json's records and errors" \
 	"$(json_get "$TM_TMP/a.json" 'd["records"]')	$(json_get "$TM_TMP/a.json" 'd["errors"]')	indexed" \
 	"$(field after 1 5-7)"
+check_eq "after: bb/SUM.spixcounts indexed, with stats.json's records and errors" \
+	"$(json_get "$TM_TMP/sum.json" 'd["records"]')	$(json_get "$TM_TMP/sum.json" 'd["errors"]')	indexed" \
+	"$(field after 2 5-7)"
 check_eq "after: sub/c.trace indexed, with stats.json's records and errors" \
 	"$(json_get "$TM_TMP/c.json" 'd["records"]')	$(json_get "$TM_TMP/c.json" 'd["errors"]')	indexed" \
-	"$(field after 3 5-7)"
+	"$(field after 6 5-7)"
 check_eq "after: their data-v hold the same numbers" "$(field after 1 5-6)" "$(field after 1 9-10)"
-check_eq "after: the others still not indexed" "not indexed not indexed" \
-	"$(field after 2 7) $(field after 4 7)"
-check "after: the summary says 2 indexed" grep -q '4 traces: 2 indexed, 0 indexing, 2 not indexed, 0 failed' \
+check_eq "after: the others still not indexed" "not indexed,not indexed,not indexed,not indexed" \
+	"$(field after 3 7),$(field after 4 7),$(field after 5 7),$(field after 7 7)"
+check "after: the summary says 3 indexed" grep -q '7 traces: 3 indexed, 0 indexing, 4 not indexed, 0 failed' \
 	"$TM_TMP/after.html"
 unmount_tm
 
