@@ -5,8 +5,9 @@
 # seen and no index built, and the cache folder stays empty. Once a trace's stats.json is read,
 # the page shows that trace indexed with stats.json's records and errors, the others still
 # not indexed. Its stat size is the bytes read (by path, and by the open file); xmllint's HTML
-# parser takes it; a path with <, &, quotes and spaces shows as itself and links, percent-
-# encoded, to its trace folder. A single-file mount lists its one trace.
+# parser takes it; a path with <, &, quotes and spaces shows as itself, one with a tab and a
+# byte that is not UTF-8 as `ls -b` shows it, and each links, percent-encoded, to its trace
+# folder. A single-file mount lists its one trace.
 . "$(dirname "$0")/lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -20,13 +21,18 @@ tm_seed
 "$GEN_TT6" --format tt6 --records 2000 --seed "$SEED" >"$SRC/sub/b.tt6"
 "$GEN_CIS501" --lines 500 --seed "$SEED" >"$SRC/sub/c.trace"
 "$GEN_BYU" -n 300 -s "$((SEED + 1))" >"$SRC/$ODD"
+TAB=$'tab\there\377.byu'
+"$GEN_BYU" -n 20 -s "$((SEED + 2))" >"$SRC/$TAB"
 # two spixcounts files of one program: a virtual trace, bb/SUM.spixcounts, beside them
 "$PY" "$HERE/spix_expect.py" write "$SRC/bb/p1.bb" be "1:1:0,2:2:2" --tsum 1
 "$PY" "$HERE/spix_expect.py" write "$SRC/bb/p2.bb" be "1:3:0,2:4:4" --tsum 1
 echo 'not a trace' >"$SRC/notes.txt"
 # in byte order of their paths
-PATHS=(a.byu bb/SUM.spixcounts bb/p1.bb bb/p2.bb sub/b.tt6 sub/c.trace "$ODD")
-FORMATS=(byu spixcounts spixcounts spixcounts tt6 cis501 byu)
+PATHS=(a.byu bb/SUM.spixcounts bb/p1.bb bb/p2.bb sub/b.tt6 sub/c.trace "$TAB" "$ODD")
+FORMATS=(byu spixcounts spixcounts spixcounts tt6 cis501 byu byu)
+# as the page shows them: as stats.json's source (ls -b)
+SHOWN=("${PATHS[@]}")
+SHOWN[6]='tab\there\377.byu'
 # the sum's attributes are its first file's (as stat shows the sum's raw view)
 SIZE_OF=(bb/SUM.spixcounts bb/p1.bb)
 
@@ -50,6 +56,7 @@ print("ok" if size == len(data) else "%d != %d" % (size, len(data)))' "$page")"
 		check_eq "$1: xmllint --html takes it without a word" "" \
 			"$(xmllint --html --noout "$TM_TMP/$1.html" 2>&1)"
 	fi
+	check "$1: the page is UTF-8" iconv -f UTF-8 -t UTF-8 -o /dev/null "$TM_TMP/$1.html"
 	"$PY" "$HERE/root_report.py" rows "$TM_TMP/$1.html" >"$TM_TMP/$1.rows"
 }
 
@@ -67,7 +74,7 @@ check_eq "before: one row per trace, none for notes.txt or folders" "${#PATHS[@]
 for i in "${!PATHS[@]}"; do
 	p=${PATHS[$i]}
 	r=$((i + 1))
-	check_eq "before: row $r is $p" "$p" "$(field before $r 2)"
+	check_eq "before: row $r is ${SHOWN[$i]}" "${SHOWN[$i]}" "$(field before $r 2)"
 	check_eq "before: $p: format" "${FORMATS[$i]}" "$(field before $r 3)"
 	sized=$p
 	[ "$p" = "${SIZE_OF[0]}" ] && sized=${SIZE_OF[1]}
@@ -75,16 +82,18 @@ for i in "${!PATHS[@]}"; do
 	check_eq "before: $p: not indexed, no records or errors yet" "-	-	not indexed" \
 		"$(field before $r 5-7)"
 	check_eq "before: $p: links to its folder's report.html" \
-		"../$("$PY" -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$p")/report.html" \
+		"../$("$PY" -c 'import os, sys, urllib.parse
+print(urllib.parse.quote(os.fsencode(sys.argv[1])))' "$p")/report.html" \
 		"$(field before $r 1)"
 	href=$(field before $r 1)
-	folder=$("$PY" -c 'import sys, urllib.parse; print(urllib.parse.unquote(sys.argv[1]))' \
+	folder=$("$PY" -c 'import sys, urllib.parse
+sys.stdout.buffer.write(urllib.parse.unquote_to_bytes(sys.argv[1]))' \
 		"${href%/report.html}")
 	check "before: $p: the link leads to its trace folder" test -d "$M/.tracemount/$folder"
 done
 check_eq "before: the odd name never stands raw in the page" 0 \
 	"$(grep -cF -e "o'dd" -e '"q" <&>' -e '<dir>' "$TM_TMP/before.html")"
-check "before: the summary says 7 not indexed" grep -q '7 traces: 0 indexed, 0 indexing, 7 not indexed, 0 failed' \
+check "before: the summary says 8 not indexed" grep -q '8 traces: 0 indexed, 0 indexing, 8 not indexed, 0 failed' \
 	"$TM_TMP/before.html"
 check "reading the page saw no trace and built no index (status)" \
 	grep -q '^# 0 traces; indexes: 0 built, 0 read from index files' "$M/.tracemount/status"
@@ -108,9 +117,10 @@ check_eq "after: sub/c.trace indexed, with stats.json's records and errors" \
 	"$(json_get "$TM_TMP/c.json" 'd["records"]')	$(json_get "$TM_TMP/c.json" 'd["errors"]')	indexed" \
 	"$(field after 6 5-7)"
 check_eq "after: their data-v hold the same numbers" "$(field after 1 5-6)" "$(field after 1 9-10)"
-check_eq "after: the others still not indexed" "not indexed,not indexed,not indexed,not indexed" \
-	"$(field after 3 7),$(field after 4 7),$(field after 5 7),$(field after 7 7)"
-check "after: the summary says 3 indexed" grep -q '7 traces: 3 indexed, 0 indexing, 4 not indexed, 0 failed' \
+check_eq "after: the others still not indexed" \
+	"not indexed,not indexed,not indexed,not indexed,not indexed" \
+	"$(field after 3 7),$(field after 4 7),$(field after 5 7),$(field after 7 7),$(field after 8 7)"
+check "after: the summary says 3 indexed" grep -q '8 traces: 3 indexed, 0 indexing, 5 not indexed, 0 failed' \
 	"$TM_TMP/after.html"
 unmount_tm
 
