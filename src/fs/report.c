@@ -111,40 +111,36 @@ static void put_size(FILE *f, uint64_t bytes)
 
 struct report {
 	struct tm_fs *fs;
-	FILE *rows;   /* the table's rows */
-	FILE *unread; /* the list of folders that could not be read */
-	size_t n[4];  /* traces by state: enum tm_trace_state's order */
+	FILE *rows;		       /* the table's rows */
+	FILE *unread;		       /* the list of folders that could not be read */
+	size_t n[TM_TRACE_FAILED + 1]; /* traces by state */
 	size_t n_unread;
 };
 
-/* The state column: its class (for colour), its text, and where it counts. */
-static void put_state(FILE *f, const struct tm_trace_progress *p, bool known)
+/* The row's class, for the state's colour, by state. */
+static const char *const state_classes[] = {
+    [TM_TRACE_NEW] = "new",
+    [TM_TRACE_INDEXING] = "indexing",
+    [TM_TRACE_INDEXED] = "indexed",
+    [TM_TRACE_FAILED] = "failed",
+};
+
+/* The state cell: the trace's state, or not indexed when the mount has not seen its file. */
+static void put_state(FILE *f, enum tm_trace_state state, const struct tm_trace_progress *p)
 {
-	if (!known || p->state == TM_TRACE_NEW) {
-		fputs("<td class=\"state\">not indexed</td>", f);
-	} else if (p->state == TM_TRACE_INDEXING) {
+	switch (state) {
+	case TM_TRACE_NEW: fputs("<td class=\"state\">not indexed</td>", f); break;
+	case TM_TRACE_INDEXING:
 		fprintf(f, "<td class=\"state\">indexing %u%%</td>",
 			p->total ? (unsigned)(p->done * 100 / p->total) : 0);
-	} else if (p->state == TM_TRACE_INDEXED) {
-		fputs("<td class=\"state\">indexed</td>", f);
-	} else {
-		fprintf(f, "<td class=\"state\">failed: ");
+		break;
+	case TM_TRACE_INDEXED: fputs("<td class=\"state\">indexed</td>", f); break;
+	case TM_TRACE_FAILED:
+		fputs("<td class=\"state\">failed: ", f);
 		put_html(f, strerror(-p->error));
 		fputs("</td>", f);
+		break;
 	}
-}
-
-static const char *state_class(const struct tm_trace_progress *p, bool known)
-{
-	if (!known)
-		return "new";
-	switch (p->state) {
-	case TM_TRACE_NEW: return "new";
-	case TM_TRACE_INDEXING: return "indexing";
-	case TM_TRACE_INDEXED: return "indexed";
-	case TM_TRACE_FAILED: return "failed";
-	}
-	return "new";
 }
 
 /* A folder that cannot be read, named by the walk: an item of the list above the table. */
@@ -168,12 +164,13 @@ static int add_row(struct report *r, const struct tm_fs_found *t)
 	char *shown = tm_escape_name(t->path);
 	if (!shown)
 		return -ENOMEM;
-	struct tm_trace_progress p;
-	bool known = tm_context_progress_of(r->fs->ctx, t->path, t->fmt, &t->st, &p) == 0;
-	bool indexed = known && p.state == TM_TRACE_INDEXED;
-	r->n[known ? p.state : TM_TRACE_NEW]++;
+	struct tm_trace_progress p = {0};
+	enum tm_trace_state state =
+	    tm_context_progress_of(r->fs->ctx, t->path, t->fmt, &t->st, &p) == 0 ? p.state
+										 : TM_TRACE_NEW;
+	r->n[state]++;
 	FILE *f = r->rows;
-	fprintf(f, "<tr class=\"%s\"><td class=\"path\"><a href=\"../", state_class(&p, known));
+	fprintf(f, "<tr class=\"%s\"><td class=\"path\"><a href=\"../", state_classes[state]);
 	put_url_path(f, t->path);
 	fputs("/report.html\">", f);
 	put_html(f, shown);
@@ -183,7 +180,7 @@ static int add_row(struct report *r, const struct tm_fs_found *t)
 	fprintf(f, "</td><td class=\"n\" data-v=\"%" PRIu64 "\" title=\"%" PRIu64 " bytes\">", size,
 		size);
 	put_size(f, size);
-	if (indexed)
+	if (state == TM_TRACE_INDEXED)
 		fprintf(f,
 			"</td><td class=\"n\" data-v=\"%" PRIu64 "\">%" PRIu64
 			"</td><td class=\"n\" data-v=\"%" PRIu64 "\">%" PRIu64 "</td>",
@@ -192,7 +189,7 @@ static int add_row(struct report *r, const struct tm_fs_found *t)
 		fputs(
 		    "</td><td class=\"n\" data-v=\"-1\">-</td><td class=\"n\" data-v=\"-1\">-</td>",
 		    f);
-	put_state(f, &p, known);
+	put_state(f, state, &p);
 	fputs("</tr>\n", f);
 	free(shown);
 	return 0;
