@@ -17,6 +17,7 @@
 
 struct tm_format;
 struct tm_trace;
+struct tm_trace_progress;
 struct tm_chunk_cache;
 struct tm_readahead;
 struct stat;
@@ -99,6 +100,13 @@ int tm_context_trace(struct tm_context *ctx, const char *path, const struct tm_f
  * replaces it; holders of the old one keep it until they put it. */
 int tm_context_trace_of(struct tm_context *ctx, const char *path, const struct tm_format *fmt,
 			const struct stat *st, struct tm_trace **out);
+
+/* What the context knows of the trace at path, of format fmt, whose file has attributes st
+ * (lstat), without making a trace or reading the file: fills *out (trace.h) and returns 0 when
+ * it has seen that file; -ENOENT when it has not (never looked up, or seen before it
+ * changed, or with another format). */
+int tm_context_progress_of(struct tm_context *ctx, const char *path, const struct tm_format *fmt,
+			   const struct stat *st, struct tm_trace_progress *out);
 
 /* The text of .tracemount/status: one line per trace seen, sorted by path, then a summary
  * line starting with '#'. Returns 0 or -ENOMEM; the caller frees *text. */

@@ -54,7 +54,7 @@ enum tm_node_kind {
 	TM_NODE_META,	  /* a file in .tracemount/ */
 };
 
-enum tm_meta_file { TM_META_VERSION, TM_META_FORMATS, TM_META_STATUS, TM_META_N };
+enum tm_meta_file { TM_META_VERSION, TM_META_FORMATS, TM_META_STATUS, TM_META_REPORT, TM_META_N };
 
 struct tm_node {
 	enum tm_node_kind kind;
@@ -86,6 +86,24 @@ void tm_fs_prefetch_stop(struct tm_fs *fs);
 /* The line of .tracemount/status on -o prefetch, "# prefetch: 59 of 130 traces, running\n"
  * (or "off", "finding the traces", "..., done, 2 failed"), in buf. Returns snprintf's count. */
 int tm_fs_prefetch_state(struct tm_fs *fs, char *buf, size_t len);
+
+/* A trace under SOURCE, as tm_fs_find_traces finds it: its path relative to SOURCE's
+ * folder, format and attributes (lstat, or the virtual trace's). */
+struct tm_fs_found {
+	char *path;
+	const struct tm_format *fmt;
+	struct stat st;
+	bool is_virtual; /* a virtual trace of its folder (virtual.h) */
+};
+
+/* Every trace under SOURCE: the files tm_walk finds (walk.h), in its order, then the virtual
+ * traces of their folders, without opening a trace but to detect its format or list its
+ * folder's virtual traces. Folders that cannot be read go to unread (may be NULL). Stops early
+ * when the prefetch thread is told to stop. Sets *found (free with tm_fs_found_free) and *n,
+ * with what was found, even on error. Returns 0 or -ENOMEM. */
+int tm_fs_find_traces(struct tm_fs *fs, void (*unread)(void *arg, const char *path, int err),
+		      void *arg, struct tm_fs_found **found, size_t *n);
+void tm_fs_found_free(struct tm_fs_found *found, size_t n);
 
 /* What path ("/a/b.byu/dump.txt") is. Returns 0 or -errno; release with tm_node_put(). */
 int tm_fs_resolve(struct tm_fs *fs, const char *path, struct tm_node *n);
@@ -143,5 +161,10 @@ void tm_fs_meta_dir_stat(struct tm_fs *fs, struct stat *st);
 /* The content of a .tracemount file. Returns 0 or -ENOMEM; the caller frees *text. */
 int tm_fs_meta_text(struct tm_fs *fs, enum tm_meta_file which, char **text, size_t *len);
 extern const char *const tm_meta_names[TM_META_N];
+
+/* .tracemount/report.html: every trace under SOURCE (found as tm_walk finds them) in one
+ * self-contained HTML table, each as the context knows it now (no trace is indexed for it).
+ * Returns 0 or -ENOMEM; the caller frees *text. */
+int tm_fs_report_html(struct tm_fs *fs, char **text, size_t *len);
 
 #endif

@@ -368,6 +368,20 @@ int tm_context_trace(struct tm_context *ctx, const char *path, const struct tm_f
 	return tm_context_trace_of(ctx, path, fmt, NULL, out);
 }
 
+int tm_context_progress_of(struct tm_context *ctx, const char *path, const struct tm_format *fmt,
+			   const struct stat *st, struct tm_trace_progress *out)
+{
+	int err = -ENOENT;
+	pthread_mutex_lock(&ctx->lock);
+	struct entry *e = *find_slot(ctx, path);
+	if (e && tm_trace_same_file(e->trace, fmt, st)) {
+		tm_trace_progress(e->trace, out);
+		err = 0;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return err;
+}
+
 static int cmp_path(const void *a, const void *b)
 {
 	return strcmp(tm_trace_path(*(struct tm_trace *const *)a),

@@ -1,5 +1,5 @@
-/* The files of .tracemount/ (version, formats and status): their names, content and
- * attributes. */
+/* The files of .tracemount/ (version, formats, status and report.html, whose content is
+ * report.c's): their names, content and attributes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include "tracemount/util.h"
 #include "tracemount/view.h"
 
-const char *const tm_meta_names[TM_META_N] = {"version", "formats", "status"};
+const char *const tm_meta_names[TM_META_N] = {"version", "formats", "status", "report.html"};
 
 static void meta_attrs(struct tm_fs *fs, struct stat *st, mode_t mode)
 {
@@ -26,8 +26,10 @@ static void meta_attrs(struct tm_fs *fs, struct stat *st, mode_t mode)
 
 void tm_fs_meta_stat(struct tm_fs *fs, enum tm_meta_file which, size_t len, struct stat *st)
 {
-	/* status names every trace seen, including those in folders others may not read */
-	meta_attrs(fs, st, S_IFREG | (which == TM_META_STATUS ? 0400 : 0444));
+	/* status and the report name every trace, including those in folders others may not
+	 * read */
+	bool private = which == TM_META_STATUS || which == TM_META_REPORT;
+	meta_attrs(fs, st, S_IFREG | (private ? 0400 : 0444));
 	st->st_size = (off_t)len;
 }
 
@@ -117,6 +119,7 @@ int tm_fs_meta_text(struct tm_fs *fs, enum tm_meta_file which, char **text, size
 		return *text ? 0 : -ENOMEM;
 	case TM_META_FORMATS: return formats_text(text, len);
 	case TM_META_STATUS: return status_text(fs, text, len);
+	case TM_META_REPORT: return tm_fs_report_html(fs, text, len);
 	case TM_META_N: break;
 	}
 	return -ENOENT;

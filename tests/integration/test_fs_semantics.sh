@@ -84,7 +84,7 @@ views_of() {
 expected_tree() {
 	local t stem v
 	printf '%s\n' "d .tracemount" "f .tracemount/version" "f .tracemount/formats" \
-		"f .tracemount/status"
+		"f .tracemount/status" "f .tracemount/report.html"
 	printf '%s\n' "d a" "d a/b" "d a/b/c" "d a/empty" "f a/b/notes.bin" "f a/.tracemount" \
 		"l a/link_up" "d dir.byu" "f dir.byu/inner.txt" "d untouched" "d perm" \
 		"f perm/private.txt" "f perm/rootonly.txt" "f perm/script.sh" "f random.bin" \
@@ -229,8 +229,8 @@ for v in raw dump.txt stats.json errors.txt class/ convert/ .din; do
 done
 check ".tracemount is a folder" test -d "$MNT/.tracemount"
 check_eq "the root lists .tracemount exactly once" 1 "$(ls -A "$MNT" | grep -cx '\.tracemount')"
-check ".tracemount's listing is version, formats, status" test \
-	"$(ls -A "$MNT/.tracemount" | LC_ALL=C sort | tr '\n' ' ')" = "formats status version "
+check ".tracemount's listing is version, formats, status, report.html" test \
+	"$(ls -A "$MNT/.tracemount" | LC_ALL=C sort | tr '\n' ' ')" = "formats report.html status version "
 check "the source's own .tracemount file is not reachable" \
 	test ! -e "$MNT/.tracemount/.tracemount"
 check "a .tracemount below the root is an ordinary file" cmp -s "$MNT/a/.tracemount" \

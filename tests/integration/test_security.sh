@@ -2,7 +2,8 @@
 # Security, with a daemon run by root with allow_other (as a shared archive would be mounted)
 # and the user nobody reading it:
 # - nobody reads the views of a trace it may read, and nothing of a trace or folder it may
-#   not (mode 0600 trace, 0700 folder), nor the daemon's status file, which names every trace;
+#   not (mode 0600 trace, 0700 folder), nor the daemon's status file or root report, which
+#   name every trace;
 # - symbolic links lead nowhere nobody could not go without the mount: a link to a trace
 #   outside SOURCE is not shown as a trace folder, and one to a folder outside resolves to
 #   that folder under nobody's own permissions;
@@ -78,6 +79,8 @@ check_eq "nobody may not list a 0700 folder" EACCES "$(as_nobody list "$M/privat
 check_eq "nobody may not read a trace in a 0700 folder" EACCES \
 	"$(as_nobody read "$M/private/inner.byu/dump.txt")"
 check_eq "nobody may not read the status file" EACCES "$(as_nobody read "$M/.tracemount/status")"
+check_eq "nobody may not read the root report, which names every trace too" EACCES \
+	"$(as_nobody read "$M/.tracemount/report.html")"
 check_eq "nobody reads the formats file" ok "$(as_nobody read "$M/.tracemount/formats")"
 check "and root, who mounted, reads secret.byu" test -s "$M/secret.byu/dump.txt"
 check_eq "nobody may not read the sum of a private spixcounts file" EACCES \

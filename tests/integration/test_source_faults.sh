@@ -8,7 +8,8 @@
 # - I/O errors (tests/tools/failfs, a FUSE source that fails reads past a byte while a switch
 #   file exists): during the index pass every view fails with EIO, a read of a chunk past the
 #   fault fails with EIO once indexed; logged; once the fault heals the same reads give the
-#   right bytes, and no index file is written from a failed pass;
+#   right bytes, and no index file is written from a failed pass; .tracemount/report.html
+#   shows the failed build;
 # - the cache folder full (a 64 KiB tmpfs) or read-only: every view still reads right, the
 #   write failure is logged, no partial index file is left, and what was written loads later.
 # Throughout, the other traces read right and the daemon stays up.
@@ -94,6 +95,11 @@ check_eq "I/O error in the index pass: stats.json fails with EIO" "Input/output 
 check "it is logged" grep -q "eio-300000-faulty.byu: indexing failed: Input/output error" \
 	"$TM_TMP/daemon.log"
 check "sound.byu reads right beside it" cmp -s "$TM_MNT/sound.byu/dump.txt" "$TM_TMP/sound.ref"
+"$PY" "$(dirname "$0")/root_report.py" rows "$TM_MNT/.tracemount/report.html" \
+	>"$TM_TMP/report.rows"
+check_eq "the root report shows the failed build, and sound.byu indexed" \
+	"eio-300000-faulty.byu failed: Input/output error,sound.byu indexed," \
+	"$(awk -F'\t' '{ printf "%s %s,", $2, $7 }' "$TM_TMP/report.rows")"
 check_eq "no index file from the failed pass, one from sound.byu" 1 \
 	"$(ls "$TM_TMP/indexes" | wc -l)"
 

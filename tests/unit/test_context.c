@@ -404,6 +404,53 @@ START_TEST(test_status)
 }
 END_TEST
 
+/* What the context knows of a file, asked without making a trace: nothing of a path never
+ * looked up (and the table stays empty), the state of one seen, nothing of one changed since
+ * or detected as another format. */
+START_TEST(test_progress_of)
+{
+	struct tm_context *ctx = new_ctx();
+	struct stat st = {.st_ino = 1, .st_size = 60}, cut = st;
+	cut.st_size = 6;
+	struct tm_trace_progress p;
+	struct tm_trace *t;
+	char *text;
+	size_t len;
+
+	ck_assert_int_eq(tm_context_progress_of(ctx, "a.byu", F, &st, &p), -ENOENT);
+	ck_assert_int_eq(tm_context_status(ctx, &text, &len), 0);
+	ck_assert_msg(strncmp(text, "# 0 traces;", 11) == 0, "%.*s", (int)len, text);
+	free(text);
+
+	ck_assert_int_eq(tm_context_trace_of(ctx, "a.byu", F, &st, &t), 0);
+	ck_assert_int_eq(tm_context_progress_of(ctx, "a.byu", F, &st, &p), 0);
+	ck_assert_int_eq(p.state, TM_TRACE_NEW);
+
+	size_t n = 10;
+	uint8_t *data = byu_ref_gen(n, 0, 3, 0);
+	struct mem_source src;
+	mem_source_init(&src, data, n * 6);
+	struct tm_open_trace ot;
+	tm_trace_open(&ot, t, &src.src);
+	ck_assert_int_eq(tm_trace_index(&ot), 0);
+	ck_assert_int_eq(tm_context_progress_of(ctx, "a.byu", F, &st, &p), 0);
+	ck_assert_int_eq(p.state, TM_TRACE_INDEXED);
+	ck_assert_uint_eq(p.records, n);
+	ck_assert_uint_eq(p.problems, ot.index->n_errors);
+
+	ck_assert_int_eq(tm_context_progress_of(ctx, "a.byu", F, &cut, &p), -ENOENT);
+	ck_assert_int_eq(tm_context_progress_of(ctx, "a.byu", tm_format_find("tt6"), &st, &p),
+			 -ENOENT);
+	ck_assert_int_eq(tm_context_progress_of(ctx, "b.byu", F, &st, &p), -ENOENT);
+
+	tm_trace_close(&ot);
+	tm_trace_put(t);
+	mem_source_free(&src);
+	free(data);
+	tm_context_free(ctx);
+}
+END_TEST
+
 static Suite *context_suite(void)
 {
 	Suite *s = suite_create("context");
@@ -419,6 +466,7 @@ static Suite *context_suite(void)
 	tcase_add_test(tc, test_trace_table);
 	tcase_add_test(tc, test_changed_traces);
 	tcase_add_test(tc, test_status);
+	tcase_add_test(tc, test_progress_of);
 	suite_add_tcase(s, tc);
 	return s;
 }

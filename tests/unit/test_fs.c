@@ -136,6 +136,7 @@ static const struct resolve_row {
     {"/.tracemount/status", 0, TM_NODE_META, NULL, ""},
     {"/.tracemount/version", 0, TM_NODE_META, NULL, ""},
     {"/.tracemount/formats", 0, TM_NODE_META, NULL, ""},
+    {"/.tracemount/report.html", 0, TM_NODE_META, NULL, ""},
     {"/missing", -ENOENT, 0, NULL, NULL},
     {"/sub/missing.byu", -ENOENT, 0, NULL, NULL},
     {"/a.byu/nope", -ENOENT, 0, NULL, NULL},
@@ -173,6 +174,8 @@ START_TEST(test_resolve)
 		}
 		if (strcmp(row->path, "/.tracemount/status") == 0)
 			ck_assert_int_eq(n.meta, TM_META_STATUS);
+		if (strcmp(row->path, "/.tracemount/report.html") == 0)
+			ck_assert_int_eq(n.meta, TM_META_REPORT);
 		tm_node_put(&n);
 	}
 	/* every reference a lookup took was dropped */
@@ -222,8 +225,9 @@ START_TEST(test_getattr)
 	check_mode("/.tracemount", S_IFDIR | 0555);
 	check_mode("/.tracemount/version", S_IFREG | 0444);
 	check_mode("/.tracemount/formats", S_IFREG | 0444);
-	/* status names every trace seen, also in folders others may not read */
+	/* status and the report name every trace, also in folders others may not read */
 	check_mode("/.tracemount/status", S_IFREG | 0400);
+	check_mode("/.tracemount/report.html", S_IFREG | 0400);
 	ck_assert(S_ISLNK(attrs("/link").st_mode));
 	ck_assert_uint_eq(attrs("/link").st_size, strlen("plain.txt"));
 
@@ -324,8 +328,8 @@ START_TEST(test_readdir)
 	check_dir("/a.byu", trace_want);
 	static const char *const convert_want[] = {".:d", "..:d", "b.din:f", NULL};
 	check_dir("/sub/b.byu/convert", convert_want);
-	static const char *const meta_want[] = {".:d",	     "..:d",	 "version:f",
-						"formats:f", "status:f", NULL};
+	static const char *const meta_want[] = {
+	    ".:d", "..:d", "version:f", "formats:f", "status:f", "report.html:f", NULL};
 	check_dir("/.tracemount", meta_want);
 
 	const char *class_want[2 * TM_MAX_CLASSES + 3];
