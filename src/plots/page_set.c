@@ -2,6 +2,7 @@
  * plot counts pages as they are first touched. Open addressing, linear probing. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "plots/plots.h"
 
@@ -10,6 +11,7 @@ void tm_page_set_free(struct tm_page_set *p)
 	free(p->slot);
 	p->slot = NULL;
 	p->n_slots = p->n = 0;
+	memset(p->recent, 0, sizeof(p->recent));
 }
 
 static size_t slot_of(uint64_t key, size_t n_slots)
@@ -42,7 +44,7 @@ int tm_page_set_add_slow(struct tm_page_set *p, uint64_t page)
 	uint64_t key = page + 1; /* never 0 but for page 2^64 - 1, which pages of 4 KiB miss */
 	if (!key || p->err)
 		return 0;
-	p->last = key;
+	p->recent[tm_page_recent_slot(page)] = key;
 	if ((p->n + 1) * 2 > p->n_slots && (p->err = grow(p)) < 0)
 		return 0;
 	size_t s = slot_of(key, p->n_slots);

@@ -53,19 +53,29 @@ uint64_t tm_slice_start(const struct tm_slices *s, unsigned j);
 uint64_t tm_slice_end(const struct tm_slices *s, unsigned j);
 
 /* A set of page numbers that says whether an insert is new. */
+#define TM_PAGE_RECENT 64
 struct tm_page_set {
 	uint64_t *slot; /* page + 1; 0: empty */
 	size_t n_slots, n;
-	uint64_t last; /* the page of the last insert, + 1: runs on one page cost one compare */
-	int err;       /* -ENOMEM once an insert failed; the count is then a lower bound */
+	/* pages + 1 seen lately, by a hash of the page: a trace that moves between a few
+	 * regions (code, stack, heap) finds its page here without probing the table */
+	uint64_t recent[TM_PAGE_RECENT];
+	int err; /* -ENOMEM once an insert failed; the count is then a lower bound */
 };
 
 void tm_page_set_free(struct tm_page_set *p);
-/* Adds page: 1 when it is new, 0 when it was there (or could not be added, err set). */
+/* The slow path of tm_page_set_add. */
 int tm_page_set_add_slow(struct tm_page_set *p, uint64_t page);
+
+static inline unsigned tm_page_recent_slot(uint64_t page)
+{
+	return (unsigned)((page * 0x9e3779b97f4a7c15ull) >> 58); /* 6 bits: TM_PAGE_RECENT */
+}
+
+/* Adds page: 1 when it is new, 0 when it was there (or could not be added, err set). */
 static inline int tm_page_set_add(struct tm_page_set *p, uint64_t page)
 {
-	if (page + 1 == p->last)
+	if (p->recent[tm_page_recent_slot(page)] == page + 1)
 		return 0;
 	return tm_page_set_add_slow(p, page);
 }

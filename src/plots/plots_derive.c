@@ -49,13 +49,18 @@ static unsigned accesses_of(const struct tm_format *fmt, const struct tm_chunk *
 static void plots_add_records(void *state, const struct tm_format *fmt, const struct tm_chunk *c)
 {
 	struct plots_derive *s = state;
-	bool addresses = fmt->accesses || fmt->instruction;
 	s->d.fmt = fmt;
+	if (!c->n_records)
+		return;
+	/* the batch's last record first: the slices merge, if they must, once per batch */
+	tm_slices_row(&s->d.slices, c->first_record + c->n_records - 1);
+	uint64_t(*v)[TM_PLOT_COLUMNS] = s->d.slices.v;
+	unsigned shift = s->d.slices.shift;
+	for (size_t i = 0; i < c->n_records; i++)
+		v[(c->first_record + i) >> shift][tm_chunk_rec(c, i)->cls]++;
+	if (!fmt->accesses && !fmt->instruction)
+		return;
 	for (size_t i = 0; i < c->n_records; i++) {
-		uint64_t *row = tm_slices_row(&s->d.slices, c->first_record + i);
-		row[tm_chunk_rec(c, i)->cls]++;
-		if (!addresses)
-			continue;
 		struct tm_access a[TM_MAX_ACCESSES];
 		unsigned n = accesses_of(fmt, c, i, a);
 		s->d.accesses += n;
@@ -63,7 +68,8 @@ static void plots_add_records(void *state, const struct tm_format *fmt, const st
 			bool code = a[k].kind == TM_ACCESS_FETCH;
 			uint64_t page = a[k].addr >> TM_PAGE_SHIFT;
 			if (tm_page_set_add(code ? &s->code : &s->data, page))
-				row[code ? TM_PLOT_NEW_CODE : TM_PLOT_NEW_DATA]++;
+				v[(c->first_record + i) >> shift]
+				 [code ? TM_PLOT_NEW_CODE : TM_PLOT_NEW_DATA]++;
 		}
 	}
 }
