@@ -192,11 +192,18 @@ char *tm_svg_number(double v, char *buf, size_t len)
 static void axis_ticks(FILE *out, const struct tm_svg_area *a, int vertical)
 {
 	double max = vertical ? a->y_max : a->x_max;
-	double step = tm_svg_tick_step(max, max >= 10 ? 1 : 0);
+	/* both axes count (records, pages, percent): whole ticks */
+	double step = tm_svg_tick_step(max, 1);
 	char num[32], label[48];
 	for (unsigned i = 0; i * step <= max * (1 + 1e-9) && i <= 20; i++) {
 		double v = i * step;
-		tm_svg_number(v, num, sizeof(num));
+		/* one style along an axis: 5k beside 10k, not 5000 */
+		if (max >= 10000 && v >= 1000)
+			snprintf(num, sizeof(num), "%.3g%c",
+				 v >= 1e6 ? (v >= 1e9 ? v / 1e9 : v / 1e6) : v / 1e3,
+				 v >= 1e6 ? (v >= 1e9 ? 'G' : 'M') : 'k');
+		else
+			tm_svg_number(v, num, sizeof(num));
 		if (vertical) {
 			double y = tm_svg_y(a, v);
 			snprintf(label, sizeof(label), "%s%s", num, a->y_suffix ? a->y_suffix : "");
