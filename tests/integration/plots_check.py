@@ -8,7 +8,9 @@ them (headless.py's report).
       for every class with records and no other, and sum to its records; footprint.svg's
       lines carry the pages of stats.json's plots object, and exist when the format gave
       addresses; for BYU, the accesses are its memory references and the pages at least its
-      own distinct pages (byu.distinct_pages_4k, counted over code and data together).
+      own distinct pages (byu.distinct_pages_4k, counted over code and data together); where
+      the format counts code_pages_4k or data_pages_4k itself (Tarmac, QEMU4V, CIS501), the
+      same numbers.
   plots_check.py browser TRACE REPORT [nodata]
       A plot as Chromium showed it: no parse error, console message, script or request but
       itself; data drawn (a path or polyline of some area; none with nodata, for a plot that
@@ -52,6 +54,12 @@ def data(trace, stats_path, mix_path, footprint_path):
     out(f"{trace}: plots' slices cover the records", True,
         plots["slices"] * plots["slice_records"] >= stats["records"] >
         (plots["slices"] - 1) * plots["slice_records"] or stats["records"] == 0)
+    # the format's own count of the same pages (Tarmac and QEMU4V code and data, CIS501 data),
+    # by its own statistics' code
+    own = stats.get(stats["format"], {})
+    for key in ("code_pages_4k", "data_pages_4k"):
+        if key in own:
+            out(f"{trace}: plots' {key} is the format's own", own[key], plots[key])
     if stats["format"] == "byu":
         byu = stats["byu"]
         out(f"{trace}: the accesses are BYU's memory references", byu["memory_references"],
