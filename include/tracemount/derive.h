@@ -1,17 +1,20 @@
-/* Derivers: views that every instruction trace gets, derived from the executed instructions
- * its format's instruction operation yields (format.h), whatever the format. spix/ (basic-
- * block counts, src/spix/spix_derive.c) is one.
+/* Derivers: views that traces get whatever their format, derived from the executed
+ * instructions its format's instruction operation yields (format.h) or, for a deriver with
+ * add_records, from the records of every trace. spix/ (basic-block counts,
+ * src/spix/spix_derive.c) is one of the first kind, plots/ (src/plots/plots_derive.c) of the
+ * second.
  *
  * A deriver is one const table of operations, listed once in src/core/derivers.c; the core
- * names none. For each trace of a format with an instruction operation:
+ * names none. For each trace it applies to (tm_deriver_applies: every trace for a deriver
+ * with add_records, else those of a format with an instruction operation):
  *   - the view table (view.c) adds every deriver's views, in list order, after the format's
  *     own table views: table views (TM_VIEW_TABLE), rendered whole when the index pass is
  *     over and kept, deflated, in the index and its file; then its per-stream views for each
  *     stream below TM_MAX_STREAM_VIEWS (view.h);
  *   - the index pass (index_build.c) allocates each deriver's state, calls init with the
- *     trace's program images, then feeds add the instructions of every batch of records, in
- *     trace order, and at its end asks streams which streams get views and calls finish,
- *     which writes the views and the deriver's object of stats.json;
+ *     trace's program images, then feeds add the instructions (or add_records the records)
+ *     of every batch of records, in trace order, and at its end asks streams which streams get
+ * views and calls finish, which writes the views and the deriver's object of stats.json;
  *   - .tracemount/formats lists the views with the format's (meta.c).
  *
  * Per-stream views (a processor's own calls/cpu/N/...) exist only for the streams a deriver
@@ -82,6 +85,14 @@ struct tm_deriver {
 	 * thousand), in trace order; n may be 0. Called once per batch, after the format's
 	 * stats_update. It cannot fail: keep a failure (no memory) in the state for finish. */
 	void (*add)(void *state, const struct tm_insn *insn, size_t n);
+	/* Instead of add (set one of the two): takes c, one batch of records of a trace of
+	 * format fmt (possibly none), every batch of the pass in trace order, after the
+	 * format's stats_update. With it the deriver applies to the traces of every format,
+	 * whatever operations their format has: it reads what a record says through the
+	 * format's table (head.cls, fmt->classes, fmt->accesses, fmt->instruction), on record i
+	 * alone. It cannot fail: keep a failure in the state for finish. Keep it cheap: it runs
+	 * for every record of every trace. */
+	void (*add_records)(void *state, const struct tm_format *fmt, const struct tm_chunk *c);
 	/* Once the pass is over, before finish: the streams whose per-stream views exist, bit s
 	 * for stream s, below TM_MAX_STREAM_VIEWS only (a higher bit fails the pass with
 	 * -EINVAL). Required with stream_views; the same answer every time. */
@@ -111,8 +122,15 @@ struct tm_deriver {
 /* Every deriver, NULL-terminated, in the order of their views and stats.json objects. */
 extern const struct tm_deriver *const tm_derivers[];
 
-/* Whether traces of fmt get the derivers' views: those of a format that yields
- * instructions. */
+/* Whether traces of fmt get deriver d's views: every trace for a deriver of records, those
+ * of a format that yields instructions for a deriver of instructions. */
+static inline bool tm_deriver_applies(const struct tm_deriver *d, const struct tm_format *fmt)
+{
+	return d->add_records != NULL || fmt->instruction != NULL;
+}
+
+/* Whether traces of fmt get the views of the derivers of instructions (and so read program
+ * images): those of a format that yields instructions. */
 static inline bool tm_derivers_apply(const struct tm_format *fmt)
 {
 	return fmt->instruction != NULL;

@@ -210,6 +210,20 @@ struct tm_insn {
 			       none) */
 };
 
+/* A memory access of a record, as tm_format.accesses gives it (plots/, doc/plots.md). */
+enum tm_access_kind {
+	TM_ACCESS_FETCH, /* an instruction fetch: code */
+	TM_ACCESS_READ,	 /* a data read (a load, an I/O read) */
+	TM_ACCESS_WRITE, /* a data write (a store, a write-back) */
+};
+
+#define TM_MAX_ACCESSES 4 /* entries tm_format.accesses may fill for one record */
+
+struct tm_access {
+	uint64_t addr; /* the first byte's address, as the trace gives it (virtual or physical) */
+	uint8_t kind;  /* enum tm_access_kind */
+};
+
 /* Input of one decode call. */
 struct tm_decode_in {
 	/* Bytes from the decoder's position on, valid during the call only. In the index pass
@@ -439,6 +453,14 @@ struct tm_format {
 	 * depends on record i alone. Setting it gives the trace the views of every deriver
 	 * (derive.h: spix/...) and their objects in stats.json. NULL: none. */
 	bool (*instruction)(const struct tm_chunk *c, size_t i, struct tm_insn *out);
+	/* The memory record i of c touches: fills out[0 .. n) (room for TM_MAX_ACCESSES) in the
+	 * order the record gives them and returns n, 0 for a record that touches none. Called by
+	 * the derivers of records (plots/: footprint.svg, addresses.svg) for every record of
+	 * every batch, in trace order; depends on record i alone, and costs a call per record:
+	 * keep it to reading the record's struct. NULL: an executed instruction's pc (from
+	 * instruction) is its record's one access, a fetch, and a format without instruction
+	 * touches none. */
+	unsigned (*accesses)(const struct tm_chunk *c, size_t i, struct tm_access *out);
 
 	/* --- Virtual traces of a folder (virtual.h). ---
 	 *

@@ -43,8 +43,9 @@ struct builder {
 	uint64_t tag_count[TM_FLAG_BITS]; /* records by flag bit, for the tags' class counts */
 	void *recs;			  /* one batch of decoded records */
 	void *stats;
-	/* instruction traces: each deriver's state (NULL otherwise), the instructions of one
-	 * batch, and each deriver's object of stats.json */
+	/* each deriver's state (NULL for one that does not apply to the trace), the
+	 * instructions of one batch (of an instruction trace), and each deriver's object of
+	 * stats.json */
 	void **derived;
 	const struct tm_images *images; /* handed to their init */
 	struct tm_insn *insns;
@@ -79,18 +80,21 @@ static int push_row(struct builder *b, const uint64_t *row)
 	return 0;
 }
 
-/* Each deriver's state, initialised, for an instruction trace. */
+/* The state, initialised, of each deriver that applies to the trace (NULL for the others). */
 static int derivers_setup(struct builder *b)
 {
 	while (tm_derivers[b->n_derivers])
 		b->n_derivers++;
 	b->derived = calloc(b->n_derivers + 1, sizeof(*b->derived));
 	b->derived_json = calloc(b->n_derivers + 1, sizeof(*b->derived_json));
-	b->insns = malloc(BATCH_RECORDS * sizeof(*b->insns));
-	if (!b->derived || !b->derived_json || !b->insns)
+	if (b->fmt->instruction)
+		b->insns = malloc(BATCH_RECORDS * sizeof(*b->insns));
+	if (!b->derived || !b->derived_json || (b->fmt->instruction && !b->insns))
 		return -ENOMEM;
 	for (unsigned k = 0; k < b->n_derivers; k++) {
 		const struct tm_deriver *d = tm_derivers[k];
+		if (!tm_deriver_applies(d, b->fmt))
+			continue;
 		if (!(b->derived[k] = calloc(1, d->state_size + 1)))
 			return -ENOMEM;
 		int err = d->init ? d->init(b->derived[k], b->images, &b->diag) : 0;
@@ -159,7 +163,7 @@ static int setup(struct builder *b)
 				b->measured[c * nv + b->n_measured[c]++] = v->column;
 		}
 	}
-	int err = tm_derivers_apply(fmt) ? derivers_setup(b) : 0;
+	int err = derivers_setup(b);
 	if (err)
 		return err;
 	if (fmt->state_init)
@@ -258,12 +262,17 @@ static int account(struct builder *b, const struct tm_chunk *c)
 	b->cur[TM_ROW_RAW_OFF] += c->raw_len;
 	if (b->fmt->stats_update)
 		b->fmt->stats_update(b->stats, c);
-	if (b->derived) {
-		size_t n = 0;
-		for (size_t i = 0; i < c->n_records; i++)
-			n += b->fmt->instruction(c, i, &b->insns[n]);
-		for (unsigned k = 0; k < b->n_derivers; k++)
-			tm_derivers[k]->add(b->derived[k], b->insns, n);
+	size_t n = 0;
+	for (size_t i = 0; b->insns && i < c->n_records; i++)
+		n += b->fmt->instruction(c, i, &b->insns[n]);
+	for (unsigned k = 0; k < b->n_derivers; k++) {
+		const struct tm_deriver *d = tm_derivers[k];
+		if (!b->derived[k])
+			continue;
+		if (d->add_records)
+			d->add_records(b->derived[k], b->fmt, c);
+		else
+			d->add(b->derived[k], b->insns, n);
 	}
 	return 0;
 }
@@ -335,9 +344,9 @@ static int decode_all(struct builder *b, tm_progress_fn progress, void *progress
 static int derivers_streams(struct builder *b, uint64_t *streams)
 {
 	*streams = 0;
-	for (unsigned k = 0; b->derived && k < b->n_derivers; k++) {
+	for (unsigned k = 0; k < b->n_derivers; k++) {
 		const struct tm_deriver *d = tm_derivers[k];
-		if (!d->n_stream_outputs)
+		if (!b->derived[k] || !d->n_stream_outputs)
 			continue;
 		uint64_t mine = d->streams(b->derived[k]);
 		if (TM_MAX_STREAM_VIEWS < 64 && mine >> TM_MAX_STREAM_VIEWS)
@@ -362,6 +371,8 @@ static int derivers_finish(struct builder *b, FILE *const *all, unsigned first)
 	for (unsigned k = 0; k < b->n_derivers && !err; k++) {
 		const struct tm_deriver *d = tm_derivers[k];
 		unsigned n = 0;
+		if (!b->derived[k])
+			continue; /* it does not apply: no views, no stats.json object */
 		for (unsigned i = 0; i < d->n_outputs; i++)
 			out[n++] = all[own++];
 		uint64_t mine = d->n_stream_outputs ? d->streams(b->derived[k]) : 0;
@@ -406,7 +417,7 @@ static int tables(struct builder *b)
 			err = -ENOMEM;
 	if (!err && own && b->fmt->tables_finish)
 		err = b->fmt->tables_finish(b->stats, out);
-	if (!err && b->derived)
+	if (!err)
 		err = derivers_finish(b, out, own);
 	for (unsigned k = 0; k < n && out[k]; k++) {
 		int closed = tm_table_finish(&ix->tables[k], out[k]);
@@ -455,7 +466,8 @@ static int finish(struct builder *b, const char *source_name)
 	tm_json_add(root, fmt->name, own, &err);
 	own = NULL;
 	for (unsigned k = 0; k < b->n_derivers; k++) {
-		tm_json_add(root, tm_derivers[k]->name, b->derived_json[k], &err);
+		if (b->derived_json[k])
+			tm_json_add(root, tm_derivers[k]->name, b->derived_json[k], &err);
 		b->derived_json[k] = NULL;
 	}
 	if (err)

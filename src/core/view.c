@@ -68,8 +68,8 @@ static void fit_stem(struct tm_view_table *t, const struct tm_format *fmt)
 		suffix = MAX(suffix, stem_suffix(fmt->extra_views[i].path));
 	for (unsigned k = 0; k < fmt->n_table_views; k++)
 		suffix = MAX(suffix, stem_suffix(fmt->table_views[k]));
-	for (const struct tm_deriver *const *d = tm_derivers; *d && tm_derivers_apply(fmt); d++)
-		for (unsigned k = 0; k < (*d)->n_outputs; k++)
+	for (const struct tm_deriver *const *d = tm_derivers; *d; d++)
+		for (unsigned k = 0; tm_deriver_applies(*d, fmt) && k < (*d)->n_outputs; k++)
 			suffix = MAX(suffix, stem_suffix((*d)->views[k]));
 	size_t len = strlen(t->stem);
 	if (!suffix || len + suffix <= NAME_MAX)
@@ -129,8 +129,9 @@ static size_t stream_views_of(struct tm_view_table *t, const struct tm_format *f
 {
 	size_t len = 0;
 	unsigned column = 0;
-	for (const struct tm_deriver *const *d = tm_derivers; *d && tm_derivers_apply(fmt); d++)
-		for (unsigned k = 0; k < (*d)->n_stream_outputs; k++, column++) {
+	for (const struct tm_deriver *const *d = tm_derivers; *d; d++)
+		for (unsigned k = 0; tm_deriver_applies(*d, fmt) && k < (*d)->n_stream_outputs;
+		     k++, column++) {
 			int n = snprintf(at ? at + len : NULL, at ? room - len : 0,
 					 (*d)->stream_views[k], s);
 			if (at)
@@ -204,8 +205,9 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 	for (unsigned k = 0; k < fmt->n_table_views && !err; k++)
 		err = add_view(t, path_printf(fmt->table_views[k], t->stem, ""), TM_VIEW_TABLE,
 			       NULL, 0, 0);
-	for (const struct tm_deriver *const *d = tm_derivers; *d && tm_derivers_apply(fmt); d++)
-		for (unsigned k = 0; k < (*d)->n_outputs && !err; k++)
+	for (const struct tm_deriver *const *d = tm_derivers; *d; d++)
+		for (unsigned k = 0; tm_deriver_applies(*d, fmt) && k < (*d)->n_outputs && !err;
+		     k++)
 			err = add_view(t, path_printf((*d)->views[k], t->stem, ""), TM_VIEW_TABLE,
 				       NULL, 0, 0);
 	if (!err && per_stream)

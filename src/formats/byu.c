@@ -306,6 +306,22 @@ static void byu_stats_free(void *p)
 	tm_footprint_free(&s->lines);
 }
 
+/* A memory reference's address (the din conversion's three kinds); I/O ports are no memory. */
+static unsigned byu_accesses(const struct tm_chunk *c, size_t i, struct tm_access *out)
+{
+	const struct byu_record *r = (const struct byu_record *)tm_chunk_rec(c, i);
+	uint64_t bit = CLASS_BIT(r->head.cls);
+	if (!(BYU_MEMORY & bit))
+		return 0;
+	out[0] = (struct tm_access){
+	    .addr = r->addr,
+	    .kind = bit & BYU_FETCHES ? TM_ACCESS_FETCH
+		    : bit & BYU_READS ? TM_ACCESS_READ
+				      : TM_ACCESS_WRITE,
+	};
+	return 1;
+}
+
 const struct tm_format tm_format_byu = {
     .name = "byu",
     .description = "BYU Pentium address trace, 6-byte records",
@@ -327,4 +343,5 @@ const struct tm_format tm_format_byu = {
     .stats_free = byu_stats_free,
     .extra_views = byu_extra_views,
     .n_extra_views = ARRAY_SIZE(byu_extra_views),
+    .accesses = byu_accesses,
 };

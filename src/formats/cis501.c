@@ -579,6 +579,21 @@ static int cis501_content_bid(const char *name, const uint8_t *head, size_t head
 	return named ? 15 : 0;
 }
 
+/* A macro-op's fetch at its first micro-op, and each micro-op's load and store: the addresses
+ * stats.json's data_pages_4k counts. */
+static unsigned cis501_accesses(const struct tm_chunk *c, size_t i, struct tm_access *out)
+{
+	const struct cis501_record *r = cis501_rec(c, i);
+	unsigned n = 0;
+	if (r->uop == 1)
+		out[n++] = (struct tm_access){.addr = r->pc, .kind = TM_ACCESS_FETCH};
+	if (r->head.flags & F_LOAD)
+		out[n++] = (struct tm_access){.addr = r->addr, .kind = TM_ACCESS_READ};
+	if (r->head.flags & F_STORE)
+		out[n++] = (struct tm_access){.addr = r->addr, .kind = TM_ACCESS_WRITE};
+	return n;
+}
+
 /* An x86 instruction is its macro-op's first micro-op, as long as its fall-through says; the
  * branch micro-op after it, if any, brings its outcome. */
 static bool cis501_instruction(const struct tm_chunk *c, size_t i, struct tm_insn *out)
@@ -632,4 +647,5 @@ const struct tm_format tm_format_cis501 = {
     .extra_views = cis501_extra_views,
     .n_extra_views = ARRAY_SIZE(cis501_extra_views),
     .instruction = cis501_instruction,
+    .accesses = cis501_accesses,
 };

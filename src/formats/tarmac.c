@@ -477,6 +477,21 @@ static bool tarmac_instruction(const struct tm_chunk *c, size_t i, struct tm_ins
 	return true;
 }
 
+/* An instruction's fetch (executed or not: its code was there) and a memory line's read or
+ * write, at the addresses stats.json's code_pages_4k and data_pages_4k count. */
+static unsigned tarmac_accesses(const struct tm_chunk *c, size_t i, struct tm_access *out)
+{
+	const struct tarmac_record *r = tarmac_rec(c, i);
+	uint8_t kind = r->head.cls == TC_INSTRUCTION || r->head.cls == TC_SKIPPED ? TM_ACCESS_FETCH
+		       : r->head.cls == TC_READ					  ? TM_ACCESS_READ
+		       : r->head.cls == TC_WRITE				  ? TM_ACCESS_WRITE
+										  : 0xff;
+	if (kind == 0xff)
+		return 0;
+	out[0] = (struct tm_access){.addr = r->addr, .kind = kind};
+	return 1;
+}
+
 #define TARMAC_FORMAT_COMMON                                                                       \
 	.classes = tarmac_classes, .n_classes = TARMAC_N_CLASSES, .group_view = "cpu/%u.txt",      \
 	.record_size = sizeof(struct tarmac_record), .state_size = sizeof(struct tarmac_state),    \
@@ -484,7 +499,8 @@ static bool tarmac_instruction(const struct tm_chunk *c, size_t i, struct tm_ins
 	.decode = tarmac_decode, .dump = &tarmac_dump_ops, .stats_init = tarmac_stats_init,        \
 	.stats_update = tarmac_stats_update, .stats_finish = tarmac_stats_finish,                  \
 	.stats_free = tarmac_stats_free, .extra_views = tarmac_extra_views,                        \
-	.n_extra_views = ARRAY_SIZE(tarmac_extra_views), .instruction = tarmac_instruction
+	.n_extra_views = ARRAY_SIZE(tarmac_extra_views), .instruction = tarmac_instruction,        \
+	.accesses = tarmac_accesses
 
 const struct tm_format tm_format_tarmac = {
     .name = "tarmac",

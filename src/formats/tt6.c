@@ -302,6 +302,29 @@ bool tt6_instruction(const struct tm_chunk *c, size_t i, struct tm_insn *out)
 	return true;
 }
 
+/* An instruction's fetch, and a memory instruction's first and (on another page) last byte:
+ * the pages stats.json's code_pages_4k and data_pages_4k count (tt6_stats.c). */
+static unsigned tt6_accesses(const struct tm_chunk *c, size_t i, struct tm_access *out)
+{
+	const struct tt6_record *r = tt6_rec(c, i);
+	if (!(CLASS_BIT(r->head.cls) & INSTRUCTION_BITS))
+		return 0;
+	unsigned n = 0;
+	out[n++] = (struct tm_access){.addr = r->pc, .kind = TM_ACCESS_FETCH};
+	if (r->head.cls != TT6_MEMORY && r->head.cls != TT6_MEMEXT)
+		return n;
+	const struct ppc_op *op = ppc_op_of(r->word);
+	if (op->access == PPC_NO_ACCESS || (r->head.flags & F_NO_EA))
+		return n;
+	unsigned size = ppc_access_size(op, r->word, r->w2);
+	uint8_t kind = op->access == PPC_STORE ? TM_ACCESS_WRITE : TM_ACCESS_READ;
+	uint64_t last = (uint64_t)r->w1 + (size ? size - 1 : 0);
+	out[n++] = (struct tm_access){.addr = r->w1, .kind = kind};
+	if (last >> 12 != r->w1 >> 12) /* at most 128 bytes: two pages at most */
+		out[n++] = (struct tm_access){.addr = last, .kind = kind};
+	return n;
+}
+
 #define TT6_COMMON                                                                                 \
 	.classes = tt6_classes, .n_classes = TT6_N_CLASSES,                                        \
 	.common_classes = CLASS_BIT(TT6_INITIAL), .record_size = sizeof(struct tt6_record),        \
@@ -309,7 +332,7 @@ bool tt6_instruction(const struct tm_chunk *c, size_t i, struct tm_insn *out)
 	.state_init = tt6_state_init, .dump = &tt6_dump_ops,                                       \
 	.stats_size = sizeof(struct tt6_stats), .stats_init = tt6_stats_init,                      \
 	.stats_update = tt6_stats_update, .stats_free = tt6_stats_free,                            \
-	.instruction = tt6_instruction
+	.instruction = tt6_instruction, .accesses = tt6_accesses
 
 const struct tm_format tm_format_tt6 = {
     .name = "tt6",

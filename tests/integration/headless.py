@@ -17,6 +17,9 @@
         titled          each element that has a <title> child: its title, the rendered box
                         (getBoundingClientRect: x, y, width, height) and fill of its first
                         <rect>, and its first <text>'s content and rendered box
+        texts           every <text> element's content and rendered box
+        shapes          for path, polyline and rect: the number of such elements drawn
+                        with a rendered box of some area (an empty drawing has none)
       and OUTDIR/N.png, a screenshot of the page. TIMEOUT bounds each file's load, in seconds.
       The browser's profile, home and log (browser.log) are in OUTDIR too. Prints the time it
       took to start and to open each file; exits 0 when every file was opened and reported,
@@ -143,11 +146,22 @@ INSPECT = r"""(() => {
                  text_box: text ? box(text) : null});
   }
   const size = root ? box(root) : {width: 0, height: 0};
+  const texts = Array.from(d.getElementsByTagNameNS('*', 'text'),
+                           e => ({text: e.textContent, box: box(e)}));
+  const shapes = {};
+  for (const name of ['path', 'polyline', 'rect']) {
+    shapes[name] = 0;
+    for (const e of d.getElementsByTagNameNS('*', name)) {
+      const r = e.getBoundingClientRect();
+      shapes[name] += r.width > 0 && r.height > 0;
+    }
+  }
   return {root: root ? [root.localName, root.namespaceURI] : null,
           parse_errors: Array.from(d.getElementsByTagNameNS('*', 'parsererror'),
                                    e => e.textContent),
           scripts: d.getElementsByTagNameNS('*', 'script').length,
-          width: size.width, height: size.height, titled: titled};
+          width: size.width, height: size.height, titled: titled, texts: texts,
+          shapes: shapes};
 })()"""
 
 

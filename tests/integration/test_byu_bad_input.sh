@@ -169,7 +169,9 @@ def compare(exp, src, mnt, rels):
                 check("%s: %s windows at chunk boundaries, the end and random (%s)"
                       % (rel, view, "O_DIRECT" if direct else "page cache"), None,
                       read_windows(rel, view, os.path.join(m, view), want, bounds[view], direct))
-        check("%s: the trace folder holds exactly the views" % rel, sorted(views),
+        # and plots/, every trace's, whose figures are in the model's stats.json
+        check("%s: the trace folder holds exactly the views" % rel,
+              sorted(views + ["plots/mix.svg", "plots/footprint.svg"]),
               sorted(os.path.relpath(os.path.join(d, f), m)
                      for d, _, fs in os.walk(m) for f in fs))
 
@@ -200,8 +202,10 @@ done <"$TM_TMP/results"
 # Checks that do not depend on the model being right.
 check_eq "odd/empty.byu: dump.txt is empty" 0 "$(stat -c %s "$MNT/odd/empty.byu/dump.txt")"
 check_eq "odd/empty.byu: errors.txt is empty" 0 "$(wc -c <"$MNT/odd/empty.byu/errors.txt")"
-check_eq "odd/empty.byu: every view but stats.json is empty" "" \
-	"$(cd "$MNT/odd/empty.byu" && find . -type f -size +0c ! -name stats.json)"
+check_eq "odd/empty.byu: every view but stats.json and plots/ is empty" "" \
+	"$(cd "$MNT/odd/empty.byu" && find . -type f -size +0c ! -name stats.json ! -path './plots/*')"
+check "odd/empty.byu: plots/mix.svg says the trace has no records" \
+	grep -q "the trace has no records" "$MNT/odd/empty.byu/plots/mix.svg"
 check_eq "odd/one.byu: dump.txt is empty" 0 "$(wc -c <"$MNT/odd/one.byu/dump.txt")"
 check_eq "odd/one.byu: errors.txt" 'offset 0: trailing partial record: 1 of 6 bytes, not decoded' \
 	"$(cat "$MNT/odd/one.byu/errors.txt")"

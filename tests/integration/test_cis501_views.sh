@@ -96,7 +96,7 @@ for t in $TRACES; do
 	check_compared "$t" "$PY" "$EXPECT" compare "$e" "$m" "$t"
 
 	# The folder's layout.
-	check_eq "$t: the top-level views" "calls class convert dump.txt errors.txt raw spix stats.json" \
+	check_eq "$t: the top-level views" "calls class convert dump.txt errors.txt plots raw spix stats.json" \
 		"$(ls "$m" | LC_ALL=C sort | paste -sd' ')"
 	check_eq "$t: convert/ holds $stem.din" "$stem.din" "$(ls "$m/convert" | paste -sd' ')"
 	check "$t: raw is the trace's (decompressed) bytes" cmp "$PLAIN/$t" "$m/raw"

@@ -30,6 +30,7 @@ expected_views() {
 	local stem=$1 c
 	{
 		printf '%s\n' raw dump.txt stats.json errors.txt "convert/$stem.din"
+		printf '%s\n' plots/mix.svg plots/footprint.svg # every trace's
 		for c in $CLASSES; do
 			printf 'class/%s.txt\nclass/%s.byu\n' "$c" "$c"
 		done

@@ -75,6 +75,7 @@ done
 views_of() {
 	local stem=$1 c
 	printf '%s\n' raw dump.txt stats.json errors.txt "convert/$stem.din"
+	printf '%s\n' plots/mix.svg plots/footprint.svg # every trace's
 	for c in $CLASSES; do
 		printf 'class/%s.txt\nclass/%s.byu\n' "$c" "$c"
 	done
@@ -92,7 +93,7 @@ expected_tree() {
 	for t in top.byu a/b/c/deep.byu untouched/u.byu perm/secret.byu perm/other.byu \
 		perm/rootonly.byu; do
 		stem=$(basename "$t" .byu)
-		printf 'd %s\nd %s/class\nd %s/convert\n' "$t" "$t" "$t"
+		printf 'd %s\nd %s/class\nd %s/convert\nd %s/plots\n' "$t" "$t" "$t" "$t"
 		views_of "$stem" | while read -r v; do printf 'f %s/%s\n' "$t" "$v"; done
 	done
 }

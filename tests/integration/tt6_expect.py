@@ -696,6 +696,7 @@ def compare(trace, d, source, fmt, errors=None, truncated=None, skip=(), partial
         views += ["class/%s.txt" % c, "class/%s.%s" % (c, ext)]
     views += ["sync.txt", "convert/%s.%s" % (stem, oext), "convert/%s.din" % stem]
     views += ["spix/%s.spixcounts" % stem, "spix/summary.txt"]
+    views += ["plots/mix.svg", "plots/footprint.svg"]
     views += ["calls/" + v for v in ("tree.txt", "profile.txt", "profile.json", "folded.txt",
                                      "folded-time.txt", "flamegraph.svg")]
     if "listing" not in skip:
@@ -783,7 +784,7 @@ def compare(trace, d, source, fmt, errors=None, truncated=None, skip=(), partial
         return out
     top, t = expected_stats(recs, len(raw), source, fmt, len(errors),
                             truncated if truncated != "any" else None)
-    check("%s: stats.json top-level keys" % name, TOP_KEYS + [fmt, "spix", "calls"],
+    check("%s: stats.json top-level keys" % name, TOP_KEYS + [fmt, "spix", "calls", "plots"],
           list(st.keys()))
     for k, v in top:
         if k == "truncated" and v is None:

@@ -268,8 +268,10 @@ void byu_ref_stats(const uint8_t *data, size_t len, struct byu_ref_stats *s)
 {
 	size_t n = len / BYU_REF_LEN;
 	uint32_t *lines = malloc((n + 1) * sizeof(*lines)),
-		 *pages = malloc((n + 1) * sizeof(*pages));
-	if (!lines || !pages)
+		 *pages = malloc((n + 1) * sizeof(*pages)), *code = malloc((n + 1) * sizeof(*code)),
+		 *data_pages = malloc((n + 1) * sizeof(*data_pages));
+	size_t n_code = 0, n_data = 0;
+	if (!lines || !pages || !code || !data_pages)
 		abort();
 	memset(s, 0, sizeof(*s));
 	s->bytes = len;
@@ -286,6 +288,10 @@ void byu_ref_stats(const uint8_t *data, size_t len, struct byu_ref_stats *s)
 		case 0: s->din_reads++; break;
 		default: s->din_writes++; break;
 		}
+		if (byu_ref_din_label(r[5]) == 2)
+			code[n_code++] = addr >> 12;
+		else
+			data_pages[n_data++] = addr >> 12;
 		/* a clear bit requests that byte of the 8-byte bus */
 		s->bytes_requested += 8 - (uint64_t)__builtin_popcount(r[4]);
 		if (!s->have_addresses || addr < s->address_min)
@@ -299,11 +305,21 @@ void byu_ref_stats(const uint8_t *data, size_t len, struct byu_ref_stats *s)
 	}
 	s->distinct_lines_64b = distinct(lines, s->memory_references);
 	s->distinct_pages_4k = distinct(pages, s->memory_references);
+	s->code_pages_4k = distinct(code, n_code);
+	s->data_pages_4k = distinct(data_pages, n_data);
+	/* slices of 2^k records, k the least for which n records take at most 256 */
+	unsigned k = 0;
+	while (n > (size_t)256 << k)
+		k++;
+	s->plot_slice_records = 1ull << k;
+	s->plot_slices = (n + s->plot_slice_records - 1) >> k;
 	s->invalid_fraction = n ? (double)s->classes[0] / (double)n : 0.0;
 	s->probably_not_byu = byu_ref_flagged(n, s->classes[0]);
 	s->errors = (uint64_t)s->truncated + (uint64_t)s->probably_not_byu;
 	free(lines);
 	free(pages);
+	free(code);
+	free(data_pages);
 }
 
 static void address_json(FILE *out, const char *key, int have, uint32_t addr)
@@ -337,15 +353,21 @@ void byu_ref_stats_json(const struct byu_ref_stats *s, const char *source, FILE 
 	fprintf(out, "\n    },\n");
 	address_json(out, "address_min", s->have_addresses, s->address_min);
 	address_json(out, "address_max", s->have_addresses, s->address_max);
-	fprintf(
-	    out,
-	    "    \"distinct_lines_64b\": %" PRIu64 ",\n    \"distinct_pages_4k\": %" PRIu64
-	    ",\n    \"bytes_requested\": %" PRIu64 ",\n    \"din\": {\n      \"fetches\": %" PRIu64
-	    ",\n      \"reads\": %" PRIu64 ",\n      \"writes\": %" PRIu64
-	    "\n    },\n    \"invalid_fraction\": %.17g,\n    \"probably_not_byu\": %s\n  }\n}\n",
-	    s->distinct_lines_64b, s->distinct_pages_4k, s->bytes_requested, s->din_fetches,
-	    s->din_reads, s->din_writes, s->invalid_fraction,
-	    s->probably_not_byu ? "true" : "false");
+	fprintf(out,
+		"    \"distinct_lines_64b\": %" PRIu64 ",\n    \"distinct_pages_4k\": %" PRIu64
+		",\n    \"bytes_requested\": %" PRIu64
+		",\n    \"din\": {\n      \"fetches\": %" PRIu64 ",\n      \"reads\": %" PRIu64
+		",\n      \"writes\": %" PRIu64
+		"\n    },\n    \"invalid_fraction\": %.17g,\n    \"probably_not_byu\": %s\n  },\n",
+		s->distinct_lines_64b, s->distinct_pages_4k, s->bytes_requested, s->din_fetches,
+		s->din_reads, s->din_writes, s->invalid_fraction,
+		s->probably_not_byu ? "true" : "false");
+	fprintf(out,
+		"  \"plots\": {\n    \"slices\": %" PRIu64 ",\n    \"slice_records\": %" PRIu64
+		",\n    \"accesses\": %" PRIu64 ",\n    \"code_pages_4k\": %" PRIu64
+		",\n    \"data_pages_4k\": %" PRIu64 "\n  }\n}\n",
+		s->plot_slices, s->plot_slice_records, s->memory_references, s->code_pages_4k,
+		s->data_pages_4k);
 }
 
 uint64_t byu_ref_rand(uint64_t *state)

@@ -79,6 +79,9 @@ struct byu_ref_stats {
 	uint64_t din_fetches, din_reads, din_writes;
 	double invalid_fraction;
 	int probably_not_byu;
+	/* stats.json's "plots" (doc/plots.md): the slices of the trace the plots show, and the
+	 * distinct pages of the fetches (code) and of the reads and writes (data) */
+	uint64_t plot_slices, plot_slice_records, code_pages_4k, data_pages_4k;
 };
 
 void byu_ref_stats(const uint8_t *data, size_t len, struct byu_ref_stats *s);

@@ -82,7 +82,8 @@ START_TEST(test_table)
 		const struct tm_deriver *d = tm_derivers[k];
 		ck_assert_ptr_nonnull(d->name);
 		ck_assert_uint_gt(strlen(d->name), 0);
-		ck_assert_ptr_nonnull(d->add);
+		/* instructions or records: one of the two */
+		ck_assert((d->add != NULL) != (d->add_records != NULL));
 		ck_assert_ptr_nonnull(d->finish);
 		ck_assert_uint_gt(d->n_outputs, 0);
 		for (unsigned v = 0; v < d->n_outputs; v++)
@@ -140,14 +141,30 @@ START_TEST(test_views)
 	ck_assert_uint_eq(v, t.n_views);
 	tm_view_table_free(&t);
 
-	struct tm_format plain = words; /* no instructions: none of the derivers' views */
+	/* no instructions: only the views of the derivers of records, in the list's order */
+	struct tm_format plain = words;
 	plain.instruction = NULL;
-	ck_assert_uint_eq(tm_derived_views(&plain), 0);
+	unsigned of_records = 0;
+	for (unsigned k = 0; tm_derivers[k]; k++)
+		of_records += tm_derivers[k]->add_records ? tm_derivers[k]->n_outputs : 0;
+	ck_assert_uint_eq(tm_derived_views(&plain), of_records);
 	ck_assert_uint_eq(tm_derived_stream_views(&plain), 0);
 	ck_assert_int_eq(tm_view_table_init(&t, &plain, "prog.words"), 0);
-	ck_assert_uint_eq(t.n_tables, 0);
-	for (unsigned i = 0; i < t.n_views; i++)
+	ck_assert_uint_eq(t.n_tables, of_records);
+	v = t.n_views - of_records;
+	for (unsigned i = 0; i < v; i++)
 		ck_assert_int_ne(t.views[i].kind, TM_VIEW_TABLE);
+	column = 0;
+	for (unsigned k = 0; tm_derivers[k]; k++)
+		for (unsigned i = 0; tm_derivers[k]->add_records && i < tm_derivers[k]->n_outputs;
+		     i++, v++) {
+			char path[256];
+			snprintf(path, sizeof(path), tm_derivers[k]->views[i], "prog");
+			ck_assert_str_eq(t.views[v].path, path);
+			ck_assert_int_eq(t.views[v].kind, TM_VIEW_TABLE);
+			ck_assert_uint_eq(t.views[v].column, column++);
+		}
+	ck_assert_uint_eq(v, t.n_views);
 	tm_view_table_free(&t);
 }
 END_TEST
@@ -207,15 +224,36 @@ START_TEST(test_index_pass)
 		ck_assert(json_object_object_get_ex(obj, "instructions", &insns));
 		ck_assert_int_eq(json_object_get_int64(insns), 80);
 	}
+	/* plots/ saw the 90 records, and the instructions' pcs as fetches from one page */
+	if (json_object_object_get_ex(root, "plots", &obj)) {
+		const struct {
+			const char *key;
+			int64_t value;
+		} want[] = {{"slices", 90},
+			    {"slice_records", 1},
+			    {"accesses", 80},
+			    {"code_pages_4k", 1},
+			    {"data_pages_4k", 0}};
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+			json_object *value;
+			ck_assert(json_object_object_get_ex(obj, want[i].key, &value));
+			ck_assert_int_eq(json_object_get_int64(value), want[i].value);
+		}
+	}
 	json_object_put(root);
 	tm_index_free(ix);
 
 	struct tm_format plain = words;
 	plain.instruction = NULL;
 	root = index_loop(&plain, &ix);
-	for (unsigned k = 0; k < n; k++)
-		ck_assert(!json_object_object_get_ex(root, tm_derivers[k]->name, &obj));
-	ck_assert_uint_eq(ix->n_tables, 0);
+	unsigned tables = 0;
+	for (unsigned k = 0; k < n; k++) {
+		bool applies = tm_derivers[k]->add_records != NULL;
+		ck_assert_int_eq(json_object_object_get_ex(root, tm_derivers[k]->name, &obj),
+				 applies);
+		tables += applies ? tm_derivers[k]->n_outputs : 0;
+	}
+	ck_assert_uint_eq(ix->n_tables, tables);
 	json_object_put(root);
 	tm_index_free(ix);
 }

@@ -322,9 +322,9 @@ START_TEST(test_readdir)
 	check_dir("/", root_want);
 	static const char *const sub_want[] = {".:d", "..:d", "b.byu:d", "notes.txt:f", NULL};
 	check_dir("/sub", sub_want);
-	static const char *const trace_want[] = {".:d",	       "..:d",	       "raw:f",
-						 "dump.txt:f", "stats.json:f", "errors.txt:f",
-						 "class:d",    "convert:d",    NULL};
+	static const char *const trace_want[] = {
+	    ".:d",	    "..:d",    "raw:f",	    "dump.txt:f", "stats.json:f",
+	    "errors.txt:f", "class:d", "convert:d", "plots:d",	  NULL};
 	check_dir("/a.byu", trace_want);
 	static const char *const convert_want[] = {".:d", "..:d", "b.din:f", NULL};
 	check_dir("/sub/b.byu/convert", convert_want);

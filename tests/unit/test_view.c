@@ -35,7 +35,7 @@ START_TEST(test_stem)
 }
 END_TEST
 
-/* The views the issue lists for BYU, with their kinds. */
+/* The views the issue lists for BYU, and the plots every trace gets, with their kinds. */
 struct expected_view {
 	char path[64];
 	enum tm_view_kind kind;
@@ -59,6 +59,8 @@ static unsigned expected_views(struct expected_view *e, const char *stem)
 	}
 	snprintf(e[n].path, sizeof(e[n].path), "convert/%s.din", stem);
 	e[n++].kind = TM_VIEW_RECORDS;
+	e[n++] = (struct expected_view){"plots/mix.svg", TM_VIEW_TABLE};
+	e[n++] = (struct expected_view){"plots/footprint.svg", TM_VIEW_TABLE};
 	return n;
 }
 
@@ -166,13 +168,14 @@ START_TEST(test_list)
 	ck_assert_int_eq(tm_view_table_init(&t, F, "a.byu"), 0);
 
 	ck_assert_int_eq(tm_view_table_list(&t, "", collect, &l), 0);
-	ck_assert_uint_eq(l.n, 6);
+	ck_assert_uint_eq(l.n, 7);
 	ck_assert_int_eq(listed(&l, "raw", 0), 1);
 	ck_assert_int_eq(listed(&l, "dump.txt", 0), 1);
 	ck_assert_int_eq(listed(&l, "stats.json", 0), 1);
 	ck_assert_int_eq(listed(&l, "errors.txt", 0), 1);
 	ck_assert_int_eq(listed(&l, "class", 1), 1);
 	ck_assert_int_eq(listed(&l, "convert", 1), 1);
+	ck_assert_int_eq(listed(&l, "plots", 1), 1);
 
 	memset(&l, 0, sizeof(l));
 	ck_assert_int_eq(tm_view_table_list(&t, "class", collect, &l), 0);

@@ -1,0 +1,96 @@
+/* plots/ (doc/plots.md): what the plots deriver keeps of a trace's records, and the
+ * renderers that draw it. */
+#ifndef TRACEMOUNT_PLOTS_PLOTS_H
+#define TRACEMOUNT_PLOTS_PLOTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tracemount/format.h"
+
+/* The trace is cut into slices of 2^shift records, at most TM_PLOT_SLICES of them: when a
+ * record falls past the last, neighbouring slices merge in pairs and the width doubles, so
+ * a trace of any length ends with between half and all of TM_PLOT_SLICES slices (fewer when
+ * it has fewer records), without knowing its length in advance. */
+#define TM_PLOT_SLICES 256
+#define TM_PAGE_SHIFT  12 /* 4 KiB pages */
+
+/* Columns of a slice: the records of each class, then the pages first touched in it. */
+enum {
+	TM_PLOT_NEW_CODE = TM_MAX_CLASSES, /* pages first fetched from */
+	TM_PLOT_NEW_DATA,		   /* pages first read or written */
+	TM_PLOT_COLUMNS,
+};
+
+struct tm_slices {
+	uint64_t (*v)[TM_PLOT_COLUMNS]; /* TM_PLOT_SLICES rows, summed when they merge */
+	unsigned shift;
+	uint64_t records; /* records seen: the slices used are those below it */
+};
+
+int tm_slices_init(struct tm_slices *s);
+void tm_slices_free(struct tm_slices *s);
+
+/* Merges the slices in pairs, doubling their width. */
+void tm_slices_merge(struct tm_slices *s);
+
+/* The row of record r (records come in increasing order), merging slices when r falls past
+ * the last. */
+static inline uint64_t *tm_slices_row(struct tm_slices *s, uint64_t r)
+{
+	while (r >> s->shift >= TM_PLOT_SLICES)
+		tm_slices_merge(s);
+	if (r >= s->records)
+		s->records = r + 1;
+	return s->v[r >> s->shift];
+}
+
+/* The number of slices used, and the first record and end of slice j. */
+unsigned tm_slices_used(const struct tm_slices *s);
+uint64_t tm_slice_start(const struct tm_slices *s, unsigned j);
+uint64_t tm_slice_end(const struct tm_slices *s, unsigned j);
+
+/* A set of page numbers that says whether an insert is new. */
+#define TM_PAGE_RECENT 64
+struct tm_page_set {
+	uint64_t *slot; /* page + 1; 0: empty */
+	size_t n_slots, n;
+	/* pages + 1 seen lately, by a hash of the page: a trace that moves between a few
+	 * regions (code, stack, heap) finds its page here without probing the table */
+	uint64_t recent[TM_PAGE_RECENT];
+	int err; /* -ENOMEM once an insert failed; the count is then a lower bound */
+};
+
+void tm_page_set_free(struct tm_page_set *p);
+/* The slow path of tm_page_set_add. */
+int tm_page_set_add_slow(struct tm_page_set *p, uint64_t page);
+
+static inline unsigned tm_page_recent_slot(uint64_t page)
+{
+	return (unsigned)((page * 0x9e3779b97f4a7c15ull) >> 58); /* 6 bits: TM_PAGE_RECENT */
+}
+
+/* Adds page: 1 when it is new, 0 when it was there (or could not be added, err set). */
+static inline int tm_page_set_add(struct tm_page_set *p, uint64_t page)
+{
+	if (p->recent[tm_page_recent_slot(page)] == page + 1)
+		return 0;
+	return tm_page_set_add_slow(p, page);
+}
+
+/* What a plot is drawn from: the slices and the trace's format (NULL when no batch came). */
+struct tm_plot_data {
+	const struct tm_format *fmt;
+	struct tm_slices slices;
+	uint64_t code_pages, data_pages;
+	uint64_t accesses; /* memory accesses the format gave */
+};
+
+/* plots/mix.svg: each slice's share of the record classes, stacked. */
+void tm_plot_mix(FILE *out, const struct tm_plot_data *d);
+/* plots/footprint.svg: distinct pages touched, cumulative, code and data. */
+void tm_plot_footprint(FILE *out, const struct tm_plot_data *d);
+
+#endif

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Checks a trace's plots/ (doc/plots.md) against its stats.json and what a browser made of
+them (headless.py's report).
+
+  plots_check.py data TRACE STATS MIX FOOTPRINT
+      The plotted data against stats.json's counts, which the format's own statistics make:
+      mix.svg's bands carry each class's records (data-records) as stats.json's classes say,
+      for every class with records and no other, and sum to its records; footprint.svg's
+      lines carry the pages of stats.json's plots object, and exist when the format gave
+      addresses; for BYU, the accesses are its memory references and the pages at least its
+      own distinct pages (byu.distinct_pages_4k, counted over code and data together); where
+      the format counts code_pages_4k or data_pages_4k itself (Tarmac, QEMU4V, CIS501, TT6,
+      TT6E; FULL's code pages), the same numbers.
+  plots_check.py browser TRACE REPORT [nodata]
+      A plot as Chromium showed it: no parse error, console message, script or request but
+      itself; data drawn (a path or polyline of some area; none with nodata, for a plot that
+      says it has no data); every text inside the picture and no two texts overlapping
+      (a text too long for its box runs into its neighbour or off the picture).
+
+Each prints one "description<TAB>expected<TAB>actual" line per check (lib.sh's
+check_compared)."""
+import json
+import sys
+import xml.etree.ElementTree as ET
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def out(what, want, got):
+    print(f"{what}\t{want}\t{got}")
+
+
+def data(trace, stats_path, mix_path, footprint_path):
+    stats = json.load(open(stats_path))
+    mix = ET.parse(mix_path).getroot()
+    bands = {e.get("data-class"): int(e.get("data-records"))
+             for e in mix.iter(SVG + "path") if e.get("data-class") is not None}
+    classes = {k: v for k, v in stats["classes"].items() if v}
+    # a tag (CIS501's loads...) is no class of its own: only the format's exclusive classes
+    # are bands, and they sum to the records
+    out(f"{trace}: mix.svg's bands sum to the records", stats["records"], sum(bands.values()))
+    out(f"{trace}: mix.svg's bands are the classes with records, with their counts",
+        sorted((k, v) for k, v in classes.items() if k in bands), sorted(bands.items()))
+    out(f"{trace}: mix.svg's title says the records",
+        True, mix.find(SVG + "title").text.endswith(" records)"))
+    foot = ET.parse(footprint_path).getroot()
+    lines = {e.get("data-series"): int(e.get("data-pages")) for e in foot.iter(SVG + "polyline")}
+    plots = stats["plots"]
+    if plots["accesses"]:
+        out(f"{trace}: footprint.svg's lines carry the pages",
+            {"code": plots["code_pages_4k"], "data": plots["data_pages_4k"]}, lines)
+    else:
+        out(f"{trace}: footprint.svg has no lines without addresses", {}, lines)
+    out(f"{trace}: plots' slices cover the records", True,
+        plots["slices"] * plots["slice_records"] >= stats["records"] >
+        (plots["slices"] - 1) * plots["slice_records"] or stats["records"] == 0)
+    # the format's own count of the same pages (Tarmac and QEMU4V code and data, CIS501 data),
+    # by its own statistics' code
+    own = stats.get(stats["format"], {})
+    for key in ("code_pages_4k", "data_pages_4k"):
+        # FULL gives no accesses yet (doc/plots.md, left to do): its data pages are not drawn
+        if key in own and not (stats["format"] == "full" and key == "data_pages_4k"):
+            out(f"{trace}: plots' {key} is the format's own", own[key], plots[key])
+    if stats["format"] == "byu":
+        byu = stats["byu"]
+        out(f"{trace}: the accesses are BYU's memory references", byu["memory_references"],
+            plots["accesses"])
+        pages = plots["code_pages_4k"] + plots["data_pages_4k"]
+        out(f"{trace}: code and data pages, apart, are at least BYU's pages and at most twice",
+            True, byu["distinct_pages_4k"] <= pages <= 2 * byu["distinct_pages_4k"])
+
+
+def overlap(a, b):
+    return (min(a["x"] + a["width"], b["x"] + b["width"]) - max(a["x"], b["x"]) > 1 and
+            min(a["y"] + a["height"], b["y"] + b["height"]) - max(a["y"], b["y"]) > 1)
+
+
+def browser(trace, report_path, nodata=None):
+    r = json.load(open(report_path))
+    out(f"{trace}: opened as SVG", ["svg", "http://www.w3.org/2000/svg"], r["root"])
+    out(f"{trace}: no parse error", [], r["parse_errors"])
+    out(f"{trace}: no console message", [], r["console"])
+    out(f"{trace}: no request but itself", 1, len(r["requests"]))
+    out(f"{trace}: no script", 0, r["scripts"])
+    out(f"{trace}: data drawn", nodata is None,
+        r["shapes"]["path"] + r["shapes"]["polyline"] > 0)
+    w, h = r["width"], r["height"]
+    outside = [t["text"] for t in r["texts"]
+               if t["box"]["x"] < 0 or t["box"]["y"] < 0 or
+               t["box"]["x"] + t["box"]["width"] > w or t["box"]["y"] + t["box"]["height"] > h]
+    out(f"{trace}: every text inside the picture", [], outside)
+    texts = r["texts"]
+    clashes = [(a["text"], b["text"]) for i, a in enumerate(texts) for b in texts[i + 1:]
+               if overlap(a["box"], b["box"])]
+    out(f"{trace}: no two texts overlap", [], clashes)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "data":
+        data(*sys.argv[2:6])
+    elif sys.argv[1] == "browser":
+        browser(*sys.argv[2:5])
+    else:
+        sys.exit(__doc__)

@@ -1,0 +1,283 @@
+/* plots/ (src/plots): the SVG writer (escaping, fitting text, ticks, numbers), the slices and
+ * page sets the plots are drawn from, and mix.svg and footprint.svg from hand-built data: the
+ * counts they carry, well-formed XML (by xmllint where it is installed), the same bytes twice,
+ * no script and no external resource. */
+#include <check.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plots/plots.h"
+#include "plots/svg.h"
+
+/* What write puts in a FILE, NUL-terminated. */
+static char *capture(void (*write)(FILE *, const void *), const void *arg)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(f);
+	write(f, arg);
+	ck_assert_int_eq(fclose(f), 0);
+	return buf;
+}
+
+static void write_escaped(FILE *f, const void *s)
+{
+	tm_svg_escape(f, s);
+}
+
+START_TEST(test_escape)
+{
+	char *got = capture(write_escaped, "a<b>&\"c'\x01\tz\xff\xc3\xa9");
+	ck_assert_str_eq(got, "a&lt;b&gt;&amp;&quot;c&apos;\xef\xbf\xbd\tz\xef\xbf\xbd\xc3\xa9");
+	free(got);
+	got = capture(write_escaped, "\xe0\x80\x80\xed\xa0\x80"); /* overlong, surrogate */
+	ck_assert_str_eq(got, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+			      "\xef\xbf\xbd");
+	free(got);
+}
+END_TEST
+
+START_TEST(test_fit)
+{
+	char buf[64];
+	ck_assert_str_eq(tm_svg_fit("short", 12, 200, buf, sizeof(buf)), "short");
+	const char *lng = "a_very_long_class_name_that_cannot_fit_in_its_box";
+	tm_svg_fit(lng, 12, 100, buf, sizeof(buf));
+	ck_assert(tm_svg_text_width(buf, 12) <= 100);
+	ck_assert_uint_gt(strlen(buf), 3);
+	ck_assert_str_eq(buf + strlen(buf) - 3, "...");
+	ck_assert(strncmp(buf, lng, strlen(buf) - 3) == 0);
+	/* a character outside ASCII is never cut */
+	tm_svg_fit("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 10, 45, buf,
+		   sizeof(buf));
+	ck_assert_str_eq(buf, "\xc3\xa9\xc3\xa9\xc3\xa9...");
+	/* an over-estimate: wide letters count more than narrow ones */
+	ck_assert(tm_svg_text_width("MMMM", 10) > tm_svg_text_width("iiii", 10));
+	ck_assert(tm_svg_text_width("abcd", 10) >= 4 * 0.6 * 10);
+}
+END_TEST
+
+START_TEST(test_ticks)
+{
+	ck_assert(tm_svg_tick_step(1000, 1) == 200);
+	ck_assert(tm_svg_tick_step(100, 1) == 20);
+	ck_assert(tm_svg_tick_step(7, 1) == 2);
+	ck_assert(tm_svg_tick_step(3, 1) == 1); /* counts take no fractions */
+	ck_assert(tm_svg_tick_step(3e9, 1) == 1e9);
+	char buf[32];
+	ck_assert_str_eq(tm_svg_number(0, buf, sizeof(buf)), "0");
+	ck_assert_str_eq(tm_svg_number(9999, buf, sizeof(buf)), "9999");
+	ck_assert_str_eq(tm_svg_number(12345, buf, sizeof(buf)), "12.3k");
+	ck_assert_str_eq(tm_svg_number(4.5e6, buf, sizeof(buf)), "4.5M");
+	ck_assert_str_eq(tm_svg_number(2e9, buf, sizeof(buf)), "2G");
+}
+END_TEST
+
+START_TEST(test_slices)
+{
+	struct tm_slices s;
+	ck_assert_int_eq(tm_slices_init(&s), 0);
+	ck_assert_uint_eq(tm_slices_used(&s), 0);
+	for (uint64_t r = 0; r < 1000; r++)
+		tm_slices_row(&s, r)[r % 3]++;
+	/* 1000 records: slices of 4, 250 of them, each holding its records */
+	ck_assert_uint_eq(s.shift, 2);
+	ck_assert_uint_eq(tm_slices_used(&s), 250);
+	uint64_t total[3] = {0}, end = 0;
+	for (unsigned j = 0; j < tm_slices_used(&s); j++) {
+		ck_assert_uint_eq(tm_slice_start(&s, j), end);
+		end = tm_slice_end(&s, j);
+		ck_assert_uint_eq(s.v[j][0] + s.v[j][1] + s.v[j][2], end - tm_slice_start(&s, j));
+		for (unsigned c = 0; c < 3; c++)
+			total[c] += s.v[j][c];
+	}
+	ck_assert_uint_eq(end, 1000);
+	ck_assert_uint_eq(total[0], 334);
+	ck_assert_uint_eq(total[1], 333);
+	ck_assert_uint_eq(total[2], 333);
+	tm_slices_free(&s);
+
+	ck_assert_int_eq(tm_slices_init(&s), 0);
+	tm_slices_row(&s, 0)[0]++;
+	tm_slices_row(&s, 256)[0]++; /* past the last slice: they merge */
+	ck_assert_uint_eq(s.shift, 1);
+	ck_assert_uint_eq(tm_slices_used(&s), 129);
+	ck_assert_uint_eq(s.v[0][0], 1);
+	ck_assert_uint_eq(s.v[128][0], 1);
+	ck_assert_uint_eq(tm_slice_end(&s, 128), 257);
+	tm_slices_free(&s);
+}
+END_TEST
+
+START_TEST(test_page_set)
+{
+	struct tm_page_set p = {0};
+	ck_assert_int_eq(tm_page_set_add(&p, 5), 1);
+	ck_assert_int_eq(tm_page_set_add(&p, 5), 0);
+	ck_assert_int_eq(tm_page_set_add(&p, 0), 1);
+	for (uint64_t k = 0; k < 100000; k++)
+		tm_page_set_add(&p, k * 7919);
+	ck_assert_uint_eq(p.n, 100001); /* 0 was there; 5 is no multiple of 7919 */
+	ck_assert_int_eq(tm_page_set_add(&p, 7919 * 500), 0);
+	ck_assert_int_eq(p.err, 0);
+	tm_page_set_free(&p);
+}
+END_TEST
+
+static const char *const classes[] = {"load", "store & <spill>", "branch", "never"};
+static const struct tm_format fmt = {.name = "hand", .classes = classes, .n_classes = 4};
+
+/* 600 records: loads and branches alternate for the first half, then stores; code pages
+ * 0 to 9 fetched in the first half, data pages 100 to 149 in the second. */
+static void hand_data(struct tm_plot_data *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->fmt = &fmt;
+	ck_assert_int_eq(tm_slices_init(&d->slices), 0);
+	for (uint64_t r = 0; r < 600; r++) {
+		uint64_t *row = tm_slices_row(&d->slices, r);
+		row[r < 300 ? (r % 2 ? 2 : 0) : 1]++;
+		if (r < 300 && r % 30 == 0)
+			row[TM_PLOT_NEW_CODE]++;
+		if (r >= 300 && r % 6 == 0)
+			row[TM_PLOT_NEW_DATA]++;
+	}
+	d->code_pages = 10;
+	d->data_pages = 50;
+	d->accesses = 600;
+}
+
+static void write_mix(FILE *f, const void *d)
+{
+	tm_plot_mix(f, d);
+}
+
+static void write_footprint(FILE *f, const void *d)
+{
+	tm_plot_footprint(f, d);
+}
+
+/* The number in attribute attr="N" of the element that carries key="value", or -1. */
+static long long attribute(const char *svg, const char *key, const char *value, const char *attr)
+{
+	char pattern[128];
+	snprintf(pattern, sizeof(pattern), "%s=\"%s\"", key, value);
+	const char *at = strstr(svg, pattern);
+	if (!at)
+		return -1;
+	const char *end = strchr(at, '>');
+	snprintf(pattern, sizeof(pattern), "%s=\"", attr);
+	const char *a = strstr(at, pattern);
+	return a && a < end ? atoll(a + strlen(pattern)) : -1;
+}
+
+static void check_well_formed(const char *svg)
+{
+	if (system("command -v xmllint >/dev/null 2>&1") != 0) {
+		printf("SKIP: xmllint is absent (Debian's libxml2-utils): XML not checked\n");
+		fflush(stdout);
+		return;
+	}
+	char path[] = "/tmp/tm-plot-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, svg, strlen(svg)), (ssize_t)strlen(svg));
+	close(fd);
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "xmllint --noout %s", path);
+	int status = system(cmd);
+	unlink(path);
+	ck_assert_msg(status == 0, "xmllint rejects the plot:\n%s", svg);
+}
+
+/* What every plot is: well-formed, self-contained, the same bytes from the same data. */
+static void check_plot(void (*write)(FILE *, const void *), const struct tm_plot_data *d,
+		       char **out)
+{
+	char *svg = capture(write, d), *again = capture(write, d);
+	ck_assert_str_eq(svg, again);
+	free(again);
+	check_well_formed(svg);
+	ck_assert_ptr_null(strstr(svg, "<script"));
+	ck_assert_ptr_null(strstr(svg, "href"));
+	ck_assert_ptr_null(strstr(svg, "url("));
+	ck_assert_ptr_nonnull(strstr(svg, "<title>"));
+	*out = svg;
+}
+
+START_TEST(test_mix)
+{
+	struct tm_plot_data d;
+	hand_data(&d);
+	char *svg;
+	check_plot(write_mix, &d, &svg);
+	ck_assert_int_eq(attribute(svg, "data-class", "load", "data-records"), 150);
+	ck_assert_int_eq(attribute(svg, "data-class", "branch", "data-records"), 150);
+	ck_assert_int_eq(attribute(svg, "data-class", "store &amp; &lt;spill&gt;", "data-records"),
+			 300);
+	ck_assert_int_eq(attribute(svg, "data-class", "never", "data-records"), -1);
+	ck_assert_ptr_nonnull(strstr(svg, "hand, 600 records"));
+	ck_assert_ptr_nonnull(strstr(svg, ">100%</text>"));
+	free(svg);
+	tm_slices_free(&d.slices);
+}
+END_TEST
+
+START_TEST(test_footprint)
+{
+	struct tm_plot_data d;
+	hand_data(&d);
+	char *svg;
+	check_plot(write_footprint, &d, &svg);
+	ck_assert_int_eq(attribute(svg, "data-series", "code", "data-pages"), 10);
+	ck_assert_int_eq(attribute(svg, "data-series", "data", "data-pages"), 50);
+	/* the lines end at the totals: the code line's last point is at the top (50 pages is
+	 * the axis's maximum), the data line's at the top too */
+	ck_assert_ptr_nonnull(strstr(svg, "code: 10 pages"));
+	free(svg);
+
+	d.accesses = d.code_pages = d.data_pages = 0;
+	check_plot(write_footprint, &d, &svg);
+	ck_assert_ptr_nonnull(strstr(svg, "give no addresses"));
+	ck_assert_ptr_null(strstr(svg, "<polyline"));
+	free(svg);
+	tm_slices_free(&d.slices);
+
+	memset(&d, 0, sizeof(d)); /* an empty trace: no format seen, no records */
+	ck_assert_int_eq(tm_slices_init(&d.slices), 0);
+	check_plot(write_footprint, &d, &svg);
+	ck_assert_ptr_nonnull(strstr(svg, "has no records"));
+	free(svg);
+	check_plot(write_mix, &d, &svg);
+	ck_assert_ptr_nonnull(strstr(svg, "has no records"));
+	free(svg);
+	tm_slices_free(&d.slices);
+}
+END_TEST
+
+static Suite *plots_suite(void)
+{
+	Suite *s = suite_create("plots");
+	TCase *tc = tcase_create("plots");
+	tcase_add_test(tc, test_escape);
+	tcase_add_test(tc, test_fit);
+	tcase_add_test(tc, test_ticks);
+	tcase_add_test(tc, test_slices);
+	tcase_add_test(tc, test_page_set);
+	tcase_add_test(tc, test_mix);
+	tcase_add_test(tc, test_footprint);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *r = srunner_create(plots_suite());
+	srunner_run_all(r, CK_NORMAL);
+	int failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
