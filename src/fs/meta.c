@@ -76,13 +76,13 @@ static int formats_text(char **text, size_t *len)
 			put_view(f, fmt->extra_views[i].path);
 		for (unsigned i = 0; i < fmt->n_table_views; i++)
 			put_view(f, fmt->table_views[i]);
-		for (const struct tm_deriver *const *d = tm_derivers; *d && tm_derivers_apply(fmt);
-		     d++)
-			for (unsigned k = 0; k < (*d)->n_outputs; k++)
+		for (const struct tm_deriver *const *d = tm_derivers; *d; d++)
+			for (unsigned k = 0; tm_deriver_applies(*d, fmt) && k < (*d)->n_outputs;
+			     k++)
 				put_view(f, (*d)->views[k]);
-		for (const struct tm_deriver *const *d = tm_derivers; *d && tm_derivers_apply(fmt);
-		     d++)
-			for (unsigned k = 0; k < (*d)->n_stream_outputs; k++)
+		for (const struct tm_deriver *const *d = tm_derivers; *d; d++)
+			for (unsigned k = 0;
+			     tm_deriver_applies(*d, fmt) && k < (*d)->n_stream_outputs; k++)
 				put_numbered_view(f, (*d)->stream_views[k]);
 		if (fmt->group_view)
 			put_numbered_view(f, fmt->group_view);

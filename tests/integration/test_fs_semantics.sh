@@ -225,7 +225,7 @@ check_eq "formats: byu lists the spec's classes" \
 	"$(printf '%s\n' $CLASSES | LC_ALL=C sort)" \
 	"$(sed -n 's/^  classes: //p' <<<"$byu_stanza" | tr ' ' '\n' | grep . | LC_ALL=C sort)"
 views_line=$(sed -n 's/^  views: //p' <<<"$byu_stanza")
-for v in raw dump.txt stats.json errors.txt class/ convert/ .din; do
+for v in raw dump.txt stats.json errors.txt class/ convert/ .din plots/mix.svg; do
 	check "formats: byu views mention $v" grep -qF -- "$v" <<<"$views_line"
 done
 check ".tracemount is a folder" test -d "$MNT/.tracemount"
