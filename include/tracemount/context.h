@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/types.h>
+
 #include "tracemount/log.h"
 
 struct tm_format;
@@ -63,6 +65,10 @@ void tm_context_set_force_rebuild(struct tm_context *ctx, bool force);
  * is shared. */
 void tm_context_set_log(struct tm_context *ctx, tm_log_fn *log);
 tm_log_fn *tm_context_logger(const struct tm_context *ctx);
+/* The device of the mount's own file system, which lookups and walks below SOURCE never
+ * enter (tm_is_mount_of); 0, the default: none. Call before the context is shared. */
+void tm_context_set_own_device(struct tm_context *ctx, dev_t dev);
+dev_t tm_context_own_device(const struct tm_context *ctx);
 /* The mount goes away: index builds in progress give up (-ECANCELED). */
 void tm_context_stop(struct tm_context *ctx);
 

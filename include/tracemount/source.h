@@ -3,6 +3,7 @@
 #ifndef TRACEMOUNT_SOURCE_H
 #define TRACEMOUNT_SOURCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,13 @@ int tm_open_walk(int dirfd, const char *path, int flags);
  * tm_open_beneath); the last component, a link or not, is what is described. Returns 0 or
  * -errno. */
 int tm_lstat_beneath(int dirfd, const char *path, struct stat *st);
+
+/* Whether path below the folder dirfd lies on device dev: the mount's own file system, whose
+ * root shows below SOURCE through a bind mount or mount propagation, where a lookup would
+ * wait on the mount itself and a walk would never end. Told by statx with
+ * AT_STATX_DONT_SYNC and no attribute asked for, which sends that file system no request.
+ * dev 0: never. */
+bool tm_is_mount_of(int dirfd, const char *path, dev_t dev);
 
 /* Opens the regular file at path below dirfd (see tm_open_beneath); anything else is -EINVAL.
  * Returns 0 or -errno; on success the caller must tm_source_close(). */

@@ -14,10 +14,13 @@ static void usage(FILE *out)
 	fprintf(
 	    out,
 	    "usage: tracemount [options] SOURCE MOUNTPOINT\n"
-	    "       tracemount cat [--format NAME] [--image IMAGE[@OFFSET]] TRACE VIEW\n"
-	    "       tracemount ls [--format NAME] [--image IMAGE[@OFFSET]] TRACE\n"
-	    "       tracemount index [-j N] [--cache DIR] PATH...\n"
-	    "       tracemount --help | --version\n"
+	    "       tracemount cat [--cache DIR|none] [--format NAME] [--image IMAGE[@OFFSET]]\n"
+	    "                      TRACE VIEW\n"
+	    "       tracemount ls [--cache DIR|none] [--format NAME] [--image IMAGE[@OFFSET]]\n"
+	    "                     TRACE\n"
+	    "       tracemount index [--cache DIR] [--force] [--format GLOB:NAME] [-j N] PATH...\n"
+	    "       tracemount index --list | --prune [--cache DIR]\n"
+	    "       tracemount help [COMMAND] | --help | --version\n"
 	    "\n"
 	    "Mounts SOURCE (a folder of traces, or one trace) read-only, nosuid and nodev at\n"
 	    "MOUNTPOINT, an empty folder outside SOURCE (or SOURCE itself), showing every\n"

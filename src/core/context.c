@@ -40,6 +40,7 @@ struct tm_context {
 	struct tm_readahead *readahead; /* renders ahead of streaming readers */
 	struct tm_override *overrides;
 	unsigned n_overrides;
+	dev_t own_device; /* the mount's own: never entered below SOURCE */
 
 	pthread_mutex_t lock; /* guards the table */
 	struct entry **table;
@@ -181,6 +182,16 @@ void tm_context_set_force_rebuild(struct tm_context *ctx, bool force)
 void tm_context_set_log(struct tm_context *ctx, tm_log_fn *log)
 {
 	ctx->env.log = log;
+}
+
+void tm_context_set_own_device(struct tm_context *ctx, dev_t dev)
+{
+	ctx->own_device = dev;
+}
+
+dev_t tm_context_own_device(const struct tm_context *ctx)
+{
+	return ctx->own_device;
 }
 
 tm_log_fn *tm_context_logger(const struct tm_context *ctx)
@@ -435,13 +446,15 @@ int tm_context_status(struct tm_context *ctx, char **text, size_t *len)
 	char summary[512];
 	struct tm_index_counts c;
 	tm_context_counts(ctx, &c);
-	int l = snprintf(summary, sizeof(summary),
-			 "# %zu traces; indexes: %" PRIu64 " built, %" PRIu64
-			 " read from index files, %" PRIu64 " index files refused, %" PRIu64
-			 " index files out of date, %" PRIu64 " builds failed; %" PRIu64
-			 " problems in the errors.txt of %" PRIu64 " traces; cache %s\n",
-			 n, c.built, c.loaded, c.refused, c.stale, c.failed, problems,
-			 with_problems, ctx->env.store ? ctx->env.store->dir : "none");
+	int l =
+	    snprintf(summary, sizeof(summary),
+		     "# %zu trace%s; indexes: %" PRIu64 " built, %" PRIu64
+		     " read from index files, %" PRIu64 " index files refused, %" PRIu64
+		     " index files out of date, %" PRIu64 " builds failed; %" PRIu64
+		     " problem%s in the errors.txt of %" PRIu64 " trace%s; cache %s\n",
+		     n, n == 1 ? "" : "s", c.built, c.loaded, c.refused, c.stale, c.failed,
+		     problems, problems == 1 ? "" : "s", with_problems,
+		     with_problems == 1 ? "" : "s", ctx->env.store ? ctx->env.store->dir : "none");
 	char *nb = realloc(buf, used + (size_t)l + 1);
 	if (!nb)
 		goto out;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "tracemount/source.h"
@@ -87,6 +88,14 @@ int tm_open_beneath(int dirfd, const char *path, int flags)
 	if (fd < 0)
 		fd = errno == ENOSYS ? tm_open_walk(dirfd, path, flags) : -errno;
 	return fd == -EXDEV || fd == -ELOOP ? -ENOENT : (int)fd;
+}
+
+bool tm_is_mount_of(int dirfd, const char *path, dev_t dev)
+{
+	struct statx stx;
+	return dev != 0 &&
+	       statx(dirfd, path, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, 0, &stx) == 0 &&
+	       makedev(stx.stx_dev_major, stx.stx_dev_minor) == dev;
 }
 
 int tm_lstat_beneath(int dirfd, const char *path, struct stat *st)

@@ -93,6 +93,8 @@ int tm_walk(struct tm_context *ctx, int dirfd, const char *path, walk_fn fn, voi
 	memcpy(buf, path, len + 1);
 	while (len > 1 && buf[len - 1] == '/')
 		buf[--len] = '\0';
+	if (tm_is_mount_of(dirfd, buf, tm_context_own_device(ctx)))
+		return 0; /* the mount itself, seen below SOURCE */
 	if (fstatat(dirfd, buf, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return fn(arg, buf, NULL, NULL, -errno);
 	if (S_ISDIR(st.st_mode))

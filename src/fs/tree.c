@@ -194,6 +194,8 @@ static int walk_path(struct tm_fs *fs, const char *path, struct tm_node *n, int 
 			n->src[src_len++] = '/';
 		memcpy(n->src + src_len, comp, cl + 1);
 		src_len += cl;
+		if (tm_is_mount_of(*dirfd, comp, tm_context_own_device(fs->ctx)))
+			return -ENOENT; /* the mount itself, seen below SOURCE */
 		if (fstatat(*dirfd, comp, &n->st, AT_SYMLINK_NOFOLLOW) < 0)
 			return errno == ENOENT ? resolve_virtual(fs, path, n) : -errno;
 
@@ -348,6 +350,9 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
 			continue;
 		const char *rel = is_root ? name : child;
 		unsigned char type = e->d_type;
+		if ((type == DT_DIR || type == DT_UNKNOWN) &&
+		    tm_is_mount_of(dirfd(d), name, tm_context_own_device(fs->ctx)))
+			continue; /* the mount itself, seen below SOURCE */
 		if (type == DT_UNKNOWN) {
 			struct stat st;
 			if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)

@@ -1,5 +1,6 @@
 /* `tracemount [options] SOURCE MOUNTPOINT`: option parsing, then libfuse's loop. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <fuse.h>
 #include <fuse_lowlevel.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <syslog.h>
 
 #include "tracemount/context.h"
@@ -249,6 +251,16 @@ void tm_mount_help(void)
 	fuse_lib_help(&(struct fuse_args)FUSE_ARGS_INIT(0, NULL));
 }
 
+/* The device of the file system just mounted at mountpoint, asking it nothing (its loop is
+ * not serving yet), or 0 when it cannot be told. */
+static dev_t mount_device(const char *mountpoint)
+{
+	struct statx stx;
+	if (statx(AT_FDCWD, mountpoint, AT_STATX_DONT_SYNC, 0, &stx) < 0)
+		return 0;
+	return makedev(stx.stx_dev_major, stx.stx_dev_minor);
+}
+
 int tm_mount_main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -296,6 +308,8 @@ int tm_mount_main(int argc, char **argv)
 		goto out_destroy;
 	if (fuse_mount(fuse, cmd.mountpoint) != 0)
 		goto out_destroy;
+	/* before any thread serves or walks: below SOURCE the mount is never entered */
+	tm_context_set_own_device(ctx, mount_device(cmd.mountpoint));
 	if (fuse_daemonize(cmd.foreground) != 0 ||
 	    fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
 		goto out_unmount;

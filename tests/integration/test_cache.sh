@@ -25,7 +25,7 @@ VIEWS="dump.txt stats.json errors.txt raw"
 
 # summary MNT: the status summary line.
 summary() {
-	grep '^# [0-9]* traces' "$1/.tracemount/status"
+	grep -E '^# [0-9]+ traces?;' "$1/.tracemount/status"
 }
 # read_all MNT DIR: every view of every trace into DIR.
 read_all() {
@@ -47,7 +47,9 @@ read_all "$TM_MNT" "$TM_TMP/first"
 # the problems the status sums: the lines of the errors.txt files read
 problems=$(cat "$TM_TMP"/first/*/errors.txt "$TM_TMP"/first/sub/*/errors.txt | wc -l)
 with=$(find "$TM_TMP/first" -name errors.txt -size +0 | wc -l)
-PROBLEMS="$problems problems in the errors.txt of $with traces"
+# plural: s PLURAL COUNT, the count's noun
+s() { [ "$2" = 1 ] && echo "${1%s}" || echo "$1"; }
+PROBLEMS="$problems $(s problems "$problems") in the errors.txt of $with $(s traces "$with")"
 check_eq "first mount: every trace built" \
 	"# 3 traces; indexes: 3 built, 0 read from index files, 0 index files refused, 0 index files out of date, 0 builds failed; $PROBLEMS; cache $CACHE" \
 	"$(summary "$TM_MNT")"
@@ -92,7 +94,7 @@ mkdir -p "$TM_TMP/elsewhere/deeper"
 cp -p "$SRC/a.byu" "$TM_TMP/elsewhere/deeper/renamed.byu"
 mount_tm "$TM_TMP/elsewhere" -o cache="$CACHE"
 check "another path: the index file of the same content is read" \
-	grep -q "^# 1 traces; indexes: 0 built, 1 read" <(cat "$TM_MNT/deeper/renamed.byu/dump.txt" >/dev/null; summary "$TM_MNT")
+	grep -q "^# 1 trace; indexes: 0 built, 1 read" <(cat "$TM_MNT/deeper/renamed.byu/dump.txt" >/dev/null; summary "$TM_MNT")
 check_eq "another path: stats.json names the file it is read from" \
 	'  "source": "renamed.byu",' "$(grep '"source"' "$TM_MNT/deeper/renamed.byu/stats.json")"
 check "another path: the dump is the same" cmp -s "$TM_MNT/deeper/renamed.byu/dump.txt" \
@@ -145,7 +147,7 @@ for kind in body:"refused (body checksum mismatch)" truncated:"refused (truncate
 	refused=1 stale=0
 	case ${kind%%:*} in version | build) refused=0 stale=1 ;; esac
 	check_eq "${kind%%:*}: the file is refused and a.byu built again" \
-		"# 1 traces; indexes: 1 built, 0 read from index files, $refused index files refused, $stale index files out of date, 0 builds failed; 0 problems in the errors.txt of 0 traces; cache $CACHE" \
+		"# 1 trace; indexes: 1 built, 0 read from index files, $refused index files refused, $stale index files out of date, 0 builds failed; 0 problems in the errors.txt of 0 traces; cache $CACHE" \
 		"$(summary "$TM_MNT")"
 	check "${kind%%:*}: the reason is logged" \
 		grep -qF "a.byu: index file ${kind#*:}" "$TM_TMP/daemon.log"

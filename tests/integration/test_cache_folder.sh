@@ -19,7 +19,7 @@ SRC_REAL=$(realpath "$SRC")
 
 # summary MNT: the status summary line.
 summary() {
-	grep '^# [0-9]* traces' "$1/.tracemount/status"
+	grep -E '^# [0-9]+ traces?;' "$1/.tracemount/status"
 }
 # index_files DIR: the names of the index files in DIR, one a line.
 index_files() {

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 SRC=$TM_TMP/src
-mkdir -p "$SRC/inner" "$SRC/sub"
+mkdir -p "$SRC/inner" "$SRC/sub/deeper"
 "$GEN_BYU" -n 3000 -s 1 >"$SRC/a.byu"
 "$GEN_BYU" -n 3000 -s 2 >"$SRC/sub/b.byu"
 "$BYU_REFDEC" <"$SRC/a.byu" >"$TM_TMP/a.ref"
@@ -68,7 +68,8 @@ gone() {
 # ---------------------------------------------------------------------------------------
 # A mount point inside SOURCE would make the daemon wait on its own mount forever.
 refused "mount point inside SOURCE" 1 "inside" -o cache=none "$SRC" "$SRC/inner"
-refused "mount point deeper inside SOURCE" 1 "inside" -o cache=none "$SRC" "$SRC/sub"
+refused "mount point deeper inside SOURCE" 1 "inside" -o cache=none "$SRC" "$SRC/sub/deeper"
+refused "inside SOURCE, even with -o nonempty" 1 "inside" -o cache=none,nonempty "$SRC" "$SRC/sub"
 ln -s "$SRC" "$TM_TMP/srclink"
 refused "inside SOURCE through a link to SOURCE" 1 "inside" -o cache=none "$TM_TMP/srclink" \
 	"$SRC/inner"
@@ -98,6 +99,55 @@ check_eq "over SOURCE itself: daemon exits cleanly" 0 "$?"
 TM_DAEMON_PID=
 
 # ---------------------------------------------------------------------------------------
+# A mount point outside SOURCE can still show up inside it: here a shared tmpfs holds the
+# mount point and is bind-mounted below SOURCE, so the mount propagates there. No check before
+# mounting can see that; the daemon must never enter its own mount while it looks up, lists
+# or walks SOURCE (-o prefetch), or it waits on itself for ever.
+PSRC=$TM_TMP/psrc PROP=$TM_TMP/prop
+mkdir -p "$PSRC/x" "$PROP"
+cp "$SRC/a.byu" "$PSRC/"
+if mount -t tmpfs tmpfs "$PROP" 2>/dev/null && mount --make-shared "$PROP" &&
+	mkdir "$PROP/mnt" && mount --bind "$PROP" "$PSRC/x"; then
+	"$TRACEMOUNT" -f -o cache=none,prefetch "$PSRC" "$PROP/mnt" 2>"$TM_TMP/prop.log" &
+	TM_DAEMON_PID=$!
+	for i in $(seq 1 100); do mountpoint -q "$PROP/mnt" && break; sleep 0.05; done
+	check "propagated: the mount shows again below SOURCE (else this part checks nothing)" \
+		mountpoint -q "$PSRC/x/mnt"
+	# find in the background: a process waiting on a hung FUSE request ignores signals, so
+	# the abort file frees it when it is still running after 20 s
+	find "$PROP/mnt" >"$TM_TMP/prop.find" 2>&1 &
+	FIND_PID=$!
+	for i in $(seq 1 200); do kill -0 $FIND_PID 2>/dev/null || break; sleep 0.1; done
+	if kill -0 $FIND_PID 2>/dev/null; then
+		fail "propagated: find of the mount still running after 20 s (the daemon waits on itself)"
+		fuse_abort "$PROP/mnt"
+	fi
+	wait $FIND_PID
+	check_eq "propagated: find ends without error" 0 "$?"
+	check "propagated: find sees the trace's views" grep -qx "$PROP/mnt/a.byu/dump.txt" \
+		"$TM_TMP/prop.find"
+	check_eq "propagated: the folder holding the mount lists empty" "" "$(ls -A "$PROP/mnt/x")"
+	check "propagated: the mount itself is not there" test ! -e "$PROP/mnt/x/mnt"
+	check "propagated: nor looked up deeper" test ! -e "$PROP/mnt/x/mnt/a.byu/raw"
+	status=
+	for i in $(seq 1 100); do
+		status=$(cat "$PROP/mnt/.tracemount/status")
+		grep -q 'prefetch: .*done' <<<"$status" && break
+		sleep 0.1
+	done
+	check "propagated: -o prefetch's walk ends ($status)" \
+		grep -q '^# prefetch: 1 of 1 traces, done' <<<"$status"
+	fusermount3 -u "$PROP/mnt" || fuse_abort "$PROP/mnt"
+	wait_daemon 10
+	check_eq "propagated: daemon exits cleanly" 0 "$?"
+	TM_DAEMON_PID=
+else
+	echo "SKIP: tmpfs, shared or bind mounts not allowed here: mount propagation not tried"
+fi
+umount -R "$PSRC/x" 2>/dev/null
+umount -R "$PROP" 2>/dev/null
+
+# ---------------------------------------------------------------------------------------
 # Mount points that are not empty folders.
 touch "$TM_TMP/file"
 refused "a regular file as mount point" 1 "not a folder" -o cache=none "$SRC" "$TM_TMP/file"
@@ -108,6 +158,7 @@ refused "a mount point with files" 1 "not empty" -o cache=none "$SRC" "$TM_TMP/f
 TM_DAEMON_PID=$!
 for i in $(seq 1 100); do mountpoint -q "$TM_TMP/full" && break; sleep 0.05; done
 check "-o nonempty: mounts over files" test -d "$TM_TMP/full/a.byu"
+check "-o nonempty: the files under it are hidden while mounted" test ! -e "$TM_TMP/full/mine.txt"
 fusermount3 -u "$TM_TMP/full"
 wait_daemon 10
 TM_DAEMON_PID=
@@ -118,6 +169,19 @@ mount_tm "$SRC" -o cache=none
 refused "a mount point that is mounted already" 1 "already a mount point" -o cache=none \
 	"$SRC" "$TM_MNT"
 check "the first mount still serves" cmp -s "$TM_MNT/a.byu/dump.txt" "$TM_TMP/a.ref"
+# unless asked: -o nonempty stacks a second mount over the first
+mkdir -p "$TM_TMP/src2"
+"$GEN_BYU" -n 100 -s 3 >"$TM_TMP/src2/c.byu"
+"$TRACEMOUNT" -f -o cache=none,nonempty "$TM_TMP/src2" "$TM_MNT" 2>"$TM_TMP/stack.log" &
+STACK_PID=$!
+for i in $(seq 1 100); do [ "$(mounts_at "$TM_MNT")" = 2 ] && break; sleep 0.05; done
+check_eq "-o nonempty over a mount: two mounts there" 2 "$(mounts_at "$TM_MNT")"
+check "-o nonempty over a mount: the second one shows" test -d "$TM_MNT/c.byu"
+fusermount3 -u "$TM_MNT"
+wait $STACK_PID
+check_eq "-o nonempty over a mount: the second daemon exits cleanly" 0 "$?"
+check "-o nonempty over a mount: the first one shows again" cmp -s "$TM_MNT/a.byu/dump.txt" \
+	"$TM_TMP/a.ref"
 
 # ---------------------------------------------------------------------------------------
 # Safe by default: nosuid and nodev, whatever is asked, and no set-ID or sticky bits shown.
@@ -197,6 +261,12 @@ check "SOURCE without MOUNTPOINT: says MOUNTPOINT is missing ($ERR)" \
 run_tm help
 check_eq "tracemount help: exit status" 0 "$RC"
 check "tracemount help: the usage and the FUSE options" grep -q "FUSE options" <<<"$OUT"
+for c in cat ls index; do
+	run_tm help $c
+	check_eq "tracemount help $c: exit status" 0 "$RC"
+	check "tracemount help $c: the command's usage" grep -q "^usage: tracemount $c " <<<"$OUT"
+	check_eq "tracemount help $c: as tracemount $c --help" "$OUT" "$("$TRACEMOUNT" $c --help)"
+done
 run_tm help nosuchcommand
 check_eq "tracemount help with an unknown command: exit status" 2 "$RC"
 run_tm --version

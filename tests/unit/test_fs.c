@@ -588,6 +588,15 @@ START_TEST(test_open_beneath)
 	close(fd);
 	ck_assert_int_eq(tm_open_walk(in, "d/missing", O_RDONLY), -ENOENT);
 	ck_assert_int_eq(open_fds(), before); /* the walk closes the folders it passed */
+
+	/* tm_is_mount_of: the device a path lies on, the link itself for a link */
+	struct stat st;
+	ck_assert_int_eq(fstat(in, &st), 0);
+	ck_assert(tm_is_mount_of(in, "d", st.st_dev));
+	ck_assert(tm_is_mount_of(in, "up", st.st_dev));
+	ck_assert(!tm_is_mount_of(in, "d", st.st_dev + 1));
+	ck_assert(!tm_is_mount_of(in, "d", 0)); /* no device: never */
+	ck_assert(!tm_is_mount_of(in, "missing", st.st_dev));
 	close(in);
 
 	ck_assert_int_eq(nftw(base, remove_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
