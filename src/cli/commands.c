@@ -47,10 +47,10 @@ int tm_cli_add_format(struct tm_context *ctx, const char *cmd, const char *spec)
 	return !err ? 0 : err == -ENOMEM ? 1 : 2;
 }
 
-int tm_cli_add_image(struct tm_context *ctx, const char *cmd, const char *spec)
+int tm_cli_add_image(struct tm_context *ctx, const char *cmd, const char *spec, bool with_glob)
 {
 	char why[PATH_MAX + 256];
-	if (tm_context_add_image(ctx, spec, false, why, sizeof(why)) == 0)
+	if (tm_context_add_image(ctx, spec, with_glob, why, sizeof(why)) == 0)
 		return 0;
 	fprintf(stderr, "tracemount %s: --image %s: %s\n", cmd, spec, why);
 	return 1;
@@ -198,7 +198,7 @@ static int parse_args(struct cli_trace *ct, int argc, char **argv, int n_operand
 			}
 			break;
 		case 'i':
-			if ((status = tm_cli_add_image(ct->ctx, ct->cmd, optarg)) != 0)
+			if ((status = tm_cli_add_image(ct->ctx, ct->cmd, optarg, false)) != 0)
 				return status;
 			break;
 		case 'h': help(ct->cmd, operands, what); return -1;

@@ -22,9 +22,10 @@ void tm_cli_bad_option(const char *cmd, int c, char *const *argv);
  * status, the message written. */
 int tm_cli_add_format(struct tm_context *ctx, const char *cmd, const char *spec);
 
-/* Applies --image IMAGE[@OFFSET] (every trace of ctx; tm_context_add_image): the image is read
- * now. Returns 0 or an exit status (1), the message written. */
-int tm_cli_add_image(struct tm_context *ctx, const char *cmd, const char *spec);
+/* Applies --image IMAGE[@OFFSET] to every trace of ctx, or with_glob GLOB:IMAGE[@OFFSET] to
+ * those matching GLOB, as -o image= does (tm_context_add_image): the image is read now.
+ * Returns 0 or an exit status (1), the message written. */
+int tm_cli_add_image(struct tm_context *ctx, const char *cmd, const char *spec, bool with_glob);
 
 /* Gives ctx the cache folder of index files: cache is --cache's argument, or NULL for the
  * default folder (made with its parents). A folder the user named must open; when the default

@@ -146,6 +146,8 @@ struct opts {
 	const char *cache;
 	const char **formats; /* --format's GLOB:NAME, n_formats of them */
 	unsigned n_formats;
+	const char **images; /* --image's GLOB:IMAGE[@OFFSET], n_images of them */
+	unsigned n_images;
 };
 
 static void help(void)
@@ -165,6 +167,10 @@ static void help(void)
 	       "                            else ~/.cache/tracemount)\n"
 	       "    -F, --format GLOB:NAME  treat files matching GLOB as format NAME (repeatable,\n"
 	       "                            as the mount's -o format=GLOB:NAME)\n"
+	       "    -i, --image GLOB:IMAGE[@OFFSET]\n"
+	       "                            program image of the traces matching GLOB\n"
+	       "                            (repeatable, as the mount's -o image=): the mount\n"
+	       "                            given the same images reads the index files\n"
 	       "        --force             rebuild every index and rewrite its file, even one\n"
 	       "                            up to date\n"
 	       "    -j, --jobs N            index N traces at a time (1 to %d, default 1)\n"
@@ -190,24 +196,31 @@ static int parse(int argc, char **argv, struct opts *o)
 {
 	enum { OPT_FORCE = 256, OPT_LIST, OPT_PRUNE };
 	static const struct option longopts[] = {
-	    {"cache", required_argument, NULL, 'c'}, {"format", required_argument, NULL, 'F'},
-	    {"force", no_argument, NULL, OPT_FORCE}, {"jobs", required_argument, NULL, 'j'},
-	    {"list", no_argument, NULL, OPT_LIST},   {"prune", no_argument, NULL, OPT_PRUNE},
-	    {"help", no_argument, NULL, 'h'},	     {NULL, 0, NULL, 0},
+	    {"cache", required_argument, NULL, 'c'},
+	    {"format", required_argument, NULL, 'F'},
+	    {"force", no_argument, NULL, OPT_FORCE},
+	    {"jobs", required_argument, NULL, 'j'},
+	    {"list", no_argument, NULL, OPT_LIST},
+	    {"prune", no_argument, NULL, OPT_PRUNE},
+	    {"image", required_argument, NULL, 'i'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
-	if (!(o->formats = calloc((size_t)argc, sizeof(*o->formats)))) {
+	if (!(o->formats = calloc((size_t)argc, sizeof(*o->formats))) ||
+	    !(o->images = calloc((size_t)argc, sizeof(*o->images)))) {
 		fprintf(stderr, "tracemount index: out of memory\n");
 		return 1;
 	}
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":c:F:j:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:F:i:j:h", longopts, NULL)) != -1) {
 		char *end;
 		long n;
 		switch (c) {
 		case 'c': o->cache = optarg; break;
 		case 'F': o->formats[o->n_formats++] = optarg; break;
+		case 'i': o->images[o->n_images++] = optarg; break;
 		case OPT_FORCE: o->force = true; break;
 		case OPT_LIST: o->list = true; break;
 		case OPT_PRUNE: o->prune = true; break;
@@ -230,8 +243,8 @@ static int parse(int argc, char **argv, struct opts *o)
 	if ((o->list || o->prune) && optind < argc)
 		return usage_error(
 		    "--list and --prune work on the cache folder: they take no PATH");
-	if ((o->list || o->prune) && (o->force || o->jobs_given || o->n_formats))
-		return usage_error("--list and --prune take no --force, --format or -j");
+	if ((o->list || o->prune) && (o->force || o->jobs_given || o->n_formats || o->n_images))
+		return usage_error("--list and --prune take no --force, --format, --image or -j");
 	if (!o->list && !o->prune && optind == argc)
 		return usage_error("usage: tracemount index [OPTION]... PATH...");
 	if (o->cache && strcmp(o->cache, "none") == 0)
@@ -315,6 +328,9 @@ static int run_index(struct opts *o, char **paths, int n_paths)
 	tm_cli_log_warnings(r.ctx, "index");
 	for (unsigned i = 0; i < o->n_formats; i++)
 		if ((status = tm_cli_add_format(r.ctx, "index", o->formats[i])) != 0)
+			goto out;
+	for (unsigned i = 0; i < o->n_images; i++)
+		if ((status = tm_cli_add_image(r.ctx, "index", o->images[i], true)) != 0)
 			goto out;
 	if (tm_context_set_store(r.ctx, cache, cache == buf, err_msg, sizeof(err_msg)) < 0) {
 		fprintf(stderr, "tracemount index: %s\n", err_msg);
@@ -618,5 +634,6 @@ int tm_cmd_index(int argc, char **argv)
 		status = o.list || o.prune ? list_or_prune(&o)
 					   : run_index(&o, argv + optind, argc - optind);
 	free(o.formats);
+	free(o.images);
 	return status < 0 ? 0 : status;
 }

@@ -204,4 +204,33 @@ check "cat: the image beside the trace names it" cmp -s \
 	<("$TRACEMOUNT" cat $t calls/folded.txt) "$TM_TMP/first/folded.txt"
 cd / || exit 1
 unmount_tm
+
+# ---- tracemount index --image GLOB:IMAGE: the index files a mount given the same images reads
+cd "$SRC" || exit 1
+"$TRACEMOUNT" index --cache "$TM_TMP/ahead" --image "plain/*aarch64*:$E64@$FAR" \
+	-i "plain/*aarch32*:$E32" plain >"$TM_TMP/index.out" 2>&1
+check_eq "index --image: exit 0 ($(tail -1 "$TM_TMP/index.out"))" 0 "$?"
+cd / || exit 1
+mount_tm "$SRC" -o "cache=$TM_TMP/ahead,image=plain/*aarch64*:$E64@$FAR" \
+	-o "image=plain/*aarch32*:$E32"
+M=$TM_MNT
+n=0
+for t in $REAL; do
+	cat "$M/plain/$t/calls/folded.txt" >/dev/null
+	n=$((n + 1))
+done
+check_eq "index --image: the mount with the same images reads every index file" \
+	"0 built, $n read from index files, 0 index files refused" "$(index_counts "$M")"
+named plain calculator-aarch32-fastmodel.tarmac "$EXP/aarch32.sym" 0 \
+	"plain/ (indexed ahead with --image)"
+unmount_tm
+run_tm() { "$TRACEMOUNT" "$@" >/dev/null 2>"$TM_TMP/err"; }
+run_tm index --cache "$TM_TMP/ahead" --image "$TM_TMP/text.elf" "$SRC/plain"
+check_eq "index --image without GLOB: exit 1, as -o image=" 1 "$?"
+check "index --image without GLOB: says what is expected" grep -qF "expected GLOB:FILE" \
+	"$TM_TMP/err"
+run_tm index --cache "$TM_TMP/ahead" --image "*:$TM_TMP/text.elf" "$SRC/plain"
+check_eq "index --image of a file that is no image: exit 1" 1 "$?"
+check "index --image of a file that is no image: says so" grep -q "^tracemount index: --image" \
+	"$TM_TMP/err"
 finish
