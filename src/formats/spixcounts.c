@@ -271,7 +271,7 @@ static int spix_stats_finish(void *stats, json_object *obj, struct tm_diag *diag
 	if (s->err == -EFBIG)
 		tm_diag_note(diag,
 			     "%" PRIu64 " blocks, more than the %u tracemount holds: summary.txt, "
-			     "blocks.txt and dump.txt are empty",
+			     "blocks.txt, dump.txt and plots/hot.svg are empty",
 			     s->nbb, TM_SPIX_MAX_BLOCKS);
 	check_blocks(&s->t, s->pos >= TM_SPIX_HEADER && !s->err && s->t.nbb == s->nbb, diag);
 	struct tm_spix_totals tot;
