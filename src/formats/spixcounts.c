@@ -271,7 +271,7 @@ static int spix_stats_finish(void *stats, json_object *obj, struct tm_diag *diag
 	if (s->err == -EFBIG)
 		tm_diag_note(diag,
 			     "%" PRIu64 " blocks, more than the %u tracemount holds: summary.txt, "
-			     "blocks.txt, dump.txt and plots/hot.svg are empty",
+			     "blocks.txt and dump.txt are empty",
 			     s->nbb, TM_SPIX_MAX_BLOCKS);
 	check_blocks(&s->t, s->pos >= TM_SPIX_HEADER && !s->err && s->t.nbb == s->nbb, diag);
 	struct tm_spix_totals tot;
@@ -314,7 +314,7 @@ static const char *const spix_tables[N_TABLES] = {"summary.txt", "blocks.txt", "
 /* plots/hot.svg: the hottest blocks by instructions executed (length times executions, as
  * summary.txt ranks them), the TM_BARS_TOP first kept as the blocks stream by, so that a
  * file of millions of blocks takes no more memory. */
-static int spix_hot(const struct tm_spix_table *t, FILE *out)
+static int spix_hot(const struct tm_spix_table *t, const char *empty, FILE *out)
 {
 	struct {
 		uint32_t block;
@@ -371,7 +371,7 @@ static int spix_hot(const struct tm_spix_table *t, FILE *out)
 	    .y_label = "block at its offset in the text",
 	    .value_name = "instructions executed",
 	    .extra_name = "executions",
-	    .empty = "no block executed",
+	    .empty = empty,
 	    .whole = insns_all,
 	    .others = hot - n,
 	    .others_value = insns_all - shown_insns,
@@ -382,15 +382,16 @@ static int spix_hot(const struct tm_spix_table *t, FILE *out)
 static int spix_tables_finish(void *stats, FILE *const *out)
 {
 	struct spix_stats *s = stats;
-	if (s->err == -EFBIG)
-		return 0; /* left empty, as errors.txt says */
+	if (s->err == -EFBIG) /* the tables are left empty, as errors.txt says */
+		return spix_hot(&s->t, "more blocks than tracemount holds: see errors.txt",
+				out[T_HOT]);
 	int err = tm_spix_summary(&s->t, out[T_SUMMARY]);
 	if (!err)
 		err = tm_spix_blocks(&s->t, out[T_BLOCKS]);
 	if (!err)
 		err = tm_spix_blocks(&s->t, out[T_DUMP]);
 	if (!err)
-		err = spix_hot(&s->t, out[T_HOT]);
+		err = spix_hot(&s->t, "no block executed", out[T_HOT]);
 	return err;
 }
 
