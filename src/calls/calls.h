@@ -201,6 +201,9 @@ int tm_calls_write_profile_json(const struct tm_calls *t, FILE *out);
 int tm_calls_write_folded(const struct tm_calls *t, bool by_time, FILE *out);
 /* The flame graph of the instructions; title is escaped. */
 int tm_calls_write_flamegraph(const struct tm_calls *t, const char *title, FILE *out);
+/* plots/hot.svg: the hottest functions by exclusive instructions, as bars over their inclusive
+ * ones (hot.c, with src/plots/bars.c); title is escaped. */
+int tm_calls_write_hot(const struct tm_calls *t, const char *title, FILE *out);
 
 /* --- ARM (classify_arm.c). --- */
 

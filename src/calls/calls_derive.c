@@ -1,7 +1,8 @@
 /* calls/ of every instruction trace (derive.h): one call tracker per processor
  * (call_stack.c), fed the instructions the format yields with their call kinds, stack
- * pointers and times (format.h's struct tm_insn); at the end, the views of calls_render.c and
- * flamegraph.c and stats.json's "calls". doc/calls.md gives the rules and the views. */
+ * pointers and times (format.h's struct tm_insn); at the end, the views of calls_render.c,
+ * flamegraph.c and hot.c (plots/hot.svg) and stats.json's "calls". doc/calls.md gives the rules
+ * and the views. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -31,16 +32,19 @@ enum {
 	VIEW_FOLDED,
 	VIEW_FOLDED_TIME,
 	VIEW_FLAMEGRAPH,
-	N_VIEWS
+	N_VIEWS,	    /* each processor's, in calls/cpu/N/ too */
+	VIEW_HOT = N_VIEWS, /* the processor of calls/ only */
+	N_OUTPUTS
 };
 
-static const char *const calls_views[N_VIEWS] = {
+static const char *const calls_views[N_OUTPUTS] = {
     [VIEW_TREE] = "calls/tree.txt",
     [VIEW_PROFILE] = "calls/profile.txt",
     [VIEW_PROFILE_JSON] = "calls/profile.json",
     [VIEW_FOLDED] = "calls/folded.txt",
     [VIEW_FOLDED_TIME] = "calls/folded-time.txt",
     [VIEW_FLAMEGRAPH] = "calls/flamegraph.svg",
+    [VIEW_HOT] = "plots/hot.svg",
 };
 
 /* The same views of each processor, in a trace where several ran instructions. */
@@ -279,7 +283,7 @@ static void report_bounds(const struct tm_calls *t, unsigned cpu, struct tm_diag
 
 /* Upper estimates of the bytes of the views that grow with depth, worked out from the
  * tracker's results before rendering them (the renderers' formats, doc/calls.md). */
-static int view_sizes(const struct tm_calls *t, uint64_t size[N_VIEWS])
+static int view_sizes(const struct tm_calls *t, uint64_t size[N_OUTPUTS])
 {
 	struct tm_calls_names names;
 	int err = tm_calls_names_init(t, &names);
@@ -295,7 +299,7 @@ static int view_sizes(const struct tm_calls *t, uint64_t size[N_VIEWS])
 		tm_calls_names_free(&names);
 		return -ENOMEM;
 	}
-	memset(size, 0, N_VIEWS * sizeof(*size));
+	memset(size, 0, N_OUTPUTS * sizeof(*size)); /* hot.svg: TM_BARS_TOP bars, a few KiB */
 	/* nodes in order of creation: a parent before its callees */
 	for (size_t i = 1; i < n_nodes; i++) {
 		size_t len = strlen(tm_calls_name(&names, node[i].function));
@@ -324,21 +328,23 @@ static int write_view(const struct tm_calls *t, unsigned v, FILE *out)
 	case VIEW_PROFILE_JSON: return tm_calls_write_profile_json(t, out);
 	case VIEW_FOLDED: return tm_calls_write_folded(t, false, out);
 	case VIEW_FOLDED_TIME: return tm_calls_write_folded(t, true, out);
-	default: return tm_calls_write_flamegraph(t, "Instructions by call stack", out);
+	case VIEW_FLAMEGRAPH:
+		return tm_calls_write_flamegraph(t, "Instructions by call stack", out);
+	default: return tm_calls_write_hot(t, "Hottest functions, by their own instructions", out);
 	}
 }
 
 /* The views of t, but those that would take more than MAX_VIEW_BYTES: left empty, named in
- * errors.txt and in omitted, a JSON array. The views are calls/'s, or with cpu >= 0 those of
- * calls/cpu/CPU/. */
+ * errors.txt and in omitted, a JSON array. The views are calls/'s and plots/hot.svg, or with
+ * cpu >= 0 those of calls/cpu/CPU/. */
 static int write_views(const struct tm_calls *t, int cpu, FILE *const *out, json_object *omitted,
 		       struct tm_diag *diag)
 {
-	uint64_t size[N_VIEWS];
+	uint64_t size[N_OUTPUTS];
 	struct tm_calls_counts c;
 	tm_calls_get_counts(t, &c);
 	int err = view_sizes(t, size);
-	for (unsigned v = 0; v < N_VIEWS && !err; v++) {
+	for (unsigned v = 0; v < (cpu < 0 ? N_OUTPUTS : N_VIEWS) && !err; v++) {
 		if (size[v] <= MAX_VIEW_BYTES) {
 			err = write_view(t, v, out[v]);
 			continue;
@@ -444,8 +450,8 @@ static int calls_finish(void *state, FILE *const *out, json_object *obj, struct 
 			counts_json(st->tracker, obj, &err);
 		}
 		if (!err && streams >> k & 1)
-			err = write_views(st->tracker, (int)k, out + N_VIEWS * (1 + with_views++),
-					  omitted, diag);
+			err = write_views(st->tracker, (int)k,
+					  out + N_OUTPUTS + N_VIEWS * with_views++, omitted, diag);
 		char key[16];
 		snprintf(key, sizeof(key), "%u", k);
 		json_object *one = json_object_new_object();

@@ -127,21 +127,15 @@ int tm_calls_write_tree(const struct tm_calls *t, FILE *out)
 
 /* --- The profile --- */
 
-struct function_cost {
-	uint32_t function;
-	uint64_t calls;
-	uint64_t incl_insns, excl_insns, incl_time, excl_time;
-};
-
 /* Per function: its own costs, and its stacks' totals counted once per outermost activation
  * (a recursive call's cost is in its outer call's already). Walks the tree depth first,
  * counting each function's activations on the current path. */
-static int function_costs(const struct tm_calls *t, struct function_cost **out, size_t *n_out)
+static int function_costs(const struct tm_calls *t, struct tm_function_cost **out, size_t *n_out)
 {
 	size_t n_nodes, n_fn;
 	const struct tm_calls_node *node = tm_calls_nodes(t, &n_nodes);
 	tm_calls_functions(t, &n_fn);
-	struct function_cost *cost = calloc(n_fn ? n_fn : 1, sizeof(*cost));
+	struct tm_function_cost *cost = calloc(n_fn ? n_fn : 1, sizeof(*cost));
 	uint32_t *active = calloc(n_fn ? n_fn : 1, sizeof(*active));
 	uint32_t *stack = malloc(n_nodes * sizeof(*stack));
 	bool *entered = calloc(n_nodes, sizeof(*entered));
@@ -189,7 +183,7 @@ static int function_costs(const struct tm_calls *t, struct function_cost **out, 
 
 static int by_inclusive(const void *a, const void *b)
 {
-	const struct function_cost *x = a, *y = b;
+	const struct tm_function_cost *x = a, *y = b;
 	if (x->incl_insns != y->incl_insns)
 		return x->incl_insns > y->incl_insns ? -1 : 1;
 	if (x->excl_insns != y->excl_insns)
@@ -198,7 +192,7 @@ static int by_inclusive(const void *a, const void *b)
 }
 
 /* The functions that ran, by inclusive instructions, then exclusive, then first seen. */
-static int sorted_costs(const struct tm_calls *t, struct function_cost **out, size_t *n)
+static int sorted_costs(const struct tm_calls *t, struct tm_function_cost **out, size_t *n)
 {
 	int err = function_costs(t, out, n);
 	if (err)
@@ -212,15 +206,7 @@ static int sorted_costs(const struct tm_calls *t, struct function_cost **out, si
 	return 0;
 }
 
-/* What both profiles show: the counts, the functions' names, their costs sorted. */
-struct profile {
-	struct tm_calls_counts c;
-	struct tm_calls_names names;
-	struct function_cost *cost;
-	size_t n;
-};
-
-static int profile_open(const struct tm_calls *t, struct profile *p)
+int tm_calls_profile_open(const struct tm_calls *t, struct tm_calls_profile *p)
 {
 	tm_calls_get_counts(t, &p->c);
 	int err = tm_calls_names_init(t, &p->names);
@@ -231,7 +217,7 @@ static int profile_open(const struct tm_calls *t, struct profile *p)
 	return err;
 }
 
-static void profile_close(struct profile *p)
+void tm_calls_profile_close(struct tm_calls_profile *p)
 {
 	free(p->cost);
 	tm_calls_names_free(&p->names);
@@ -239,12 +225,12 @@ static void profile_close(struct profile *p)
 
 int tm_calls_write_profile(const struct tm_calls *t, FILE *out)
 {
-	struct profile p;
-	int err = profile_open(t, &p);
+	struct tm_calls_profile p;
+	int err = tm_calls_profile_open(t, &p);
 	if (err)
 		return err;
 	const struct tm_calls_counts c = p.c;
-	const struct function_cost *cost = p.cost;
+	const struct tm_function_cost *cost = p.cost;
 	size_t n = p.n;
 	fprintf(out, "# %" PRIu64 " instructions, %zu functions, by inclusive instructions\n",
 		c.instructions, n);
@@ -260,7 +246,7 @@ int tm_calls_write_profile(const struct tm_calls *t, FILE *out)
 				cost[i].excl_time);
 		fprintf(out, "  %s\n", tm_calls_name(&p.names, cost[i].function));
 	}
-	profile_close(&p);
+	tm_calls_profile_close(&p);
 	return write_status(out);
 }
 
@@ -271,7 +257,7 @@ static int add_u64(json_object *obj, const char *key, uint64_t v)
 }
 
 static int function_json(const struct tm_calls *t, const struct tm_calls_names *names,
-			 const struct function_cost *c, bool has_time, json_object **out)
+			 const struct tm_function_cost *c, bool has_time, json_object **out)
 {
 	size_t n_fn;
 	const struct tm_calls_function *fn = tm_calls_functions(t, &n_fn);
@@ -302,8 +288,8 @@ static int function_json(const struct tm_calls *t, const struct tm_calls_names *
 
 int tm_calls_profile_json(const struct tm_calls *t, json_object **obj)
 {
-	struct profile p;
-	int err = profile_open(t, &p);
+	struct tm_calls_profile p;
+	int err = tm_calls_profile_open(t, &p);
 	if (err)
 		return err;
 	json_object *root = json_object_new_object(), *list = json_object_new_array();
@@ -325,7 +311,7 @@ int tm_calls_profile_json(const struct tm_calls *t, json_object **obj)
 	else if (!err)
 		err = -ENOMEM;
 	json_object_put(list);
-	profile_close(&p);
+	tm_calls_profile_close(&p);
 	if (err) {
 		json_object_put(root);
 		return err;

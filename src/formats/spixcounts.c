@@ -20,6 +20,7 @@
 #include "spixcounts.h"
 #include "tracemount/diag.h"
 #include "tracemount/format.h"
+#include "plots/bars.h"
 #include "spix/spix.h"
 #include "tracemount/stats_json.h"
 #include "tracemount/util.h"
@@ -306,19 +307,91 @@ static int spix_stats_finish(void *stats, json_object *obj, struct tm_diag *diag
 	return err;
 }
 
-enum { T_SUMMARY, T_BLOCKS, T_DUMP, N_TABLES };
-static const char *const spix_tables[N_TABLES] = {"summary.txt", "blocks.txt", "dump.txt"};
+enum { T_SUMMARY, T_BLOCKS, T_DUMP, T_HOT, N_TABLES };
+static const char *const spix_tables[N_TABLES] = {"summary.txt", "blocks.txt", "dump.txt",
+						  "plots/hot.svg"};
+
+/* plots/hot.svg: the hottest blocks by instructions executed (length times executions, as
+ * summary.txt ranks them), the TM_BARS_TOP first kept as the blocks stream by, so that a
+ * file of millions of blocks takes no more memory. */
+static int spix_hot(const struct tm_spix_table *t, const char *empty, FILE *out)
+{
+	struct {
+		uint32_t block;
+		uint64_t insns, offset;
+	} top[TM_BARS_TOP];
+	size_t n = 0;
+	uint64_t offset = 0, hot = 0, insns_all = 0;
+	for (uint32_t b = 0; b < t->nbb; offset += 4u * t->len[b], b++) {
+		uint64_t insns = tm_spix_block_instructions(t, b);
+		insns_all += insns;
+		if (!insns)
+			continue;
+		hot++;
+		/* by instructions, then block number: b, the latest, goes after its equals */
+		size_t at = n;
+		while (at > 0 && top[at - 1].insns < insns)
+			at--;
+		if (at == TM_BARS_TOP)
+			continue;
+		if (n < TM_BARS_TOP)
+			n++;
+		memmove(&top[at + 1], &top[at], (n - 1 - at) * sizeof(top[0]));
+		top[at].block = b;
+		top[at].insns = insns;
+		top[at].offset = offset;
+	}
+	struct tm_bar bar[TM_BARS_TOP];
+	char name[TM_BARS_TOP][48], detail[TM_BARS_TOP][48];
+	uint64_t shown_insns = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t b = top[i].block;
+		snprintf(name[i], sizeof(name[i]), "block %" PRIu32 " at +0x%" PRIx64, b,
+			 top[i].offset);
+		snprintf(detail[i], sizeof(detail[i]), "%u instructions long", t->len[b]);
+		bar[i] = (struct tm_bar){
+		    .name = name[i],
+		    .value = top[i].insns,
+		    .key = b,
+		    .extra = (uint64_t)t->count[b][0] + t->count[b][1],
+		    .detail = detail[i],
+		};
+		shown_insns += top[i].insns;
+	}
+	char desc[160];
+	snprintf(desc, sizeof(desc),
+		 "The basic blocks that executed the most instructions, of %" PRIu64
+		 " instructions in %" PRIu32 " blocks.",
+		 insns_all, t->nbb);
+	const struct tm_bars_chart chart = {
+	    .title = "Hottest basic blocks, by instructions executed",
+	    .things = "blocks",
+	    .desc = desc,
+	    .x_label = "instructions executed (block length x executions)",
+	    .y_label = "block at its offset in the text",
+	    .value_name = "instructions executed",
+	    .extra_name = "executions",
+	    .empty = empty,
+	    .whole = insns_all,
+	    .others = hot - n,
+	    .others_value = insns_all - shown_insns,
+	};
+	return tm_plot_bars(out, &chart, bar, n);
+}
 
 static int spix_tables_finish(void *stats, FILE *const *out)
 {
 	struct spix_stats *s = stats;
-	if (s->err == -EFBIG)
-		return 0; /* left empty, as errors.txt says */
+	if (s->err == -EFBIG) /* the tables are left empty, as errors.txt says */
+		return spix_hot(&s->t, "more blocks than tracemount holds: see errors.txt",
+				out[T_HOT]);
 	int err = tm_spix_summary(&s->t, out[T_SUMMARY]);
 	if (!err)
 		err = tm_spix_blocks(&s->t, out[T_BLOCKS]);
 	if (!err)
 		err = tm_spix_blocks(&s->t, out[T_DUMP]);
+	if (!err)
+		err = spix_hot(&s->t, "no block executed", out[T_HOT]);
 	return err;
 }
 

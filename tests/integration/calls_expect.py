@@ -6,8 +6,10 @@
       longjmp back to a return address, a call that never returns) and writes its execution as
       a trace of FORMAT (tt6, cis501, tarmac, or mips: QEMU4V's MIPS code, each jump and
       branch followed by its delay slot) to OUT, and the folded stacks it ran to
-      EXPECTED.folded (sorted), EXPECTED.time (the same by time, Tarmac and MIPS only) and its
-      figures to EXPECTED.json. The program keeps its own stack as it runs: nothing here
+      EXPECTED.folded (sorted), EXPECTED.time (the same by time, Tarmac and MIPS only), its
+      figures to EXPECTED.json, and to EXPECTED.hot the bars of plots/hot.svg as
+      plots_check.py bars lists them: the functions by self instructions, then inclusive,
+      then first run, each with its entries (calls, tail calls, the root). The program keeps its own stack as it runs: nothing here
       reads a trace.
       FORMAT tarmac-cpus: the program on processor 0 and the same program 0x10000 higher on
       processor 1, their instructions interleaved in one Tarmac trace (cpu0, cpu1), with a
@@ -16,15 +18,15 @@
       EXPECTED.cpus lists the processors that have calls/cpu/N/.
   calls_expect.py check TRACE_FOLDER
       Checks a mounted trace folder's calls/ views against each other and against stats.json
-      (any trace), and calls/cpu/N/ of every processor that ran instructions when two or more
-      did, none otherwise: prints "description<TAB>expected<TAB>actual" lines.
+      (any trace), plots/hot.svg's bars against profile.json, and calls/cpu/N/ of every
+      processor that ran instructions when two or more did, none otherwise: prints "description<TAB>expected<TAB>actual" lines.
   calls_expect.py name SYMBOLS OFFSET TRACE_FOLDER EXPECTED
       The views a program image gives (doc/calls.md, "Symbols"), from the same trace's views
       without one (TRACE_FOLDER, functions named by entry address) and SYMBOLS, the output of
       `readelf -hsW IMAGE` (binutils, not libelf): each function named by the symbol that
       holds its entry, OFFSET (decimal or 0x hex) added to the symbols. Writes
-      EXPECTED.folded (sorted, a stack's counts added up), EXPECTED.tree and
-      EXPECTED.profile. Fails when two entries fall in one symbol (the views would then
+      EXPECTED.folded (sorted, a stack's counts added up), EXPECTED.tree,
+      EXPECTED.profile and EXPECTED.hot (plots/hot.svg's bars, from that profile). Fails when two entries fall in one symbol (the views would then
       merge functions, which this does not model).
 """
 import os
@@ -52,6 +54,7 @@ class Program:
         self.folded = {}
         self.pc = None
         self.calls = self.returns = self.tail_calls = self.resyncs = 0
+        self.entries = {}  # function -> entries, in order of first entry
         self.max_depth = 0
 
     def _count(self):
@@ -77,9 +80,13 @@ class Program:
         """The stack changed with the last branch: its depth is the new one."""
         self.depths[-1] = len(self.stack) - 1
 
+    def _enter(self, f):
+        self.entries[f] = self.entries.get(f, 0) + 1
+
     def start(self, pc):
         self.pc = pc
         self.stack = [(pc, None)]
+        self._enter(pc)
 
     def plain(self, n=1):
         for _ in range(n):
@@ -90,6 +97,7 @@ class Program:
 
     def call(self, target):
         self.stack.append((target, self._branch(CALL, target)))
+        self._enter(target)
         self._moved()
         self.calls += 1
         self.max_depth = max(self.max_depth, len(self.stack) - 1)
@@ -112,6 +120,7 @@ class Program:
     def tail(self, target):
         self._branch(JUMP, target)
         self.stack[-1] = (target, self.stack[-1][1])
+        self._enter(target)
         self.tail_calls += 1
         self.pc = target
 
@@ -282,6 +291,30 @@ def folded_time(p, times=None):
     return out
 
 
+HOT_BARS = 20  # the bars of plots/hot.svg (bars.h's TM_BARS_TOP)
+
+
+def hot_lines(bars):
+    """bars: (name, self, inclusive, entries) in profile order; plots/hot.svg's bars, ranked
+    by self, then inclusive, then that order (a stable sort), as plots_check.py bars lists
+    them."""
+    ranked = sorted((b for b in bars if b[1]), key=lambda b: (-b[1], -b[2]))[:HOT_BARS]
+    return ["%d\t%s\t%d\t%d\t%d" % ((k,) + tuple(b)) for k, b in enumerate(ranked, 1)]
+
+
+def program_hot(p):
+    """p's functions as plots/hot.svg ranks them: self instructions from its stacks' last
+    function, inclusive ones counting each instruction once per function on its stack."""
+    self_, incl = {}, {}
+    for key, n in p.folded.items():
+        funcs = key.split(";")
+        self_[funcs[-1]] = self_.get(funcs[-1], 0) + n
+        for f in set(funcs):
+            incl[f] = incl.get(f, 0) + n
+    return hot_lines([("0x%x" % f, self_.get("0x%x" % f, 0), incl.get("0x%x" % f, 0), n)
+                      for f, n in p.entries.items()])
+
+
 def write_expected(p, expected, times):
     """p's folded stacks, by time when there are times, and figures, to EXPECTED.*."""
     with open(expected + ".folded", "w") as f:
@@ -297,6 +330,8 @@ def write_expected(p, expected, times):
                "unmatched_returns": 0, "discontinuities": 0}
     with open(expected + ".json", "w") as f:
         json.dump(figures, f, sort_keys=True)
+    with open(expected + ".hot", "w") as f:
+        f.write("".join(line + "\n" for line in program_hot(p)))
 
 
 def write(fmt, out_path, expected):
@@ -443,12 +478,17 @@ def name(symbols_path, offset, folder, expected):
             if "[root" in rest and not at_entry:  # the trace began inside a function
                 rest = rest.replace("[root", "[root mid-function", 1)
             out.write("%s%s  %s\n" % (indent, new, rest))
+    bars = []
     with open(expected + ".profile", "w") as out:
         for line in read("calls/profile.txt"):
             if not line.startswith("#"):
                 cols, func = line.rsplit("  ", 1)
                 line = cols + "  " + rename(func)[0]
+                incl, excl, entries = (int(c) for c in cols.split()[:3])
+                bars.append((rename(func)[0], excl, incl, entries))
             out.write(line + "\n")
+    with open(expected + ".hot", "w") as out:
+        out.write("".join(line + "\n" for line in hot_lines(bars)))
     by_name = {}
     for f, (n, _) in names.items():
         by_name.setdefault(n, []).append(f)
@@ -489,6 +529,14 @@ def check_views(read, eq, at, stats, omitted):
     if at + "folded-time.txt" not in omitted:
         timed = read(at + "folded-time.txt")
         eq(at + "folded-time.txt: empty without time", prof["has_time"], bool(timed))
+    if at == "calls/":  # plots/hot.svg draws the processor calls/ shows
+        svg = ET.fromstring(read("plots/hot.svg"))
+        drawn = ["\t".join(g.get(k, "-") for k in ("data-rank", "data-name", "data-value",
+                                                     "data-total", "data-extra"))
+                 for g in svg.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "bar"]
+        eq("plots/hot.svg: the hottest functions of profile.json", hot_lines(
+            [(f["name"], f["exclusive_instructions"], f["inclusive_instructions"], f["calls"])
+             for f in prof["functions"]]), drawn)
 
 
 def main():

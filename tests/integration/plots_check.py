@@ -16,8 +16,17 @@ them (headless.py's report).
       itself; data drawn (a path or polyline of some area; none with nodata, for a plot that
       says it has no data); every text inside the picture and no two texts overlapping
       (a text too long for its box runs into its neighbour or off the picture).
+  plots_check.py bars SVG
+      Lists the bars of plots/hot.svg (src/plots/bars.c), one a line:
+      RANK<TAB>NAME<TAB>VALUE<TAB>TOTAL<TAB>EXTRA, from their data-* attributes (TOTAL "-"
+      without data-total), for the caller to compare with its model's.
+  plots_check.py hot TRACE REPORT SVG [nobars]
+      plots/hot.svg as Chromium showed it: no parse error, console message, script or request
+      but itself; one bar drawn per bar of SVG, the widest spanning the plot area (its x
+      axis ends at the largest bar); each bar's name left of its bar, in its row; every text
+      inside the picture and no two overlapping. With nobars: no bar, and the empty message.
 
-Each prints one "description<TAB>expected<TAB>actual" line per check (lib.sh's
+Each check prints one "description<TAB>expected<TAB>actual" line per check (lib.sh's
 check_compared)."""
 import json
 import sys
@@ -95,10 +104,60 @@ def browser(trace, report_path, nodata=None):
     out(f"{trace}: no two texts overlap", [], clashes)
 
 
+def svg_bars(svg_path):
+    return [g for g in ET.parse(svg_path).getroot().iter(SVG + "g")
+            if g.get("class") == "bar"]
+
+
+def bars(svg_path):
+    for g in svg_bars(svg_path):
+        print("\t".join([g.get("data-rank"), g.get("data-name"), g.get("data-value"),
+                         g.get("data-total", "-"), g.get("data-extra")]))
+
+
+def hot(trace, report_path, svg_path, nobars=None):
+    r = json.load(open(report_path))
+    out(f"{trace}: opened as SVG", ["svg", "http://www.w3.org/2000/svg"], r["root"])
+    out(f"{trace}: no parse error", [], r["parse_errors"])
+    out(f"{trace}: no console message", [], r["console"])
+    out(f"{trace}: no request but itself", 1, len(r["requests"]))
+    out(f"{trace}: no script", 0, r["scripts"])
+    drawn = r["titled"]
+    out(f"{trace}: one bar drawn per bar", len(svg_bars(svg_path)), len(drawn))
+    out(f"{trace}: bars drawn", nobars is None, len(drawn) > 0)
+    if nobars is not None:
+        out(f"{trace}: says it has none", True,
+            any(t["text"].startswith("no ") for t in r["texts"]))
+    if drawn:
+        left = drawn[0]["box"]["x"]
+        out(f"{trace}: the widest bar spans the plot area", True,
+            max(b["box"]["width"] for b in drawn) >= 400)
+        astray = [b["text"] for b in drawn
+                  if not (0 <= b["text_box"]["x"] and
+                          b["text_box"]["x"] + b["text_box"]["width"] <= left and
+                          b["box"]["y"] - 4 <= b["text_box"]["y"] and
+                          b["text_box"]["y"] + b["text_box"]["height"] <=
+                          b["box"]["y"] + b["box"]["height"] + 4)]
+        out(f"{trace}: each name left of its bar, in its row", [], astray)
+    w, h = r["width"], r["height"]
+    outside = [t["text"] for t in r["texts"]
+               if t["box"]["x"] < 0 or t["box"]["y"] < 0 or
+               t["box"]["x"] + t["box"]["width"] > w or t["box"]["y"] + t["box"]["height"] > h]
+    out(f"{trace}: every text inside the picture", [], outside)
+    texts = r["texts"]
+    clashes = [(a["text"], b["text"]) for i, a in enumerate(texts) for b in texts[i + 1:]
+               if overlap(a["box"], b["box"])]
+    out(f"{trace}: no two texts overlap", [], clashes)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "data":
         data(*sys.argv[2:6])
     elif sys.argv[1] == "browser":
         browser(*sys.argv[2:5])
+    elif sys.argv[1] == "bars":
+        bars(sys.argv[2])
+    elif sys.argv[1] == "hot":
+        hot(*sys.argv[2:6])
     else:
         sys.exit(__doc__)

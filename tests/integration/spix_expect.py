@@ -7,7 +7,8 @@ from the rules of doc/formats.md (spixcounts) and never from tracemount's output
         SPIX_SC_BADCNT, "" for none); --tsize defaults to the lengths' sum, --nbb to the
         blocks' count; --cut keeps the first N bytes; --tail appends bytes.
     spix_expect.py views FILE OUTDIR
-        writes OUTDIR/summary.txt and OUTDIR/blocks.txt expected of a spixcounts file.
+        writes OUTDIR/summary.txt and OUTDIR/blocks.txt expected of a spixcounts file, and
+        OUTDIR/hot.txt, the bars of its plots/hot.svg as plots_check.py bars prints them.
     spix_expect.py synth FORMAT TRACE OUTDIR
         writes OUTDIR/counts.spixcounts and OUTDIR/summary.txt expected in spix/ of an
         instruction trace (FORMAT cis501, tarmac, tt6 or tt6e; TRACE may be gzip), and prints
@@ -110,6 +111,20 @@ def summary_text(order, tsize, tsum, blocks, addrs=None):
             line += " 0x%x" % addrs[i]
         out.append(line + "\n")
     return "".join(out)
+
+
+def hot_text(blocks, top=20):
+    """plots/hot.svg's bars: the executed blocks by instructions, then block number, the
+    first top; each "RANK<TAB>block B at +0xOFFSET<TAB>INSTRUCTIONS<TAB>-<TAB>EXECUTIONS"."""
+    offs, off = [], 0
+    for n, _, _ in blocks:
+        offs.append(off)
+        off += 4 * n
+    ranked = sorted((i for i in range(len(blocks)) if executed(blocks[i])),
+                    key=lambda i: (-executed(blocks[i]), i))[:top]
+    return "".join("%d\tblock %d at +0x%x\t%d\t-\t%d\n"
+                   % (k, i, offs[i], executed(blocks[i]), blocks[i][1] + blocks[i][2])
+                   for k, i in enumerate(ranked, 1))
 
 
 # Instruction streams: (processor, pc, size, flow, more); flow None, "jump", "taken",
@@ -290,6 +305,7 @@ def main(argv):
         order, tsize, tsum, blocks = d if d else ("big", 0, 0, [])
         open(argv[3] + "/summary.txt", "w").write(summary_text(order, tsize, tsum, blocks))
         open(argv[3] + "/blocks.txt", "w").write(blocks_text(blocks))
+        open(argv[3] + "/hot.txt", "w").write(hot_text(blocks))
     elif cmd == "synth":
         fmt, trace, outdir = argv[2], argv[3], argv[4]
         stream = {"cis501": lambda: cis501_stream(trace),

@@ -15,7 +15,12 @@
 # 0x10000 higher on processor 1, interleaved in one Tarmac trace with a line of processor 2
 # (no instruction): calls/cpu/0 and cpu/1 hold each one's stacks, tree and figures, calls/ is
 # processor 0's, calls/cpu lists exactly 0 and 1; a one-processor trace has no calls/cpu; the
-# same after a remount that reads the index files.
+# same after a remount that reads the index files. plots/hot.svg, calls/' picture of the hottest
+# functions: its bars are the program's functions by self instructions (calls_expect.py), and
+# profile.json's top functions in every trace; xmllint finds it well-formed; headless Chromium
+# (headless.py, plots_check.py hot) opens it with every bar drawn and named left of it, no text
+# outside the picture or overlapping another; an instruction trace without instructions says it
+# has no calls. Controls: a count off by one, names moved onto the bars.
 . "$(dirname "$0")/lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -46,6 +51,7 @@ done
 "$GEN_TARMAC" --lines 20000 --seed "$SEED" --dialect qemu4v >"$SRC/gen/gen.qemu4v"
 "$PY" "$HERE/full_model.py" gen "$SRC/gen/gen.full" --steps 5000 --seed "$SEED"
 GEN="gen.tt6 gen.tt6e gen.trace three.tarmac gen.qemu4v gen.full"
+: >"$SRC/gen/empty.tt6"
 
 REAL=
 if [ -n "$R" ] && [ -d "$R/tarmac" ]; then
@@ -80,6 +86,8 @@ for kf in $KNOWN; do
 	check "$t: the longjmp's frames are marked unwound" grep -q "^      0x5200 .*\[unwound\]$" \
 		"$m/calls/tree.txt"
 	check "$t: the tail call is marked" grep -q "^  0x4000 .*\[tail-call\]$" "$m/calls/tree.txt"
+	check_eq "$t: plots/hot.svg's bars are the program's functions" "$(cat "$EXP/$t.hot")" \
+		"$("$PY" "$HERE/plots_check.py" bars "$m/plots/hot.svg")"
 	check_compared "$t" "$PY" "$CE" check "$m"
 done
 check_eq "the formats' trees agree but for times" \
@@ -150,6 +158,8 @@ check_cpus() {
 		"$(sed 's/ [#t][0-9][0-9]*//g; s/0x\([0-9a-f]\{4\}\)\b/0x1\1/g' "$m/calls/cpu/0/tree.txt")" \
 		"$(sed 's/ [#t][0-9][0-9]*//g' "$m/calls/cpu/1/tree.txt")"
 	check "multi: calls/tree.txt is cpu/0's" cmp "$m/calls/tree.txt" "$m/calls/cpu/0/tree.txt"
+	check_eq "multi: plots/hot.svg's bars are processor 0's" "$(cat "$e.hot")" \
+		"$("$PY" "$HERE/plots_check.py" bars "$m/plots/hot.svg")"
 	check_compared multi.tarmac "$PY" "$CE" check "$m"
 }
 check_cpus "$M"
@@ -177,6 +187,7 @@ check_eq "three.tarmac: calls/cpu/N/ for the three" "0 1 2" \
 if command -v xmllint >/dev/null; then
 	for t in $GEN; do
 		check "$t: xmllint accepts flamegraph.svg" xmllint --noout "$M/gen/$t/calls/flamegraph.svg"
+		check "$t: xmllint accepts plots/hot.svg" xmllint --noout "$M/gen/$t/plots/hot.svg"
 	done
 else
 	echo "SKIP: xmllint is not installed"
@@ -211,6 +222,54 @@ for isa in aarch64 aarch32; do
 			"$(tree_shape "$M/real/$t/calls/tree.txt")"
 	done
 done
+
+# ---- plots/hot.svg
+check "empty.tt6: plots/hot.svg says there are no calls" grep -q ">no calls: " \
+	"$M/gen/empty.tt6/plots/hot.svg"
+mkdir -p "$TM_TMP/controls"
+sed 's/\t11\t/\t12\t/' "$EXP/prog.tarmac.hot" >"$TM_TMP/controls/hot.wrong"
+check "control: a self count off by one differs from the bars" test "$(cat \
+	"$TM_TMP/controls/hot.wrong")" != "$("$PY" "$HERE/plots_check.py" bars \
+	"$M/known/prog.tarmac/plots/hot.svg")"
+BROWSER=${TM_BROWSER:-$(command -v chromium || command -v chromium-browser || true)}
+if [ -n "$BROWSER" ]; then
+	OUT=$TM_TMP/browser
+	mkdir -p "$OUT"
+	HOT="known/prog.tarmac known/multi.tarmac gen/three.tarmac gen/gen.trace gen/gen.full"
+	HOT="$HOT gen/gen.tt6 gen/empty.tt6"
+	for t in $REAL; do
+		HOT="$HOT real/$t"
+	done
+	files=()
+	for t in $HOT; do
+		files+=("$M/$t/plots/hot.svg")
+	done
+	# the control: the names moved onto their bars
+	sed 's/<text x="264.0"/<text x="400.0"/' "$M/known/prog.tarmac/plots/hot.svg" \
+		>"$TM_TMP/controls/onto.svg"
+	timeout=30
+	[ -n "${TM_DAEMON_WRAP:-}" ] && timeout=300
+	check "Chromium opens every plots/hot.svg" "$PY" "$HERE/headless.py" "$BROWSER" "$OUT" \
+		"$timeout" "${files[@]}" "$TM_TMP/controls/onto.svg"
+	# headless.py writes the Nth file's report as N.json
+	n=0
+	for t in $HOT; do
+		nobars=
+		[ "$t" = gen/empty.tt6 ] && nobars=nobars
+		[ -f "$OUT/$n.json" ] && check_compared "$t/plots/hot.svg" "$PY" \
+			"$HERE/plots_check.py" hot "$t/plots/hot.svg" "$OUT/$n.json" \
+			"$M/$t/plots/hot.svg" $nobars
+		n=$((n + 1))
+	done
+	"$PY" "$HERE/plots_check.py" hot onto "$OUT/$n.json" "$TM_TMP/controls/onto.svg" \
+		>"$TM_TMP/controls/onto.out"
+	check "control: names drawn over their bars fail the browser check" grep -q \
+		"each name left of its bar, in its row	\[\]	\[.\+\]" "$TM_TMP/controls/onto.out"
+elif [ "${TM_REQUIRE_BROWSER:-}" = 1 ]; then
+	check "chromium is installed, as TM_REQUIRE_BROWSER=1 asks (scripts/deps installs it)" false
+else
+	echo "SKIP: chromium is not installed (scripts/deps installs it): hot.svg not opened"
+fi
 
 # ---- .tracemount/formats lists calls/ with every instruction format's views, and not BYU's
 # (other derivers' views, plots/, may come between the whole-trace and per-processor views)

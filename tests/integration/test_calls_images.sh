@@ -6,9 +6,10 @@
 # beside the traces; corrupt/ with a cut-short ELF beside its trace. calls/folded.txt, tree.txt
 # and profile.txt of plain/ and beside/ are what calls_expect.py name makes of ref/'s views
 # (named by address) and readelf's symbols; corrupt/'s errors.txt says so and it keeps
-# ref/'s views. Remounted with another offset and with the ELF beside repaired, the views
-# change (no stale index) and only those traces are indexed again; with two images for one
-# trace, both name it. tracemount cat and ls --image give the mount's bytes and sizes.
+# ref/'s views; plots/hot.svg's bars name the functions of that profile.txt. Remounted with
+# another offset and with the ELF beside repaired, the views change (no stale index) and only
+# those traces are indexed again; with two images for one trace, both name it. tracemount cat
+# and ls --image give the mount's bytes and sizes.
 . "$(dirname "$0")/lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -86,6 +87,8 @@ named() {
 	check "$5: folded.txt" cmp -s "$e.folded" <(LC_ALL=C sort "$m/calls/folded.txt")
 	check "$5: tree.txt" cmp -s "$e.tree" "$m/calls/tree.txt"
 	check "$5: profile.txt" cmp -s "$e.profile" "$m/calls/profile.txt"
+	check "$5: plots/hot.svg's bars" cmp -s "$e.hot" \
+		<("$PY" "$HERE/plots_check.py" bars "$m/plots/hot.svg")
 	check_compared "$5" "$PY" "$CE" check "$m"
 	check "$5: errors.txt says nothing of images" test -z "$(grep image "$m/errors.txt")"
 }

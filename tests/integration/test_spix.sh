@@ -7,7 +7,11 @@
 # instruction format (real CIS501 and Tarmac traces; generated TT6, TT6E, CIS501, Tarmac on three
 # cpus; a FULL trace through full_model.py's own TT6 conversion) against counts spix_expect.py
 # computes instruction by instruction, their totals against stats.json, read back by the
-# spixcounts decoder; random dd reads; `tracemount cat` and `ls` against the mount.
+# spixcounts decoder; random dd reads; `tracemount cat` and `ls` against the mount. plots/hot.svg
+# of every spixcounts file and sum: its bars are spix_expect.py's hottest blocks, xmllint finds
+# it well-formed, headless Chromium (headless.py, plots_check.py hot) draws every bar with its
+# name left of it and no text astray; a file without executed blocks says so. Controls: a
+# count off by one, a bar's name moved onto it.
 . "$(dirname "$0")/lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -130,6 +134,11 @@ for f in $FILES; do
 		check "$f: $v" cmp "$e/$v" "$m/$v"
 	done
 	check "$f: dump.txt is blocks.txt" cmp "$e/blocks.txt" "$m/dump.txt"
+	check_eq "$f: plots/hot.svg's bars are the hottest blocks" "$(cat "$e/hot.txt")" \
+		"$("$PY" "$HERE/plots_check.py" bars "$m/plots/hot.svg")"
+	if command -v xmllint >/dev/null; then
+		check "$f: xmllint accepts plots/hot.svg" xmllint --noout "$m/plots/hot.svg"
+	fi
 	check_eq "$f: stats.json format" spixcounts "$(json_get "$m/stats.json" 'd["format"]')"
 	for key in blocks executed_blocks non_executable_blocks instructions; do
 		check_eq "$f: stats.json spixcounts.$key" \
@@ -176,6 +185,8 @@ check "prog/SUM.spixcounts: summary.txt" cmp "$EXP/prog/summary.txt" \
 	"$M/prog/SUM.spixcounts/summary.txt"
 check "prog/SUM.spixcounts: blocks.txt" cmp "$EXP/prog/blocks.txt" \
 	"$M/prog/SUM.spixcounts/blocks.txt"
+check_eq "prog/SUM.spixcounts: plots/hot.svg's bars" "$(cat "$EXP/prog/hot.txt")" \
+	"$("$PY" "$HERE/plots_check.py" bars "$M/prog/SUM.spixcounts/plots/hot.svg")"
 check_eq "prog/SUM.spixcounts: errors.txt is empty" "" "$(cat "$M/prog/SUM.spixcounts/errors.txt")"
 check_cli "$SRC" prog/SUM.spixcounts "$M/prog/SUM.spixcounts" raw summary.txt blocks.txt \
 	stats.json errors.txt
@@ -234,6 +245,8 @@ spix_checks() {
 	mkdir -p "$e/back"
 	$SX views "$SRC/back/$back" "$e/back"
 	check "$label: read back, blocks.txt" cmp "$e/back/blocks.txt" "$M/back/$back/blocks.txt"
+	check_eq "$label: read back, plots/hot.svg's bars" "$(cat "$e/back/hot.txt")" \
+		"$("$PY" "$HERE/plots_check.py" bars "$M/back/$back/plots/hot.svg")"
 	local size off len bad=
 	size=$(stat -c %s "$m/spix/summary.txt")
 	for _ in 1 2 3 4 5 6; do
@@ -265,6 +278,49 @@ if [ -d "$R" ]; then
 fi
 check_eq "tarmac on three cpus: blocks of each cpu's own PCs" 3 \
 	"$(json_get "$M/traces/three.tarmac/stats.json" 'len(d["tarmac"]["cpus"])')"
+
+# ---- plots/hot.svg: controls, and in a browser
+mkdir -p "$TM_TMP/controls"
+check "empty-table.bb: plots/hot.svg says no block executed" grep -q ">no block executed<" \
+	"$M/files/empty-table.bb/plots/hot.svg"
+sed '1s/\t\([0-9]*\)\t-\t/\t1\1\t-\t/' "$EXP/files/be.bb/hot.txt" >"$TM_TMP/controls/hot.wrong"
+check "control: a count off the model's differs from the bars" test \
+	"$(cat "$TM_TMP/controls/hot.wrong")" != \
+	"$("$PY" "$HERE/plots_check.py" bars "$M/files/be.bb/plots/hot.svg")"
+BROWSER=${TM_BROWSER:-$(command -v chromium || command -v chromium-browser || true)}
+if [ -n "$BROWSER" ]; then
+	OUT=$TM_TMP/browser
+	mkdir -p "$OUT"
+	HOT="files/be.bb files/big.bb files/empty-table.bb prog/SUM.spixcounts"
+	HOT="$HOT back/traces_gen.tt6.bb"
+	files=()
+	for t in $HOT; do
+		files+=("$M/$t/plots/hot.svg")
+	done
+	sed 's/<text x="264.0"/<text x="400.0"/' "$M/files/big.bb/plots/hot.svg" \
+		>"$TM_TMP/controls/onto.svg"
+	timeout=30
+	[ -n "${TM_DAEMON_WRAP:-}" ] && timeout=300
+	check "Chromium opens every plots/hot.svg" "$PY" "$HERE/headless.py" "$BROWSER" "$OUT" \
+		"$timeout" "${files[@]}" "$TM_TMP/controls/onto.svg"
+	n=0 # headless.py writes the Nth file's report as N.json
+	for t in $HOT; do
+		nobars=
+		[ "$t" = files/empty-table.bb ] && nobars=nobars
+		[ -f "$OUT/$n.json" ] && check_compared "$t/plots/hot.svg" "$PY" \
+			"$HERE/plots_check.py" hot "$t/plots/hot.svg" "$OUT/$n.json" \
+			"$M/$t/plots/hot.svg" $nobars
+		n=$((n + 1))
+	done
+	"$PY" "$HERE/plots_check.py" hot onto "$OUT/$n.json" "$TM_TMP/controls/onto.svg" \
+		>"$TM_TMP/controls/onto.out"
+	check "control: names drawn over their bars fail the browser check" grep -q \
+		"each name left of its bar, in its row	\[\]	\[.\+\]" "$TM_TMP/controls/onto.out"
+elif [ "${TM_REQUIRE_BROWSER:-}" = 1 ]; then
+	check "chromium is installed, as TM_REQUIRE_BROWSER=1 asks (scripts/deps installs it)" false
+else
+	echo "SKIP: chromium is not installed (scripts/deps installs it): hot.svg not opened"
+fi
 
 unmount_tm
 finish

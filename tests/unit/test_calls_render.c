@@ -25,6 +25,11 @@ static int flamegraph(const struct tm_calls *t, FILE *out)
 	return tm_calls_write_flamegraph(t, "calls of \"a.out\" <1> & more", out);
 }
 
+static int hot(const struct tm_calls *t, FILE *out)
+{
+	return tm_calls_write_hot(t, "Hottest of \"a.out\"", out);
+}
+
 static void expect_view(const struct tm_calls *t, int (*write)(const struct tm_calls *, FILE *),
 			const char *want)
 {
@@ -304,6 +309,35 @@ START_TEST(test_flamegraph_layout)
 }
 END_TEST
 
+/* plots/hot.svg: the functions by self instructions, ties by inclusive ones, each bar with its
+ * self and inclusive instructions and calls, its entry in the tooltip. */
+START_TEST(test_hot)
+{
+	struct program p = {0};
+	nested(&p);
+	struct tm_calls *t = track(&p, NULL, 0);
+	char *svg = render(t, hot);
+	check_well_formed(svg);
+	ck_assert_ptr_nonnull(strstr(svg, "<title>Hottest of &quot;a.out&quot;</title>"));
+	/* 0x1000 and 0x2000 ran 3 of their own each: 0x1000, of 8 in all, first */
+	const char *one = strstr(svg, "data-rank=\"1\" data-name=\"0x1000\" data-value=\"3\" "
+				      "data-total=\"8\" data-extra=\"1\"");
+	const char *two = strstr(svg, "data-rank=\"2\" data-name=\"0x2000\" data-value=\"3\" "
+				      "data-total=\"5\" data-extra=\"1\"");
+	const char *three = strstr(svg, "data-rank=\"3\" data-name=\"0x3000\" data-value=\"2\" "
+					"data-total=\"2\" data-extra=\"1\"");
+	ck_assert_ptr_nonnull(one);
+	ck_assert_ptr_nonnull(two);
+	ck_assert_ptr_nonnull(three);
+	ck_assert_ptr_nonnull(strstr(svg, "<title>0x2000: self instructions 3 (37.5%), total, with "
+					  "callees 5 (62.5%), calls 1; entry 0x2000</title>"));
+	ck_assert_ptr_nonnull(strstr(svg, ">37.5% (3), total 62.5%</text>"));
+	ck_assert_ptr_null(strstr(svg, "data-rank=\"4\""));
+	free(svg);
+	tm_calls_free(t);
+}
+END_TEST
+
 START_TEST(test_empty_views)
 {
 	struct tm_calls *t = track(&(struct program){0}, NULL, 0);
@@ -315,6 +349,11 @@ START_TEST(test_empty_views)
 		    "#    inclusive      exclusive      calls  function\n");
 	char *svg = render(t, flamegraph);
 	check_well_formed(svg);
+	free(svg);
+	svg = render(t, hot);
+	check_well_formed(svg);
+	ck_assert_ptr_null(strstr(svg, "class=\"bar\""));
+	ck_assert_ptr_nonnull(strstr(svg, ">no calls: the trace ran no instructions</text>"));
 	free(svg);
 	tm_calls_free(t);
 }
@@ -332,6 +371,7 @@ static Suite *calls_render_suite(void)
 	tcase_add_test(tc, test_folded_merges_equal_stacks);
 	tcase_add_test(tc, test_flamegraph);
 	tcase_add_test(tc, test_flamegraph_layout);
+	tcase_add_test(tc, test_hot);
 	tcase_add_test(tc, test_empty_views);
 	suite_add_tcase(s, tc);
 	return s;
