@@ -297,4 +297,6 @@ const struct tm_format tm_format_full = {
     .extra_views = full_extra_views,
     .n_extra_views = ARRAY_SIZE(full_extra_views),
     .instruction = full_instruction,
+    /* TT6's: a FULL record is a TT6 record, its effective address from the registers */
+    .accesses = tt6_accesses,
 };
