@@ -42,7 +42,7 @@ void tm_plot_addresses(FILE *out, const struct tm_plot_data *d)
 	uint64_t *count =
 	    calloc((size_t)TM_ACCESS_KINDS * (n_rows ? n_rows : 1) * (n_cols ? n_cols : 1),
 		   sizeof(*count));
-	char title[160], desc[320], num[32], size[32], y_label[128];
+	char title[160], desc[320], num[32], size[32], y_label[128], attrs[64];
 	char titles[TM_ACCESS_KINDS][64];
 	const char *panel_titles[TM_ACCESS_KINDS];
 
@@ -93,6 +93,7 @@ void tm_plot_addresses(FILE *out, const struct tm_plot_data *d)
 	    " records (columns), fetches, reads and writes apart, on a logarithmic colour "
 	    "scale.",
 	    size, (uint64_t)merge << s->shift);
+	snprintf(attrs, sizeof(attrs), "data-row-bytes=\"%llu\"", 1ull << shift);
 	snprintf(y_label, sizeof(y_label), "address (rows of %s, untouched ranges cut out)", size);
 	struct tm_heatmap h = {
 	    .width = WIDTH,
@@ -112,6 +113,7 @@ void tm_plot_addresses(FILE *out, const struct tm_plot_data *d)
 	    .col_records = (uint64_t)merge << s->shift,
 	    .records = s->records,
 	    .count = count,
+	    .attrs = attrs,
 	    .empty = !s->records ? "the trace has no records"
 		     : !count	 ? "no memory to draw the accesses"
 				 : "the trace's records give no addresses",

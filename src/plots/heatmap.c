@@ -41,6 +41,13 @@ unsigned tm_heat_levels(uint64_t max, uint64_t low[TM_HEAT_LEVELS])
 	return TM_HEAT_LEVELS;
 }
 
+/* The colour of level l of n: fewer levels than colours spread over the whole scale, so that
+ * the most is always the darkest. */
+static const char *colour_of(unsigned l, unsigned n)
+{
+	return tm_heat_colour(n > 1 ? l * (TM_HEAT_LEVELS - 1) / (n - 1) : TM_HEAT_LEVELS - 1);
+}
+
 static unsigned level_of(uint64_t c, const uint64_t *low, unsigned n)
 {
 	unsigned l = 0;
@@ -112,7 +119,8 @@ static void cells(FILE *out, const struct tm_heatmap *h, const struct layout *la
 		fprintf(out, "%" PRIu64, low[l + 1] - 1);
 	else
 		fputs("max", out);
-	fprintf(out, "\" data-cells=\"%" PRIu64 "\" fill=\"%s\" d=\"", n_cells, tm_heat_colour(l));
+	fprintf(out, "\" data-cells=\"%" PRIu64 "\" fill=\"%s\" d=\"", n_cells,
+		colour_of(l, n_levels));
 	for (unsigned r = 0; r < h->n_rows; r++) {
 		for (unsigned c = 0; c < h->n_cols;) {
 			uint64_t v = count_at(h, p, r, c);
@@ -269,7 +277,7 @@ static void legend(FILE *out, const struct tm_heatmap *h, const uint64_t *low, u
 		else
 			snprintf(text[l], sizeof(text[l]), "%s to %s", a, b);
 		/* the darkest, most, on top */
-		e[n - 1 - l] = (struct tm_svg_legend_entry){tm_heat_colour(l), text[l]};
+		e[n - 1 - l] = (struct tm_svg_legend_entry){colour_of(l, n), text[l]};
 	}
 	tm_svg_legend(out, x, TOP + 34, w, e, n);
 }
@@ -289,8 +297,9 @@ void tm_heatmap_draw(FILE *out, const struct tm_heatmap *h)
 	unsigned n_levels = max ? tm_heat_levels(max, low) : 0;
 	fprintf(out,
 		"<g class=\"heatmap\" data-rows=\"%u\" data-columns=\"%u\" "
-		"data-column-records=\"%" PRIu64 "\" data-max=\"%" PRIu64 "\">\n",
-		h->n_rows, h->n_cols, h->col_records, max);
+		"data-column-records=\"%" PRIu64 "\" data-max=\"%" PRIu64 "\"%s%s>\n",
+		h->n_rows, h->n_cols, h->col_records, max, h->attrs ? " " : "",
+		h->attrs ? h->attrs : "");
 	for (unsigned p = 0; p < h->n_panels; p++) {
 		uint64_t total = 0;
 		for (unsigned r = 0; r < h->n_rows; r++)

@@ -39,6 +39,7 @@ struct tm_heatmap {
 	uint64_t records;
 	const uint64_t *count; /* [panel][row][col] */
 	const char *empty;     /* said in the middle when there is no count at all */
+	const char *attrs;     /* more attributes of the heatmap group, as written, or NULL */
 };
 
 /* The lowest count of each colour level for counts from 1 to max (> 0): level l holds the

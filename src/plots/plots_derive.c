@@ -107,8 +107,6 @@ static int plots_finish(void *state, FILE *const *out, json_object *obj, struct 
 	    {"accesses", s->d.accesses},
 	    {"code_pages_4k", s->d.code_pages},
 	    {"data_pages_4k", s->d.data_pages},
-	    {"address_rows", s->heat.n_rows},
-	    {"address_row_bytes", 1ull << s->heat.shift},
 	};
 	for (size_t k = 0; k < ARRAY_SIZE(keys); k++)
 		tm_json_add_int(obj, keys[k].key, keys[k].value, &err);

@@ -15,7 +15,9 @@ them, computed from the model's own register states (never from tracemount's cod
       pcs (one PC per line), stats.json (the keys the model knows), errors (offsets of
       expected problems), accesses.json (plots/addresses.svg's data: the fetches, reads and
       writes, and per 4 KiB page touched, keyed "0x" + its first address in hex, the three
-      counts).
+      counts), registers.json (plots/registers.svg's data: the changes each register shows
+      from one record to the next, for those that change, by name: r0-r31, f0-f31, v0-v31 and
+      the special registers).
 
 The model executes every instruction with PowerPC semantics for what tracemount derives from
 registers (effective addresses, branch outcomes) and plausible effects for the rest; each record
@@ -615,6 +617,19 @@ def accesses(steps):
     return dict(total, pages=pages)
 
 
+def register_writes(steps):
+    """Each register's changes between successive records' states."""
+    names = (["r%d" % n for n in range(32)] + ["f%d" % n for n in range(32)] +
+             ["v%d" % n for n in range(32)] + SPRS)
+    counts = [0] * len(names)
+    for prev, cur in zip(steps, steps[1:]):
+        values = [v for fam in ("gpr", "fpr", "vr", "spr") for v in
+                  zip(prev.state[fam], cur.state[fam])]
+        for k, (a, b) in enumerate(values):
+            counts[k] += a != b
+    return {name: n for name, n in zip(names, counts) if n}
+
+
 def parse(argv):
     opts = {"steps": 1000, "seed": 1, "layout": "packed", "jump_at": None, "loop": False}
     args = []
@@ -682,6 +697,7 @@ def main():
     write(os.path.join(out, "stats.json"), json.dumps(stats(steps, o["layout"]), indent=1))
     write(os.path.join(out, "errors"), "".join("%d\n" % e for e in errors))
     write(os.path.join(out, "accesses.json"), json.dumps(accesses(steps), indent=1))
+    write(os.path.join(out, "registers.json"), json.dumps(register_writes(steps), indent=1))
 
 
 if __name__ == "__main__":

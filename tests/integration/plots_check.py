@@ -11,13 +11,17 @@ them (headless.py's report).
       own distinct pages (byu.distinct_pages_4k, counted over code and data together); where
       the format counts code_pages_4k or data_pages_4k itself (Tarmac, QEMU4V, CIS501, TT6,
       TT6E, FULL), the same numbers. addresses.svg's panels (fetch, read, write) sum to the
-      accesses, its rows' counts to the panels', its rows are distinct blocks of the size
-      stats.json's plots says; with 4 KiB rows, the rows with fetches are the code pages and
+      accesses, its rows' counts to the panels', its rows are distinct blocks of the size it
+      says (data-row-bytes); with 4 KiB rows, the rows with fetches are the code pages and
       those with reads or writes the data pages; for TT6, TT6E and FULL the fetches are the
       instructions.
   plots_check.py model TRACE ADDRESSES EXPECTED
       addresses.svg against a model's accesses (full_model.py's accesses.json): each panel's
       total, and each row's counts (4 KiB rows, keyed by their first address).
+  plots_check.py registers TRACE REGISTERS STATS EXPECTED
+      FULL's registers.svg against a model's register changes (full_model.py's
+      registers.json): its rows are the registers that change, in order, with their counts;
+      its total is the sum of stats.json's full.registers_changed.
   plots_check.py browser TRACE REPORT [nodata]
       A plot as Chromium showed it: no parse error, console message, script or request but
       itself; data drawn (a path or polyline of some area; none with nodata, for a plot that
@@ -44,23 +48,25 @@ def heat_rows(svg):
               for e in root.iter(SVG + "g") if e.get("data-panel") is not None}
     rows = [(e.get("data-row"), [int(x) for x in e.get("data-counts").split()])
             for e in root.iter(SVG + "rect") if e.get("data-row") is not None]
-    return panels, rows
+    heat = next(e for e in root.iter(SVG + "g") if e.get("class") == "heatmap")
+    return panels, rows, heat
 
 
 def addresses(trace, stats, svg):
     plots = stats["plots"]
-    panels, rows = heat_rows(svg)
+    panels, rows, heat = heat_rows(svg)
     out(f"{trace}: addresses.svg's panels", ["fetch", "read", "write"], sorted(panels))
     out(f"{trace}: addresses.svg's panels sum to the accesses", plots["accesses"],
         sum(panels.values()))
     out(f"{trace}: addresses.svg's rows sum to its panels",
         [panels.get(k, 0) for k in ("fetch", "read", "write")],
         [sum(c[k] for _, c in rows) for k in range(3)])
-    size = plots["address_row_bytes"]
+    size = int(heat.get("data-row-bytes"))
     starts = [int(r, 16) for r, _ in rows]
     out(f"{trace}: addresses.svg's rows are distinct blocks of {size} bytes, from the top down",
         True, all(a % size == 0 for a in starts) and starts == sorted(set(starts), reverse=True))
-    out(f"{trace}: addresses.svg's rows are stats.json's", plots["address_rows"], len(rows))
+    out(f"{trace}: addresses.svg's rows are as many as it says", int(heat.get("data-rows")),
+        len(rows))
     if size == 4096:
         out(f"{trace}: addresses.svg's rows with fetches are the code pages",
             plots["code_pages_4k"], sum(c[0] > 0 for _, c in rows))
@@ -74,11 +80,21 @@ def addresses(trace, stats, svg):
 
 def model(trace, svg, expected_path):
     want = json.load(open(expected_path))
-    panels, rows = heat_rows(svg)
+    panels, rows, _ = heat_rows(svg)
     out(f"{trace}: addresses.svg's panels are the model's accesses",
         {k: want[k] for k in ("fetch", "read", "write")}, panels)
     out(f"{trace}: addresses.svg's rows are the model's pages, with their counts",
         sorted(want["pages"].items()), sorted(rows))
+
+
+def registers(trace, svg, stats_path, expected_path):
+    want = json.load(open(expected_path))
+    stats = json.load(open(stats_path))
+    panels, rows, _ = heat_rows(svg)
+    out(f"{trace}: registers.svg's rows are the model's registers, with their writes",
+        [[k, [v]] for k, v in want.items()], [[k, c] for k, c in rows])
+    out(f"{trace}: registers.svg's writes are stats.json's registers_changed",
+        sum(stats["full"]["registers_changed"].values()), panels.get("writes"))
 
 
 def data(trace, stats_path, mix_path, footprint_path, addresses_path):
@@ -149,6 +165,8 @@ def browser(trace, report_path, nodata=None):
 if __name__ == "__main__":
     if sys.argv[1] == "data":
         data(*sys.argv[2:7])
+    elif sys.argv[1] == "registers":
+        registers(*sys.argv[2:6])
     elif sys.argv[1] == "model":
         model(*sys.argv[2:5])
     elif sys.argv[1] == "browser":

@@ -4,8 +4,8 @@
 # spix/ counts), and ARM's calculator trace (../shared/realtraces, skipped when absent). Each
 # plot is listed, its stat size is the bytes read, xmllint finds it well-formed, and its data
 # agree with stats.json (plots_check.py data: the classes' counts, the pages, BYU's memory
-# references, addresses.svg's panels and rows), and FULL's addresses.svg with full_model.py's
-# accesses (plots_check.py model). Then headless Chromium (headless.py) opens every plot from the mount: no parse
+# references, addresses.svg's panels and rows), and FULL's addresses.svg and registers.svg
+# with full_model.py's accesses and register changes (plots_check.py model, registers). Then headless Chromium (headless.py) opens every plot from the mount: no parse
 # error, console message, script or request but itself, data drawn, every text inside
 # the picture and none overlapping another (plots_check.py browser). Controls show the checks
 # can fail: a band's count off by one, a row's count off, a text pushed off the picture, an
@@ -45,10 +45,19 @@ PLOTS="mix.svg footprint.svg addresses.svg"
 mount_tm "$SRC"
 M=$TM_MNT
 
+# plots_of TRACE: its plots, every trace's and its format's own
+plots_of() {
+	case $1 in
+	gen.full) echo "$PLOTS registers.svg" ;;
+	*) echo "$PLOTS" ;;
+	esac
+}
+
 for t in $TRACES empty.byu; do
-	check_eq "$t: plots/ lists the plots" "addresses.svg footprint.svg mix.svg" \
+	check_eq "$t: plots/ lists the plots" "$(plots_of "$t" | tr ' ' '\n' | LC_ALL=C sort |
+		tr '\n' ' ' | sed 's/ $//')" \
 		"$(ls "$M/$t/plots" | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')"
-	for p in $PLOTS; do
+	for p in $(plots_of "$t"); do
 		f=$M/$t/plots/$p
 		# through cat: wc -c of a file would take its size from stat
 		# shellcheck disable=SC2002
@@ -63,6 +72,9 @@ for t in $TRACES empty.byu; do
 done
 check_compared "gen.full: addresses.svg against the model" "$PY" "$HERE/plots_check.py" model \
 	gen.full "$M/gen.full/plots/addresses.svg" "$TM_TMP/full/accesses.json"
+check_compared "gen.full: registers.svg against the model" "$PY" "$HERE/plots_check.py" \
+	registers gen.full "$M/gen.full/plots/registers.svg" "$M/gen.full/stats.json" \
+	"$TM_TMP/full/registers.json"
 command -v xmllint >/dev/null || echo "SKIP: xmllint is absent (Debian's libxml2-utils)"
 check "empty.byu: mix.svg says the trace has no records" \
 	grep -q "the trace has no records" "$M/empty.byu/plots/mix.svg"
@@ -117,7 +129,7 @@ XML
 files=()
 declare -A SHOT
 for t in $TRACES empty.byu; do
-	for p in $PLOTS; do
+	for p in $(plots_of "$t"); do
 		SHOT[$t/$p]=$OUT/${#files[@]}
 		files+=("$M/$t/plots/$p")
 	done
@@ -129,7 +141,7 @@ timeout=30
 check "Chromium opens every plot" "$PY" "$HERE/headless.py" "$BROWSER" "$OUT" "$timeout" \
 	"${files[@]}" "$TM_TMP/controls/off.svg" "$TM_TMP/controls/blank.svg"
 for t in $TRACES empty.byu; do
-	for p in $PLOTS; do
+	for p in $(plots_of "$t"); do
 		# plots that say they have no data: those of no records, and of no addresses
 		nodata=
 		case $t/$p in
