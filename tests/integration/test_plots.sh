@@ -8,8 +8,8 @@
 # with full_model.py's accesses and register changes (plots_check.py model, registers). Then headless Chromium (headless.py) opens every plot from the mount: no parse
 # error, console message, script or request but itself, data drawn, every text inside
 # the picture and none overlapping another (plots_check.py browser). Controls show the checks
-# can fail: a band's count off by one, a row's count off, a text pushed off the picture, an
-# empty drawing.
+# can fail: a band's count off by one, a row's count off (addresses.svg, registers.svg), a text
+# pushed off the picture, an empty drawing.
 #
 # Without Chromium (chromium, or TM_BROWSER) the browser's part says SKIP, unless
 # TM_REQUIRE_BROWSER=1 (scripts/test sets it): then it fails.
@@ -107,6 +107,12 @@ check "a wrong row in addresses.svg fails the data check" \
 	"$TM_TMP/full/accesses.json" >"$TM_TMP/controls/model.out"
 check "a wrong row in addresses.svg fails the model check" \
 	awk -F'\t' '$2 != $3 { bad = 1 } END { exit !bad }' "$TM_TMP/controls/model.out"
+sed '0,/data-counts="\([0-9]*\)/s//data-counts="1\1/' "$M/gen.full/plots/registers.svg" \
+	>"$TM_TMP/controls/registers.svg"
+"$PY" "$HERE/plots_check.py" registers gen.full "$TM_TMP/controls/registers.svg" \
+	"$M/gen.full/stats.json" "$TM_TMP/full/registers.json" >"$TM_TMP/controls/registers.out"
+check "a wrong row in registers.svg fails the model check" \
+	awk -F'\t' '$2 != $3 { bad = 1 } END { exit !bad }' "$TM_TMP/controls/registers.out"
 
 BROWSER=${TM_BROWSER:-$(command -v chromium || command -v chromium-browser || true)}
 if [ -z "$BROWSER" ]; then
