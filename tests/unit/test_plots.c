@@ -1,6 +1,7 @@
 /* plots/ (src/plots): the SVG writer (escaping, fitting text, ticks, numbers), the slices,
  * page sets and address heat map the plots are drawn from, the heat map's colour levels, and
- * mix.svg, footprint.svg and addresses.svg from hand-built data: the counts they carry,
+ * mix.svg, footprint.svg, addresses.svg and FULL's registers.svg from hand-built data: the
+ * counts they carry,
  * well-formed XML (by xmllint where it is installed), the same bytes twice, no script and no
  * external resource. */
 #include <check.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "formats/full.h"
 #include "plots/heatmap.h"
 #include "plots/plots.h"
 #include "plots/svg.h"
@@ -471,6 +473,60 @@ START_TEST(test_addresses)
 }
 END_TEST
 
+static void write_registers(FILE *f, const void *h)
+{
+	ck_assert_int_eq(full_reg_heat_draw(h, f), 0);
+}
+
+START_TEST(test_registers)
+{
+	/* 1000 FULL records: r3 changes at every record, f31 at every tenth, ctr (the fifth
+	 * special register) at the 700th */
+	static struct full_record recs[1000];
+	memset(recs, 0, sizeof(recs));
+	for (unsigned i = 0; i < 1000; i++) {
+		recs[i].gpr_changed = 1u << 3;
+		recs[i].fpr_changed = i % 10 ? 0 : 1u << 31;
+		recs[i].spr_changed = i == 700 ? 1u << 4 : 0;
+	}
+	struct full_reg_heat h;
+	ck_assert_int_eq(full_reg_heat_init(&h), 0);
+	for (unsigned i = 0; i < 1000; i += 250) { /* in four batches */
+		struct tm_chunk c = {.first_record = i,
+				     .records = recs + i,
+				     .n_records = 250,
+				     .record_size = sizeof(recs[0])};
+		full_reg_heat_update(&h, &c);
+	}
+	ck_assert_uint_eq(h.records, 1000);
+	ck_assert_uint_eq(h.shift, 2);
+	char *svg, buf[64];
+	check_plot(write_registers, (const void *)&h, &svg);
+	ck_assert_int_eq(attribute(svg, "data-panel", "writes", "data-total"), 1101);
+	ck_assert_str_eq(attribute_text(svg, "data-row", "r3", "data-counts", buf, sizeof(buf)),
+			 "1000");
+	ck_assert_str_eq(attribute_text(svg, "data-row", "f31", "data-counts", buf, sizeof(buf)),
+			 "100");
+	ck_assert_str_eq(attribute_text(svg, "data-row", "ctr", "data-counts", buf, sizeof(buf)),
+			 "1");
+	ck_assert_int_eq(attribute(svg, "data-row", "r4", "data-counts"), -1);
+	/* three families, two breaks; the rows in register order */
+	ck_assert_uint_eq(occurrences(svg, "class=\"break\""), 2);
+	ck_assert(strstr(svg, "data-row=\"r3\"") < strstr(svg, "data-row=\"f31\""));
+	ck_assert(strstr(svg, "data-row=\"f31\"") < strstr(svg, "data-row=\"ctr\""));
+	ck_assert_int_eq(attribute(svg, "class", "heatmap", "data-max"), 4);
+	free(svg);
+	full_reg_heat_free(&h);
+
+	ck_assert_int_eq(full_reg_heat_init(&h), 0);
+	check_plot(write_registers, (const void *)&h, &svg);
+	ck_assert_ptr_nonnull(strstr(svg, "has no records"));
+	ck_assert_ptr_null(strstr(svg, "<path"));
+	free(svg);
+	full_reg_heat_free(&h);
+}
+END_TEST
+
 static Suite *plots_suite(void)
 {
 	Suite *s = suite_create("plots");
@@ -485,6 +541,7 @@ static Suite *plots_suite(void)
 	tcase_add_test(tc, test_mix);
 	tcase_add_test(tc, test_footprint);
 	tcase_add_test(tc, test_addresses);
+	tcase_add_test(tc, test_registers);
 	suite_add_tcase(s, tc);
 	return s;
 }
