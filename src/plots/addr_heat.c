@@ -17,7 +17,8 @@ int tm_addr_heat_init(struct tm_addr_heat *h)
 {
 	memset(h, 0, sizeof(*h));
 	h->shift = TM_PAGE_SHIFT;
-	h->last_block = NO_BLOCK;
+	for (unsigned k = 0; k < TM_ACCESS_KINDS; k++)
+		h->last_block[k] = NO_BLOCK;
 	h->count =
 	    calloc((size_t)TM_PLOT_SLICES * TM_ADDR_ROWS * TM_ACCESS_KINDS, sizeof(*h->count));
 	return h->count ? 0 : -ENOMEM;
@@ -79,11 +80,12 @@ static void coarsen(struct tm_addr_heat *h)
 		}
 	}
 	h->n_rows = n;
-	h->last_block = NO_BLOCK;
+	for (unsigned k = 0; k < TM_ACCESS_KINDS; k++)
+		h->last_block[k] = NO_BLOCK;
 	rehash(h);
 }
 
-unsigned tm_addr_heat_row_slow(struct tm_addr_heat *h, uint64_t addr)
+unsigned tm_addr_heat_row_slow(struct tm_addr_heat *h, uint64_t addr, unsigned kind)
 {
 	for (;;) {
 		uint64_t block = addr >> h->shift;
@@ -94,8 +96,8 @@ unsigned tm_addr_heat_row_slow(struct tm_addr_heat *h, uint64_t addr)
 			h->slot[s] = (uint16_t)(r + 1);
 		}
 		if (r < TM_ADDR_ROWS) {
-			h->last_block = block;
-			h->last_row = r;
+			h->last_block[kind] = block;
+			h->last_row[kind] = r;
 			return r;
 		}
 		/* at 2^57 bytes a block, 2^7 = TM_ADDR_ROWS blocks cover all addresses: this

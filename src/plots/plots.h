@@ -96,30 +96,32 @@ struct tm_addr_heat {
 	uint16_t slot[TM_ADDR_SLOTS]; /* row + 1; 0: empty */
 	unsigned n_rows, shift;
 	unsigned slice_shift; /* the slices' shift the counts follow: tm_addr_heat_merge */
-	uint64_t last_block;  /* the block of the last access, in row last_row */
-	unsigned last_row;
+	/* the block of the last access of each kind, in row last_row[kind]: code and data
+	 * accesses alternate, each in a block of its own */
+	uint64_t last_block[TM_ACCESS_KINDS];
+	unsigned last_row[TM_ACCESS_KINDS];
 };
 
 int tm_addr_heat_init(struct tm_addr_heat *h);
 void tm_addr_heat_free(struct tm_addr_heat *h);
 /* Merges the slices in pairs, as tm_slices_merge does. */
 void tm_addr_heat_merge(struct tm_addr_heat *h);
-/* The slow path of tm_addr_heat_row: a block not the last one's. */
-unsigned tm_addr_heat_row_slow(struct tm_addr_heat *h, uint64_t addr);
+/* The slow path of tm_addr_heat_row: a block not the last one's of its kind. */
+unsigned tm_addr_heat_row_slow(struct tm_addr_heat *h, uint64_t addr, unsigned kind);
 
 /* The row of addr's block, adding a row or doubling the blocks when it has none. */
-static inline unsigned tm_addr_heat_row(struct tm_addr_heat *h, uint64_t addr)
+static inline unsigned tm_addr_heat_row(struct tm_addr_heat *h, uint64_t addr, unsigned kind)
 {
-	if (addr >> h->shift == h->last_block)
-		return h->last_row;
-	return tm_addr_heat_row_slow(h, addr);
+	if (addr >> h->shift == h->last_block[kind])
+		return h->last_row[kind];
+	return tm_addr_heat_row_slow(h, addr, kind);
 }
 
 /* Counts an access of kind (below TM_ACCESS_KINDS) at addr in slice j. */
 static inline void tm_addr_heat_add(struct tm_addr_heat *h, unsigned j, uint64_t addr,
 				    unsigned kind)
 {
-	unsigned r = tm_addr_heat_row(h, addr);
+	unsigned r = tm_addr_heat_row(h, addr, kind);
 	h->count[((size_t)j * TM_ADDR_ROWS + r) * TM_ACCESS_KINDS + kind]++;
 }
 
