@@ -48,7 +48,7 @@ void tm_plot_addresses(FILE *out, const struct tm_plot_data *d)
 
 	/* rows from the highest block down, as addresses grow up an axis */
 	for (unsigned r = 0; r < n_rows; r++)
-		order[r] = heat->block[r] << 8 | r; /* a block is below 2^56 over 8 bits */
+		order[r] = heat->block[r] << 8 | r; /* blocks are below 2^52: room for the row */
 	qsort(order, n_rows, sizeof(order[0]), by_block_desc);
 	for (unsigned k = 0; k < n_rows; k++)
 		row_of_order[k] = (unsigned)(order[k] & 0xff);
