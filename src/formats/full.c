@@ -18,6 +18,7 @@
 #include "tracemount/util.h"
 
 static const char *const full_classes[FULL_N_CLASSES] = {"compute", "flow", "memory", "memext"};
+static const char *const full_tables[] = {"plots/registers.svg"};
 
 #define LAYOUT_UNKNOWN 0xff
 
@@ -296,5 +297,10 @@ const struct tm_format tm_format_full = {
     .stats_free = full_stats_free,
     .extra_views = full_extra_views,
     .n_extra_views = ARRAY_SIZE(full_extra_views),
+    .table_views = full_tables,
+    .n_table_views = ARRAY_SIZE(full_tables),
+    .tables_finish = full_tables_finish,
     .instruction = full_instruction,
+    /* TT6's: a FULL record is a TT6 record, its effective address from the registers */
+    .accesses = tt6_accesses,
 };

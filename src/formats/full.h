@@ -1,14 +1,17 @@
 /* FULL PowerPC traces: what the decoder and format table (full.c), the views (full_views.c),
- * the statistics (full_stats.c) and the record layouts (full_layout.c) share. A FULL record is
+ * the statistics (full_stats.c), plots/registers.svg (full_registers.c) and the record layouts
+ * (full_layout.c) share. A FULL record is
  * decoded into a TT6 record (PC, opcode, next PC or effective address, XER or rB) followed by
  * which registers changed, so the TT6 statistics and din conversion apply to it unchanged.
  * Layers, so that no two files call each other: full_layout.c uses none of the others, the
- * views and the statistics use it (and TT6's views and statistics), full.c uses all three. */
+ * views, the register plot (full_registers.c) and the statistics use it (and TT6's views and
+ * statistics; the statistics the register plot), full.c uses them all. */
 #ifndef TRACEMOUNT_FULL_H
 #define TRACEMOUNT_FULL_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tt6.h"
 
@@ -99,6 +102,26 @@ extern const struct tm_render_ops full_dump_ops, full_stream_ops;
 #define FULL_N_EXTRA_VIEWS 7
 extern const struct tm_view_desc full_extra_views[FULL_N_EXTRA_VIEWS];
 
+/* Register writes by slice of the trace, for plots/registers.svg (full_registers.c): the
+ * slices as plots/ cuts them (src/plots/plots.h), a row of counters per register. */
+enum {
+	FULL_REG_GPR = 0,
+	FULL_REG_FPR = 32,
+	FULL_REG_VR = 64,
+	FULL_REG_SPR = 96,
+	FULL_N_REGS = FULL_REG_SPR + FULL_N_SPRS,
+};
+struct full_reg_heat {
+	uint64_t (*v)[FULL_N_REGS]; /* TM_PLOT_SLICES rows: 256 x 106 x 8 bytes, 212 KiB */
+	unsigned shift;		    /* slices of 2^shift records */
+	uint64_t records;
+};
+int full_reg_heat_init(struct full_reg_heat *h);
+void full_reg_heat_free(struct full_reg_heat *h);
+void full_reg_heat_update(struct full_reg_heat *h, const struct tm_chunk *c);
+/* Draws plots/registers.svg: 0, or -errno (a failed write: -EIO). */
+int full_reg_heat_draw(const struct full_reg_heat *h, FILE *out);
+
 /* Statistics (full_stats.c). */
 struct full_stats {
 	struct tt6_stats tt;
@@ -106,11 +129,13 @@ struct full_stats {
 	uint64_t fp, vector; /* instructions by unit */
 	uint64_t jumps;	     /* PCs that do not follow */
 	int layout;	     /* -1 before the first record */
+	struct full_reg_heat regs;
 };
 
 int full_stats_init(void *stats);
 void full_stats_update(void *stats, const struct tm_chunk *c);
 int full_stats_finish(void *stats, struct json_object *obj, struct tm_diag *diag);
 void full_stats_free(void *stats);
+int full_tables_finish(void *stats, FILE *const *out);
 
 #endif

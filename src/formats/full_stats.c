@@ -14,7 +14,8 @@ int full_stats_init(void *p)
 {
 	struct full_stats *s = p;
 	s->layout = -1;
-	return tt6_stats_init(&s->tt);
+	int err = full_reg_heat_init(&s->regs);
+	return err < 0 ? err : tt6_stats_init(&s->tt);
 }
 
 void full_stats_update(void *p, const struct tm_chunk *c)
@@ -39,6 +40,7 @@ void full_stats_update(void *p, const struct tm_chunk *c)
 		s->jumps += (r->tt.head.flags & F_JUMP) != 0;
 	}
 	tt6_stats_update(&s->tt, c);
+	full_reg_heat_update(&s->regs, c);
 }
 
 int full_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
@@ -66,4 +68,11 @@ void full_stats_free(void *p)
 {
 	struct full_stats *s = p;
 	tt6_stats_free(&s->tt);
+	full_reg_heat_free(&s->regs);
+}
+
+int full_tables_finish(void *p, FILE *const *out)
+{
+	struct full_stats *s = p;
+	return full_reg_heat_draw(&s->regs, out[0]);
 }

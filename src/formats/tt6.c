@@ -304,7 +304,7 @@ bool tt6_instruction(const struct tm_chunk *c, size_t i, struct tm_insn *out)
 
 /* An instruction's fetch, and a memory instruction's first and (on another page) last byte:
  * the pages stats.json's code_pages_4k and data_pages_4k count (tt6_stats.c). */
-static unsigned tt6_accesses(const struct tm_chunk *c, size_t i, struct tm_access *out)
+unsigned tt6_accesses(const struct tm_chunk *c, size_t i, struct tm_access *out)
 {
 	const struct tt6_record *r = tt6_rec(c, i);
 	if (!(CLASS_BIT(r->head.cls) & INSTRUCTION_BITS))

@@ -166,6 +166,8 @@ char *tt6_put_line(char *out, const struct tt6_record *r, const uint8_t *raw);
 
 /* The instruction a TT6, TT6E or FULL record executed, for spix/ (tm_format.instruction). */
 bool tt6_instruction(const struct tm_chunk *c, size_t i, struct tm_insn *out);
+/* The memory a TT6, TT6E or FULL record touches, for plots/ (tm_format.accesses). */
+unsigned tt6_accesses(const struct tm_chunk *c, size_t i, struct tm_access *out);
 size_t tt6_line_len(const struct tt6_record *r);
 #define TT6_N_EXTRA_VIEWS 3
 extern const struct tm_view_desc tt6_extra_views[TT6_N_EXTRA_VIEWS],

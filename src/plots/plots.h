@@ -80,17 +80,65 @@ static inline int tm_page_set_add(struct tm_page_set *p, uint64_t page)
 	return tm_page_set_add_slow(p, page);
 }
 
+/* The accesses of each slice by block of addresses and kind (fetch, read, write), for
+ * addresses.svg: blocks of 2^shift bytes, from a 4 KiB page, at most TM_ADDR_ROWS of them. When
+ * an access falls in a block past the last row, the blocks double (shift + 1) and the rows of
+ * blocks that become one are added up, until it fits: the counts stay exact per block at the
+ * final size, and the table stays TM_PLOT_SLICES x TM_ADDR_ROWS x 3 counters (768 KiB), however
+ * much memory the trace touches. */
+#define TM_ADDR_ROWS	128
+#define TM_ADDR_SLOTS	256 /* hash slots of the rows' blocks: twice the rows */
+#define TM_ACCESS_KINDS 3   /* enum tm_access_kind */
+
+struct tm_addr_heat {
+	uint64_t *count; /* [slice][row][kind], the slices as struct tm_slices' */
+	uint64_t block[TM_ADDR_ROWS];
+	uint16_t slot[TM_ADDR_SLOTS]; /* row + 1; 0: empty */
+	unsigned n_rows, shift;
+	unsigned slice_shift; /* the slices' shift the counts follow: tm_addr_heat_merge */
+	/* the block of the last access of each kind, in row last_row[kind]: code and data
+	 * accesses alternate, each in a block of its own */
+	uint64_t last_block[TM_ACCESS_KINDS];
+	unsigned last_row[TM_ACCESS_KINDS];
+};
+
+int tm_addr_heat_init(struct tm_addr_heat *h);
+void tm_addr_heat_free(struct tm_addr_heat *h);
+/* Merges the slices in pairs, as tm_slices_merge does. */
+void tm_addr_heat_merge(struct tm_addr_heat *h);
+/* The slow path of tm_addr_heat_row: a block not the last one's of its kind. */
+unsigned tm_addr_heat_row_slow(struct tm_addr_heat *h, uint64_t addr, unsigned kind);
+
+/* The row of addr's block, adding a row or doubling the blocks when it has none. */
+static inline unsigned tm_addr_heat_row(struct tm_addr_heat *h, uint64_t addr, unsigned kind)
+{
+	if (addr >> h->shift == h->last_block[kind])
+		return h->last_row[kind];
+	return tm_addr_heat_row_slow(h, addr, kind);
+}
+
+/* Counts an access of kind (below TM_ACCESS_KINDS) at addr in slice j. */
+static inline void tm_addr_heat_add(struct tm_addr_heat *h, unsigned j, uint64_t addr,
+				    unsigned kind)
+{
+	unsigned r = tm_addr_heat_row(h, addr, kind);
+	h->count[((size_t)j * TM_ADDR_ROWS + r) * TM_ACCESS_KINDS + kind]++;
+}
+
 /* What a plot is drawn from: the slices and the trace's format (NULL when no batch came). */
 struct tm_plot_data {
 	const struct tm_format *fmt;
 	struct tm_slices slices;
 	uint64_t code_pages, data_pages;
-	uint64_t accesses; /* memory accesses the format gave */
+	uint64_t accesses;		 /* memory accesses the format gave */
+	const struct tm_addr_heat *heat; /* for addresses.svg */
 };
 
 /* plots/mix.svg: each slice's share of the record classes, stacked. */
 void tm_plot_mix(FILE *out, const struct tm_plot_data *d);
 /* plots/footprint.svg: distinct pages touched, cumulative, code and data. */
 void tm_plot_footprint(FILE *out, const struct tm_plot_data *d);
+/* plots/addresses.svg: a heat map of the accesses, address against position, by kind. */
+void tm_plot_addresses(FILE *out, const struct tm_plot_data *d);
 
 #endif

@@ -12,16 +12,18 @@
 #include "tracemount/stats_json.h"
 #include "tracemount/util.h"
 
-enum { VIEW_MIX, VIEW_FOOTPRINT, N_VIEWS };
+enum { VIEW_MIX, VIEW_FOOTPRINT, VIEW_ADDRESSES, N_VIEWS };
 
 static const char *const plots_views[N_VIEWS] = {
     [VIEW_MIX] = "plots/mix.svg",
     [VIEW_FOOTPRINT] = "plots/footprint.svg",
+    [VIEW_ADDRESSES] = "plots/addresses.svg",
 };
 
 struct plots_derive {
 	struct tm_plot_data d;
 	struct tm_page_set code, data;
+	struct tm_addr_heat heat;
 	int err;
 };
 
@@ -30,7 +32,8 @@ static int plots_init(void *state, const struct tm_images *images, struct tm_dia
 	struct plots_derive *s = state;
 	(void)images;
 	(void)diag;
-	return tm_slices_init(&s->d.slices);
+	int err = tm_slices_init(&s->d.slices);
+	return err < 0 ? err : tm_addr_heat_init(&s->heat);
 }
 
 /* The accesses of record i: the format's, or an executed instruction's pc as a fetch. */
@@ -56,6 +59,8 @@ static void plots_add_records(void *state, const struct tm_format *fmt, const st
 	tm_slices_row(&s->d.slices, c->first_record + c->n_records - 1);
 	uint64_t(*v)[TM_PLOT_COLUMNS] = s->d.slices.v;
 	unsigned shift = s->d.slices.shift;
+	while (s->heat.slice_shift < shift)
+		tm_addr_heat_merge(&s->heat);
 	for (size_t i = 0; i < c->n_records; i++)
 		v[(c->first_record + i) >> shift][tm_chunk_rec(c, i)->cls]++;
 	if (!fmt->accesses && !fmt->instruction)
@@ -64,12 +69,14 @@ static void plots_add_records(void *state, const struct tm_format *fmt, const st
 		struct tm_access a[TM_MAX_ACCESSES];
 		unsigned n = accesses_of(fmt, c, i, a);
 		s->d.accesses += n;
+		unsigned j = (unsigned)((c->first_record + i) >> shift);
 		for (unsigned k = 0; k < n; k++) {
 			bool code = a[k].kind == TM_ACCESS_FETCH;
+			if (a[k].kind < TM_ACCESS_KINDS)
+				tm_addr_heat_add(&s->heat, j, a[k].addr, a[k].kind);
 			uint64_t page = a[k].addr >> TM_PAGE_SHIFT;
 			if (tm_page_set_add(code ? &s->code : &s->data, page))
-				v[(c->first_record + i) >> shift]
-				 [code ? TM_PLOT_NEW_CODE : TM_PLOT_NEW_DATA]++;
+				v[j][code ? TM_PLOT_NEW_CODE : TM_PLOT_NEW_DATA]++;
 		}
 	}
 }
@@ -85,6 +92,8 @@ static int plots_finish(void *state, FILE *const *out, json_object *obj, struct 
 	s->d.data_pages = s->data.n;
 	tm_plot_mix(out[VIEW_MIX], &s->d);
 	tm_plot_footprint(out[VIEW_FOOTPRINT], &s->d);
+	s->d.heat = &s->heat;
+	tm_plot_addresses(out[VIEW_ADDRESSES], &s->d);
 	int err = 0;
 	for (unsigned k = 0; k < N_VIEWS; k++)
 		if (ferror(out[k]))
@@ -110,6 +119,7 @@ static void plots_free(void *state)
 	tm_slices_free(&s->d.slices);
 	tm_page_set_free(&s->code);
 	tm_page_set_free(&s->data);
+	tm_addr_heat_free(&s->heat);
 }
 
 const struct tm_deriver tm_deriver_plots = {

@@ -13,7 +13,11 @@ them, computed from the model's own register states (never from tracemount's cod
       writes the expected views into DIR: dump.masked (dump.txt with the TEXT column masked),
       regs/{gpr,fpr,vr,spr}.txt, convert/{tt6,tt6e,din}, class/CLASS.masked, class/CLASS.full,
       pcs (one PC per line), stats.json (the keys the model knows), errors (offsets of
-      expected problems).
+      expected problems), accesses.json (plots/addresses.svg's data: the fetches, reads and
+      writes, and per 4 KiB page touched, keyed "0x" + its first address in hex, the three
+      counts), registers.json (plots/registers.svg's data: the changes each register shows
+      from one record to the next, for those that change, by name: r0-r31, f0-f31, v0-v31 and
+      the special registers).
 
 The model executes every instruction with PowerPC semantics for what tracemount derives from
 registers (effective addresses, branch outcomes) and plausible effects for the rest; each record
@@ -590,6 +594,42 @@ def stats(steps, layout):
                                   "unconditional": uncond}}}
 
 
+def accesses(steps):
+    """Each instruction's fetch, and a memory instruction's data access at its first byte, and
+    at its last where that is on another page: a store writes, the others (loads, touches,
+    cache-block operations) read, as doc/plots.md says TT6's and FULL's accesses are."""
+    total = {"fetch": 0, "read": 0, "write": 0}
+    pages = {}
+
+    def add(addr, kind):
+        total[kind] += 1
+        counts = pages.setdefault("0x%x" % (addr >> 12 << 12), [0, 0, 0])
+        counts[("fetch", "read", "write").index(kind)] += 1
+
+    for st in steps:
+        add(st.state["pc"], "fetch")
+        if st.insn.cls in ("memory", "memext") and st.insn.access:
+            kind = "write" if st.insn.access == "store" else "read"
+            add(st.ea, kind)
+            last = st.ea + (st.size - 1 if st.size else 0)
+            if last >> 12 != st.ea >> 12:
+                add(last, kind)
+    return dict(total, pages=pages)
+
+
+def register_writes(steps):
+    """Each register's changes between successive records' states."""
+    names = (["r%d" % n for n in range(32)] + ["f%d" % n for n in range(32)] +
+             ["v%d" % n for n in range(32)] + SPRS)
+    counts = [0] * len(names)
+    for prev, cur in zip(steps, steps[1:]):
+        values = [v for fam in ("gpr", "fpr", "vr", "spr") for v in
+                  zip(prev.state[fam], cur.state[fam])]
+        for k, (a, b) in enumerate(values):
+            counts[k] += a != b
+    return {name: n for name, n in zip(names, counts) if n}
+
+
 def parse(argv):
     opts = {"steps": 1000, "seed": 1, "layout": "packed", "jump_at": None, "loop": False}
     args = []
@@ -656,6 +696,8 @@ def main():
     write(os.path.join(out, "pcs"), "".join("%08x\n" % st.state["pc"] for st in steps))
     write(os.path.join(out, "stats.json"), json.dumps(stats(steps, o["layout"]), indent=1))
     write(os.path.join(out, "errors"), "".join("%d\n" % e for e in errors))
+    write(os.path.join(out, "accesses.json"), json.dumps(accesses(steps), indent=1))
+    write(os.path.join(out, "registers.json"), json.dumps(register_writes(steps), indent=1))
 
 
 if __name__ == "__main__":

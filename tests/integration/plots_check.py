@@ -2,7 +2,7 @@
 """Checks a trace's plots/ (doc/plots.md) against its stats.json and what a browser made of
 them (headless.py's report).
 
-  plots_check.py data TRACE STATS MIX FOOTPRINT
+  plots_check.py data TRACE STATS MIX FOOTPRINT ADDRESSES
       The plotted data against stats.json's counts, which the format's own statistics make:
       mix.svg's bands carry each class's records (data-records) as stats.json's classes say,
       for every class with records and no other, and sum to its records; footprint.svg's
@@ -10,7 +10,18 @@ them (headless.py's report).
       addresses; for BYU, the accesses are its memory references and the pages at least its
       own distinct pages (byu.distinct_pages_4k, counted over code and data together); where
       the format counts code_pages_4k or data_pages_4k itself (Tarmac, QEMU4V, CIS501, TT6,
-      TT6E; FULL's code pages), the same numbers.
+      TT6E, FULL), the same numbers. addresses.svg's panels (fetch, read, write) sum to the
+      accesses, its rows' counts to the panels', its rows are distinct blocks of the size it
+      says (data-row-bytes); with 4 KiB rows, the rows with fetches are the code pages and
+      those with reads or writes the data pages; for TT6, TT6E and FULL the fetches are the
+      instructions.
+  plots_check.py model TRACE ADDRESSES EXPECTED
+      addresses.svg against a model's accesses (full_model.py's accesses.json): each panel's
+      total, and each row's counts (4 KiB rows, keyed by their first address).
+  plots_check.py registers TRACE REGISTERS STATS EXPECTED
+      FULL's registers.svg against a model's register changes (full_model.py's
+      registers.json): its rows are the registers that change, in order, with their counts;
+      its total is the sum of stats.json's full.registers_changed.
   plots_check.py browser TRACE REPORT [nodata]
       A plot as Chromium showed it: no parse error, console message, script or request but
       itself; data drawn (a path or polyline of some area; none with nodata, for a plot that
@@ -39,7 +50,63 @@ def out(what, want, got):
     print(f"{what}\t{want}\t{got}")
 
 
-def data(trace, stats_path, mix_path, footprint_path):
+def heat_rows(svg):
+    """addresses.svg's panels' totals and rows' counts, by data-panel and data-row."""
+    root = ET.parse(svg).getroot()
+    panels = {e.get("data-panel"): int(e.get("data-total"))
+              for e in root.iter(SVG + "g") if e.get("data-panel") is not None}
+    rows = [(e.get("data-row"), [int(x) for x in e.get("data-counts").split()])
+            for e in root.iter(SVG + "rect") if e.get("data-row") is not None]
+    heat = next(e for e in root.iter(SVG + "g") if e.get("class") == "heatmap")
+    return panels, rows, heat
+
+
+def addresses(trace, stats, svg):
+    plots = stats["plots"]
+    panels, rows, heat = heat_rows(svg)
+    out(f"{trace}: addresses.svg's panels", ["fetch", "read", "write"], sorted(panels))
+    out(f"{trace}: addresses.svg's panels sum to the accesses", plots["accesses"],
+        sum(panels.values()))
+    out(f"{trace}: addresses.svg's rows sum to its panels",
+        [panels.get(k, 0) for k in ("fetch", "read", "write")],
+        [sum(c[k] for _, c in rows) for k in range(3)])
+    size = int(heat.get("data-row-bytes"))
+    starts = [int(r, 16) for r, _ in rows]
+    out(f"{trace}: addresses.svg's rows are distinct blocks of {size} bytes, from the top down",
+        True, all(a % size == 0 for a in starts) and starts == sorted(set(starts), reverse=True))
+    out(f"{trace}: addresses.svg's rows are as many as it says", int(heat.get("data-rows")),
+        len(rows))
+    if size == 4096:
+        out(f"{trace}: addresses.svg's rows with fetches are the code pages",
+            plots["code_pages_4k"], sum(c[0] > 0 for _, c in rows))
+        out(f"{trace}: addresses.svg's rows with reads or writes are the data pages",
+            plots["data_pages_4k"], sum(c[1] + c[2] > 0 for _, c in rows))
+    own = stats.get(stats["format"], {})
+    if stats["format"] in ("tt6", "tt6e", "full"):
+        out(f"{trace}: addresses.svg's fetches are the instructions", own["instructions"],
+            panels.get("fetch"))
+
+
+def model(trace, svg, expected_path):
+    want = json.load(open(expected_path))
+    panels, rows, _ = heat_rows(svg)
+    out(f"{trace}: addresses.svg's panels are the model's accesses",
+        {k: want[k] for k in ("fetch", "read", "write")}, panels)
+    out(f"{trace}: addresses.svg's rows are the model's pages, with their counts",
+        sorted(want["pages"].items()), sorted(rows))
+
+
+def registers(trace, svg, stats_path, expected_path):
+    want = json.load(open(expected_path))
+    stats = json.load(open(stats_path))
+    panels, rows, _ = heat_rows(svg)
+    out(f"{trace}: registers.svg's rows are the model's registers, with their writes",
+        [[k, [v]] for k, v in want.items()], [[k, c] for k, c in rows])
+    out(f"{trace}: registers.svg's writes are stats.json's registers_changed",
+        sum(stats["full"]["registers_changed"].values()), panels.get("writes"))
+
+
+def data(trace, stats_path, mix_path, footprint_path, addresses_path):
     stats = json.load(open(stats_path))
     mix = ET.parse(mix_path).getroot()
     bands = {e.get("data-class"): int(e.get("data-records"))
@@ -67,8 +134,7 @@ def data(trace, stats_path, mix_path, footprint_path):
     # by its own statistics' code
     own = stats.get(stats["format"], {})
     for key in ("code_pages_4k", "data_pages_4k"):
-        # FULL gives no accesses yet (doc/plots.md, left to do): its data pages are not drawn
-        if key in own and not (stats["format"] == "full" and key == "data_pages_4k"):
+        if key in own:
             out(f"{trace}: plots' {key} is the format's own", own[key], plots[key])
     if stats["format"] == "byu":
         byu = stats["byu"]
@@ -77,6 +143,7 @@ def data(trace, stats_path, mix_path, footprint_path):
         pages = plots["code_pages_4k"] + plots["data_pages_4k"]
         out(f"{trace}: code and data pages, apart, are at least BYU's pages and at most twice",
             True, byu["distinct_pages_4k"] <= pages <= 2 * byu["distinct_pages_4k"])
+    addresses(trace, stats, addresses_path)
 
 
 def overlap(a, b):
@@ -152,7 +219,11 @@ def hot(trace, report_path, svg_path, nobars=None):
 
 if __name__ == "__main__":
     if sys.argv[1] == "data":
-        data(*sys.argv[2:6])
+        data(*sys.argv[2:7])
+    elif sys.argv[1] == "registers":
+        registers(*sys.argv[2:6])
+    elif sys.argv[1] == "model":
+        model(*sys.argv[2:5])
     elif sys.argv[1] == "browser":
         browser(*sys.argv[2:5])
     elif sys.argv[1] == "bars":

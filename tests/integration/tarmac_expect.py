@@ -224,7 +224,8 @@ def expect(trace, outdir, stem, ext):
              for v in ("tree.txt", "profile.txt", "profile.json", "folded.txt",
                        "folded-time.txt", "flamegraph.svg")] +
             ["plots/mix.svg", "plots/footprint.svg"] +
-            ["plots/hot.svg"],  # calls/' hottest functions
+            ["plots/hot.svg"] +  # calls/' hottest functions
+            ["plots/addresses.svg"],
             "known": {c: [l.decode("latin-1") for l in known[c]] for c in CLASSES}}
     with open(os.path.join(outdir, "meta.json"), "w") as f:
         json.dump(meta, f)

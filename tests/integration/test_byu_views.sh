@@ -47,7 +47,8 @@ for t in $TRACES; do
 	sort -o "$EXP/$t/views.list" "$EXP/$t/views.list"
 	# and plots/, every trace's, whose pictures test_plots checks (their figures are in the
 	# model's stats.json)
-	printf '%s\n' plots/mix.svg plots/footprint.svg | cat "$EXP/$t/views.list" - |
+	printf '%s\n' plots/mix.svg plots/footprint.svg \
+		plots/addresses.svg | cat "$EXP/$t/views.list" - |
 		sort >"$EXP/$t/all.list"
 done
 
@@ -105,7 +106,8 @@ for t in $TRACES; do
 	want_size[stats.json]=$(wc -c <"$m/stats.json")
 	while read -r size view; do
 		got_size[$view]=$size
-	done < <(cd "$m" && stat -c '%s %n' -- "${views[@]}" plots/mix.svg plots/footprint.svg)
+	done < <(cd "$m" && stat -c '%s %n' -- "${views[@]}" plots/mix.svg plots/footprint.svg \
+		plots/addresses.svg)
 	for view in "${views[@]}"; do
 		check_eq "$t: stat size of $view" "${want_size[$view]}" "${got_size[$view]:-missing}"
 	done

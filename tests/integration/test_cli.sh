@@ -31,6 +31,7 @@ expected_views() {
 	{
 		printf '%s\n' raw dump.txt stats.json errors.txt "convert/$stem.din"
 		printf '%s\n' plots/mix.svg plots/footprint.svg # every trace's
+		printf '%s\n' plots/addresses.svg
 		for c in $CLASSES; do
 			printf 'class/%s.txt\nclass/%s.byu\n' "$c" "$c"
 		done

@@ -3,8 +3,9 @@
 # a small PowerPC program with known register effects and writes the trace in each of the three
 # record layouts; from its own register states it writes dump.txt (all columns but Capstone's
 # TEXT), class/*.txt and class/*.full, regs/*.txt, the TT6, TT6E and din conversions, errors.txt
-# offsets and stats.json keys. Also: chunk boundaries (255, 256, 257, 513 records), a gzip
-# trace, a discontinuity, random-offset reads with dd, `tracemount cat` and `ls` against the
+# offsets, stats.json keys, and the data of plots/registers.svg and plots/addresses.svg
+# (plots_check.py). Also: chunk boundaries (255, 256, 257, 513 records), a gzip trace, a
+# discontinuity, random-offset reads with dd, `tracemount cat` and `ls` against the
 # mount, and the conversions read back by the TT6 and TT6E decoders to the FULL trace's PCs.
 . "$(dirname "$0")/lib.sh"
 
@@ -82,6 +83,10 @@ for t in $TRACES; do
 		"$(stats_subset "$m/stats.json" "$e/stats.json")"
 	check_eq "$t: wc -l dump.txt = records" "$(json_get "$m/stats.json" 'd["records"]')" \
 		"$(wc -l <"$m/dump.txt")"
+	check_compared "$t: plots/registers.svg" "$PY" "$HERE/plots_check.py" registers "$t" \
+		"$m/plots/registers.svg" "$m/stats.json" "$e/registers.json"
+	check_compared "$t: plots/addresses.svg" "$PY" "$HERE/plots_check.py" model "$t" \
+		"$m/plots/addresses.svg" "$e/accesses.json"
 done
 check_eq "the discontinuity is reported with both PCs" 1 \
 	"$(grep -c 'instruction 700 at pc 0x00030000 does not follow the one at 0x[0-9a-f]*, which leads to' \

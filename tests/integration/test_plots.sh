@@ -4,10 +4,12 @@
 # spix/ counts), and ARM's calculator trace (../shared/realtraces, skipped when absent). Each
 # plot is listed, its stat size is the bytes read, xmllint finds it well-formed, and its data
 # agree with stats.json (plots_check.py data: the classes' counts, the pages, BYU's memory
-# references). Then headless Chromium (headless.py) opens every plot from the mount: no parse
+# references, addresses.svg's panels and rows), and FULL's addresses.svg and registers.svg
+# with full_model.py's accesses and register changes (plots_check.py model, registers). Then headless Chromium (headless.py) opens every plot from the mount: no parse
 # error, console message, script or request but itself, data drawn, every text inside
 # the picture and none overlapping another (plots_check.py browser). Controls show the checks
-# can fail: a band's count off by one, a text pushed off the picture, an empty drawing.
+# can fail: a band's count off by one, a row's count off (addresses.svg, registers.svg), a text
+# pushed off the picture, an empty drawing.
 #
 # Without Chromium (chromium, or TM_BROWSER) the browser's part says SKIP, unless
 # TM_REQUIRE_BROWSER=1 (scripts/test sets it): then it fails.
@@ -26,6 +28,7 @@ tm_seed
 "$GEN_TARMAC" --lines 20000 --seed "$SEED" --dialect fastmodel >"$SRC/gen.tarmac"
 "$GEN_TARMAC" --lines 20000 --seed "$SEED" --dialect qemu4v --cpus 2 >"$SRC/gen.qemu4v"
 "$PY" "$HERE/full_model.py" gen "$SRC/gen.full" --steps 3000 --seed "$SEED"
+"$PY" "$HERE/full_model.py" expect "$TM_TMP/full" --steps 3000 --seed "$SEED"
 (cd "$SRC" && "$TRACEMOUNT" cat gen.tt6 spix/gen.spixcounts) >"$SRC/gen.spixcounts"
 # BYU: an empty trace has no records, and its plots say so
 : >"$SRC/empty.byu"
@@ -37,16 +40,25 @@ if [ -n "$REAL" ] && [ -d "$REAL/tarmac" ]; then
 else
 	echo "SKIP: no realtraces folder at '$REAL': ARM's calculator trace not plotted"
 fi
-PLOTS="mix.svg footprint.svg"
+PLOTS="mix.svg footprint.svg addresses.svg"
 
 mount_tm "$SRC"
 M=$TM_MNT
 
+# plots_of TRACE: its plots, every trace's and its format's own
+plots_of() {
+	case $1 in
+	gen.full) echo "$PLOTS registers.svg" ;;
+	*) echo "$PLOTS" ;;
+	esac
+}
+
 for t in $TRACES empty.byu; do
 	# hot.svg (calls/' or spixcounts'): test_calls and test_spix check it
-	check_eq "$t: plots/ lists the plots" "footprint.svg mix.svg" \
+	check_eq "$t: plots/ lists the plots" "$(plots_of "$t" | tr ' ' '\n' | LC_ALL=C sort |
+		tr '\n' ' ' | sed 's/ $//')" \
 		"$(ls "$M/$t/plots" | grep -vx hot.svg | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')"
-	for p in $PLOTS; do
+	for p in $(plots_of "$t"); do
 		f=$M/$t/plots/$p
 		# through cat: wc -c of a file would take its size from stat
 		# shellcheck disable=SC2002
@@ -57,21 +69,51 @@ for t in $TRACES empty.byu; do
 		fi
 	done
 	check_compared "$t" "$PY" "$HERE/plots_check.py" data "$t" "$M/$t/stats.json" \
-		"$M/$t/plots/mix.svg" "$M/$t/plots/footprint.svg"
+		"$M/$t/plots/mix.svg" "$M/$t/plots/footprint.svg" "$M/$t/plots/addresses.svg"
 done
+check_compared "gen.full: addresses.svg against the model" "$PY" "$HERE/plots_check.py" model \
+	gen.full "$M/gen.full/plots/addresses.svg" "$TM_TMP/full/accesses.json"
+check_compared "gen.full: registers.svg against the model" "$PY" "$HERE/plots_check.py" \
+	registers gen.full "$M/gen.full/plots/registers.svg" "$M/gen.full/stats.json" \
+	"$TM_TMP/full/registers.json"
 command -v xmllint >/dev/null || echo "SKIP: xmllint is absent (Debian's libxml2-utils)"
 check "empty.byu: mix.svg says the trace has no records" \
 	grep -q "the trace has no records" "$M/empty.byu/plots/mix.svg"
-check "gen.spixcounts: footprint.svg says its records give no addresses" \
-	grep -q "give no addresses" "$M/gen.spixcounts/plots/footprint.svg"
+for p in footprint.svg addresses.svg; do
+	check "gen.spixcounts: $p says its records give no addresses" \
+		grep -q "give no addresses" "$M/gen.spixcounts/plots/$p"
+done
+check "empty.byu: addresses.svg says the trace has no records" \
+	grep -q "the trace has no records" "$M/empty.byu/plots/addresses.svg"
 
 # the data check's control: one band's count off by one
 sed 's/data-records="\([0-9]*\)"/data-records="1\1"/' "$M/gen.byu/plots/mix.svg" \
 	>"$TM_TMP/controls/wrong.svg"
 "$PY" "$HERE/plots_check.py" data gen.byu "$M/gen.byu/stats.json" "$TM_TMP/controls/wrong.svg" \
-	"$M/gen.byu/plots/footprint.svg" >"$TM_TMP/controls/wrong.out"
+	"$M/gen.byu/plots/footprint.svg" "$M/gen.byu/plots/addresses.svg" \
+	>"$TM_TMP/controls/wrong.out"
 check "a wrong count in mix.svg fails the data check" \
 	awk -F'\t' '$2 != $3 { bad = 1 } END { exit !bad }' "$TM_TMP/controls/wrong.out"
+# and of addresses.svg: one row's first count one more, in the data and the model checks
+for t in gen.byu gen.full; do
+	sed '0,/data-counts="\([0-9]*\)/s//data-counts="1\1/' "$M/$t/plots/addresses.svg" \
+		>"$TM_TMP/controls/$t.addresses.svg"
+done
+"$PY" "$HERE/plots_check.py" data gen.byu "$M/gen.byu/stats.json" "$M/gen.byu/plots/mix.svg" \
+	"$M/gen.byu/plots/footprint.svg" "$TM_TMP/controls/gen.byu.addresses.svg" \
+	>"$TM_TMP/controls/rows.out"
+check "a wrong row in addresses.svg fails the data check" \
+	awk -F'\t' '$2 != $3 { bad = 1 } END { exit !bad }' "$TM_TMP/controls/rows.out"
+"$PY" "$HERE/plots_check.py" model gen.full "$TM_TMP/controls/gen.full.addresses.svg" \
+	"$TM_TMP/full/accesses.json" >"$TM_TMP/controls/model.out"
+check "a wrong row in addresses.svg fails the model check" \
+	awk -F'\t' '$2 != $3 { bad = 1 } END { exit !bad }' "$TM_TMP/controls/model.out"
+sed '0,/data-counts="\([0-9]*\)/s//data-counts="1\1/' "$M/gen.full/plots/registers.svg" \
+	>"$TM_TMP/controls/registers.svg"
+"$PY" "$HERE/plots_check.py" registers gen.full "$TM_TMP/controls/registers.svg" \
+	"$M/gen.full/stats.json" "$TM_TMP/full/registers.json" >"$TM_TMP/controls/registers.out"
+check "a wrong row in registers.svg fails the model check" \
+	awk -F'\t' '$2 != $3 { bad = 1 } END { exit !bad }' "$TM_TMP/controls/registers.out"
 
 BROWSER=${TM_BROWSER:-$(command -v chromium || command -v chromium-browser || true)}
 if [ -z "$BROWSER" ]; then
@@ -94,7 +136,7 @@ XML
 files=()
 declare -A SHOT
 for t in $TRACES empty.byu; do
-	for p in $PLOTS; do
+	for p in $(plots_of "$t"); do
 		SHOT[$t/$p]=$OUT/${#files[@]}
 		files+=("$M/$t/plots/$p")
 	done
@@ -106,10 +148,13 @@ timeout=30
 check "Chromium opens every plot" "$PY" "$HERE/headless.py" "$BROWSER" "$OUT" "$timeout" \
 	"${files[@]}" "$TM_TMP/controls/off.svg" "$TM_TMP/controls/blank.svg"
 for t in $TRACES empty.byu; do
-	for p in $PLOTS; do
+	for p in $(plots_of "$t"); do
 		# plots that say they have no data: those of no records, and of no addresses
 		nodata=
-		[ "$t" = empty.byu ] || [ "$t/$p" = gen.spixcounts/footprint.svg ] && nodata=nodata
+		case $t/$p in
+		empty.byu/* | gen.spixcounts/footprint.svg | gen.spixcounts/addresses.svg)
+			nodata=nodata ;;
+		esac
 		[ -f "${SHOT[$t/$p]}.json" ] && check_compared "$t/$p" "$PY" "$HERE/plots_check.py" \
 			browser "$t/$p" "${SHOT[$t/$p]}.json" $nodata
 	done

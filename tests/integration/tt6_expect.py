@@ -698,6 +698,7 @@ def compare(trace, d, source, fmt, errors=None, truncated=None, skip=(), partial
     views += ["spix/%s.spixcounts" % stem, "spix/summary.txt"]
     views += ["plots/mix.svg", "plots/footprint.svg"]
     views += ["plots/hot.svg"]  # calls/' hottest functions
+    views += ["plots/addresses.svg"]
     views += ["calls/" + v for v in ("tree.txt", "profile.txt", "profile.json", "folded.txt",
                                      "folded-time.txt", "flamegraph.svg")]
     if "listing" not in skip:

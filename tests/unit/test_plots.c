@@ -1,13 +1,17 @@
-/* plots/ (src/plots): the SVG writer (escaping, fitting text, ticks, numbers), the slices and
- * page sets the plots are drawn from, and mix.svg and footprint.svg from hand-built data: the
- * counts they carry, well-formed XML (by xmllint where it is installed), the same bytes twice,
- * no script and no external resource. */
+/* plots/ (src/plots): the SVG writer (escaping, fitting text, ticks, numbers), the slices,
+ * page sets and address heat map the plots are drawn from, the heat map's colour levels, and
+ * mix.svg, footprint.svg, addresses.svg and FULL's registers.svg from hand-built data: the
+ * counts they carry,
+ * well-formed XML (by xmllint where it is installed), the same bytes twice, no script and no
+ * external resource. */
 #include <check.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "formats/full.h"
+#include "plots/heatmap.h"
 #include "plots/plots.h"
 #include "plots/svg.h"
 
@@ -124,6 +128,104 @@ START_TEST(test_page_set)
 	ck_assert_int_eq(tm_page_set_add(&p, 7919 * 500), 0);
 	ck_assert_int_eq(p.err, 0);
 	tm_page_set_free(&p);
+}
+END_TEST
+
+/* The sum of the counts of kind over every slice and row. */
+static uint64_t heat_total(const struct tm_addr_heat *h, unsigned kind)
+{
+	uint64_t sum = 0;
+	for (size_t k = kind; k < (size_t)TM_PLOT_SLICES * TM_ADDR_ROWS * TM_ACCESS_KINDS;
+	     k += TM_ACCESS_KINDS)
+		sum += h->count[k];
+	return sum;
+}
+
+/* The count of kind in slice j of the row of addr's block, or -1 when it has no row. */
+static long long heat_count(const struct tm_addr_heat *h, unsigned j, uint64_t addr, unsigned kind)
+{
+	for (unsigned r = 0; r < h->n_rows; r++)
+		if (h->block[r] == addr >> h->shift)
+			return (long long)
+			    h->count[((size_t)j * TM_ADDR_ROWS + r) * TM_ACCESS_KINDS + kind];
+	return -1;
+}
+
+START_TEST(test_addr_heat)
+{
+	struct tm_addr_heat h;
+	ck_assert_int_eq(tm_addr_heat_init(&h), 0);
+	tm_addr_heat_add(&h, 0, 0x400010, TM_ACCESS_FETCH);
+	tm_addr_heat_add(&h, 0, 0x400ff0, TM_ACCESS_FETCH); /* the same page */
+	tm_addr_heat_add(&h, 3, 0x7fff0008, TM_ACCESS_WRITE);
+	tm_addr_heat_add(&h, 3, 0x400000, TM_ACCESS_READ);
+	ck_assert_uint_eq(h.n_rows, 2);
+	ck_assert_uint_eq(h.shift, 12);
+	ck_assert_int_eq(heat_count(&h, 0, 0x400000, TM_ACCESS_FETCH), 2);
+	ck_assert_int_eq(heat_count(&h, 3, 0x400000, TM_ACCESS_READ), 1);
+	ck_assert_int_eq(heat_count(&h, 3, 0x7fff0000, TM_ACCESS_WRITE), 1);
+
+	/* 200 pages from 0x1000000: past 128 rows, the blocks double until they fit, and every
+	 * count stays, added up by block */
+	for (uint64_t p = 0; p < 200; p++)
+		for (uint64_t k = 0; k <= p % 3; k++)
+			tm_addr_heat_add(&h, (unsigned)(p % 7), 0x1000000 + (p << 12),
+					 TM_ACCESS_READ);
+	ck_assert_uint_le(h.n_rows, TM_ADDR_ROWS);
+	ck_assert_uint_eq(h.shift, 13); /* 100 blocks of 8 KiB, and the two before */
+	ck_assert_uint_eq(h.n_rows, 102);
+	ck_assert_uint_eq(heat_total(&h, TM_ACCESS_READ), 1 + (67 * 1 + 67 * 2 + 66 * 3));
+	ck_assert_uint_eq(heat_total(&h, TM_ACCESS_FETCH), 2);
+	ck_assert_uint_eq(heat_total(&h, TM_ACCESS_WRITE), 1);
+	/* pages 0 and 1 (0 and 1 reads, in slices 0 and 1) are the first block */
+	ck_assert_int_eq(heat_count(&h, 0, 0x1000000, TM_ACCESS_READ), 1);
+	ck_assert_int_eq(heat_count(&h, 1, 0x1001000, TM_ACCESS_READ), 2);
+	ck_assert_int_eq(heat_count(&h, 0, 0x400000, TM_ACCESS_FETCH), 2);
+
+	/* the slices merge in pairs, as tm_slices' do */
+	tm_addr_heat_merge(&h);
+	ck_assert_uint_eq(h.slice_shift, 1);
+	ck_assert_int_eq(heat_count(&h, 0, 0x1000000, TM_ACCESS_READ), 3);
+	ck_assert_int_eq(heat_count(&h, 1, 0x7fff0000, TM_ACCESS_WRITE), 1);
+	ck_assert_uint_eq(heat_total(&h, TM_ACCESS_READ), 1 + (67 * 1 + 67 * 2 + 66 * 3));
+	tm_addr_heat_free(&h);
+
+	/* addresses all over 64 bits: the table stays bounded, the blocks grow to fit */
+	ck_assert_int_eq(tm_addr_heat_init(&h), 0);
+	uint64_t x = 88172645463325252ull;
+	for (unsigned k = 0; k < 100000; k++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		tm_addr_heat_add(&h, k % TM_PLOT_SLICES, x, TM_ACCESS_WRITE);
+	}
+	tm_addr_heat_add(&h, 0, UINT64_MAX, TM_ACCESS_WRITE);
+	ck_assert_uint_le(h.n_rows, TM_ADDR_ROWS);
+	ck_assert_uint_le(h.shift, 57);
+	ck_assert_uint_eq(heat_total(&h, TM_ACCESS_WRITE), 100001);
+	tm_addr_heat_free(&h);
+}
+END_TEST
+
+START_TEST(test_heat_levels)
+{
+	uint64_t low[TM_HEAT_LEVELS];
+	ck_assert_uint_eq(tm_heat_levels(1, low), 1);
+	ck_assert_uint_eq(low[0], 1);
+	ck_assert_uint_eq(tm_heat_levels(5, low), 5); /* a colour per count */
+	ck_assert_uint_eq(low[4], 5);
+	ck_assert_uint_eq(tm_heat_levels(9, low), TM_HEAT_LEVELS);
+	for (unsigned l = 1; l < TM_HEAT_LEVELS; l++)
+		ck_assert_uint_gt(low[l], low[l - 1]);
+	ck_assert_uint_le(low[TM_HEAT_LEVELS - 1], 9);
+	/* equal steps of the logarithm: 1000^(l/8), rounded up */
+	ck_assert_uint_eq(tm_heat_levels(1000, low), TM_HEAT_LEVELS);
+	ck_assert_uint_eq(low[0], 1);
+	ck_assert_uint_eq(low[1], 3);	/* 2.37 */
+	ck_assert_uint_eq(low[3], 14);	/* 13.3 */
+	ck_assert_uint_eq(low[4], 32);	/* 31.6 */
+	ck_assert_uint_eq(low[7], 422); /* 421.7 */
+	ck_assert_str_ne(tm_heat_colour(0), tm_heat_colour(TM_HEAT_LEVELS - 1));
 }
 END_TEST
 
@@ -258,6 +360,173 @@ START_TEST(test_footprint)
 }
 END_TEST
 
+static void write_addresses(FILE *f, const void *d)
+{
+	tm_plot_addresses(f, d);
+}
+
+/* The text of attribute attr of the element that carries key="value", or "" (in buf). */
+static const char *attribute_text(const char *svg, const char *key, const char *value,
+				  const char *attr, char *buf, size_t len)
+{
+	char pattern[128];
+	snprintf(pattern, sizeof(pattern), "%s=\"%s\"", key, value);
+	const char *at = strstr(svg, pattern), *end = at ? strchr(at, '>') : NULL;
+	snprintf(pattern, sizeof(pattern), "%s=\"", attr);
+	const char *a = at ? strstr(at, pattern) : NULL;
+	buf[0] = 0;
+	if (a && a < end) {
+		a += strlen(pattern);
+		snprintf(buf, len, "%.*s", (int)(strchr(a, '"') - a), a);
+	}
+	return buf;
+}
+
+static size_t occurrences(const char *s, const char *what)
+{
+	size_t n = 0;
+	for (const char *at = strstr(s, what); at; at = strstr(at + 1, what))
+		n++;
+	return n;
+}
+
+START_TEST(test_addresses)
+{
+	/* code at 0x400000 (two pages), heap at 0x10000000, stack at 0x7fff0000, over 600
+	 * records in slices of 4 */
+	struct tm_plot_data d;
+	struct tm_addr_heat h;
+	hand_data(&d);
+	ck_assert_int_eq(tm_addr_heat_init(&h), 0);
+	for (uint64_t r = 0; r < 600; r++) {
+		tm_addr_heat_add(&h, (unsigned)(r >> d.slices.shift),
+				 0x400000 + (r % 2) * 0x1000 + r % 64, TM_ACCESS_FETCH);
+		if (r % 3 == 0)
+			tm_addr_heat_add(&h, (unsigned)(r >> d.slices.shift), 0x10000000 + r * 4,
+					 TM_ACCESS_READ);
+		if (r >= 300 && r % 10 == 0)
+			tm_addr_heat_add(&h, (unsigned)(r >> d.slices.shift), 0x7fff0ff0,
+					 TM_ACCESS_WRITE);
+	}
+	d.heat = &h;
+	char *svg, buf[64];
+	check_plot(write_addresses, &d, &svg);
+	ck_assert_int_eq(attribute(svg, "data-panel", "fetch", "data-total"), 600);
+	ck_assert_int_eq(attribute(svg, "data-panel", "read", "data-total"), 200);
+	ck_assert_int_eq(attribute(svg, "data-panel", "write", "data-total"), 30);
+	ck_assert_str_eq(
+	    attribute_text(svg, "data-row", "0x400000", "data-counts", buf, sizeof(buf)),
+	    "300 0 0");
+	ck_assert_str_eq(
+	    attribute_text(svg, "data-row", "0x401000", "data-counts", buf, sizeof(buf)),
+	    "300 0 0");
+	ck_assert_str_eq(
+	    attribute_text(svg, "data-row", "0x10000000", "data-counts", buf, sizeof(buf)),
+	    "0 200 0");
+	ck_assert_str_eq(
+	    attribute_text(svg, "data-row", "0x7fff0000", "data-counts", buf, sizeof(buf)),
+	    "0 0 30");
+	/* rows from the highest address down; three groups, two breaks */
+	const char *top = strstr(svg, "data-row=\"0x7fff0000\""),
+		   *code = strstr(svg, "data-row=\"0x401000\""),
+		   *bottom = strstr(svg, "data-row=\"0x400000\"");
+	ck_assert(top && code && bottom && top < code && code < bottom);
+	ck_assert_uint_eq(occurrences(svg, "class=\"break\""), 2);
+	ck_assert_ptr_nonnull(strstr(svg, "rows of 4 KiB"));
+	/* 150 slices of 4 records, drawn as 75 columns of 8: 4 fetches of each code page in
+	 * each, the most of any cell; a colour for each count from 1 to 4 */
+	ck_assert_int_eq(attribute(svg, "class", "heatmap", "data-columns"), 75);
+	ck_assert_int_eq(attribute(svg, "class", "heatmap", "data-max"), 4);
+	ck_assert_int_eq(attribute(svg, "data-level", "3", "data-from"), 4);
+	ck_assert_int_eq(attribute(svg, "data-level", "4", "data-from"), -1);
+	free(svg);
+
+	/* the blocks doubled: the rows say their size */
+	for (uint64_t p = 0; p < 200; p++)
+		tm_addr_heat_add(&h, 0, 0x20000000 + (p << 12), TM_ACCESS_READ);
+	check_plot(write_addresses, &d, &svg);
+	ck_assert_ptr_nonnull(strstr(svg, "rows of 8 KiB"));
+	ck_assert_int_eq(attribute(svg, "data-panel", "read", "data-total"), 400);
+	free(svg);
+	tm_addr_heat_free(&h);
+
+	/* records without addresses, and no records */
+	ck_assert_int_eq(tm_addr_heat_init(&h), 0);
+	check_plot(write_addresses, &d, &svg);
+	ck_assert_ptr_nonnull(strstr(svg, "give no addresses"));
+	ck_assert_ptr_null(strstr(svg, "<path"));
+	ck_assert_ptr_null(strstr(svg, "<polyline"));
+	free(svg);
+	tm_slices_free(&d.slices);
+	memset(&d, 0, sizeof(d));
+	ck_assert_int_eq(tm_slices_init(&d.slices), 0);
+	d.heat = &h;
+	check_plot(write_addresses, &d, &svg);
+	ck_assert_ptr_nonnull(strstr(svg, "has no records"));
+	free(svg);
+	d.heat = NULL; /* no batch came: the deriver's finish gives its table all the same */
+	check_plot(write_addresses, &d, &svg);
+	ck_assert_ptr_nonnull(strstr(svg, "has no records"));
+	free(svg);
+	tm_slices_free(&d.slices);
+	tm_addr_heat_free(&h);
+}
+END_TEST
+
+static void write_registers(FILE *f, const void *h)
+{
+	ck_assert_int_eq(full_reg_heat_draw(h, f), 0);
+}
+
+START_TEST(test_registers)
+{
+	/* 1000 FULL records: r3 changes at every record, f31 at every tenth, ctr (the fifth
+	 * special register) at the 700th */
+	static struct full_record recs[1000];
+	memset(recs, 0, sizeof(recs));
+	for (unsigned i = 0; i < 1000; i++) {
+		recs[i].gpr_changed = 1u << 3;
+		recs[i].fpr_changed = i % 10 ? 0 : 1u << 31;
+		recs[i].spr_changed = i == 700 ? 1u << 4 : 0;
+	}
+	struct full_reg_heat h;
+	ck_assert_int_eq(full_reg_heat_init(&h), 0);
+	for (unsigned i = 0; i < 1000; i += 250) { /* in four batches */
+		struct tm_chunk c = {.first_record = i,
+				     .records = recs + i,
+				     .n_records = 250,
+				     .record_size = sizeof(recs[0])};
+		full_reg_heat_update(&h, &c);
+	}
+	ck_assert_uint_eq(h.records, 1000);
+	ck_assert_uint_eq(h.shift, 2);
+	char *svg, buf[64];
+	check_plot(write_registers, (const void *)&h, &svg);
+	ck_assert_int_eq(attribute(svg, "data-panel", "writes", "data-total"), 1101);
+	ck_assert_str_eq(attribute_text(svg, "data-row", "r3", "data-counts", buf, sizeof(buf)),
+			 "1000");
+	ck_assert_str_eq(attribute_text(svg, "data-row", "f31", "data-counts", buf, sizeof(buf)),
+			 "100");
+	ck_assert_str_eq(attribute_text(svg, "data-row", "ctr", "data-counts", buf, sizeof(buf)),
+			 "1");
+	ck_assert_int_eq(attribute(svg, "data-row", "r4", "data-counts"), -1);
+	/* three families, two breaks; the rows in register order */
+	ck_assert_uint_eq(occurrences(svg, "class=\"break\""), 2);
+	ck_assert(strstr(svg, "data-row=\"r3\"") < strstr(svg, "data-row=\"f31\""));
+	ck_assert(strstr(svg, "data-row=\"f31\"") < strstr(svg, "data-row=\"ctr\""));
+	ck_assert_int_eq(attribute(svg, "class", "heatmap", "data-max"), 4);
+	free(svg);
+	full_reg_heat_free(&h);
+
+	ck_assert_int_eq(full_reg_heat_init(&h), 0);
+	check_plot(write_registers, (const void *)&h, &svg);
+	ck_assert_ptr_nonnull(strstr(svg, "has no records"));
+	ck_assert_ptr_null(strstr(svg, "<path"));
+	free(svg);
+	full_reg_heat_free(&h);
+}
+END_TEST
+
 static Suite *plots_suite(void)
 {
 	Suite *s = suite_create("plots");
@@ -267,8 +536,12 @@ static Suite *plots_suite(void)
 	tcase_add_test(tc, test_ticks);
 	tcase_add_test(tc, test_slices);
 	tcase_add_test(tc, test_page_set);
+	tcase_add_test(tc, test_addr_heat);
+	tcase_add_test(tc, test_heat_levels);
 	tcase_add_test(tc, test_mix);
 	tcase_add_test(tc, test_footprint);
+	tcase_add_test(tc, test_addresses);
+	tcase_add_test(tc, test_registers);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -61,6 +61,7 @@ static unsigned expected_views(struct expected_view *e, const char *stem)
 	e[n++].kind = TM_VIEW_RECORDS;
 	e[n++] = (struct expected_view){"plots/mix.svg", TM_VIEW_TABLE};
 	e[n++] = (struct expected_view){"plots/footprint.svg", TM_VIEW_TABLE};
+	e[n++] = (struct expected_view){"plots/addresses.svg", TM_VIEW_TABLE};
 	return n;
 }
 
