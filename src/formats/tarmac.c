@@ -500,7 +500,8 @@ static unsigned tarmac_accesses(const struct tm_chunk *c, size_t i, struct tm_ac
 	.stats_update = tarmac_stats_update, .stats_finish = tarmac_stats_finish,                  \
 	.stats_free = tarmac_stats_free, .extra_views = tarmac_extra_views,                        \
 	.n_extra_views = ARRAY_SIZE(tarmac_extra_views), .instruction = tarmac_instruction,        \
-	.accesses = tarmac_accesses
+	.accesses = tarmac_accesses, .table_views = tarmac_table_views,                            \
+	.n_table_views = TARMAC_N_TABLE_VIEWS
 
 const struct tm_format tm_format_tarmac = {
     .name = "tarmac",
@@ -510,6 +511,7 @@ const struct tm_format tm_format_tarmac = {
     .class_ext = "tarmac",
     .name_bid = tarmac_name_bid,
     .content_bid = tarmac_content_bid,
+    .tables_finish = tarmac_tables_finish,
     TARMAC_FORMAT_COMMON,
 };
 
@@ -522,5 +524,6 @@ const struct tm_format tm_format_qemu4v = {
     .class_ext = "qemu4v",
     .name_bid = qemu4v_name_bid,
     .content_bid = qemu4v_content_bid,
+    .tables_finish = qemu4v_tables_finish,
     TARMAC_FORMAT_COMMON,
 };

@@ -9,7 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "plots/series.h"
 #include "tracemount/footprint.h"
 #include "tracemount/format.h"
 #include "tracemount/names.h"
@@ -134,11 +136,22 @@ struct tarmac_stats {
 	uint64_t crlf;
 	bool capped; /* a footprint reached TARMAC_MAX_BLOCKS */
 	struct tm_footprint code, data;
+	/* plots/processors.svg: instructions (executed and condition-failed) of each processor
+	 * over time, or over the records when the first instruction has no time */
+	struct tm_series processors;
+	bool axis_set, by_time;
+	uint64_t axis_time; /* the time of the last timed instruction */
 };
 
 int tarmac_stats_init(void *stats);
 void tarmac_stats_update(void *stats, const struct tm_chunk *c);
 int tarmac_stats_finish(void *stats, struct json_object *obj, struct tm_diag *diag);
 void tarmac_stats_free(void *stats);
+#define TARMAC_N_TABLE_VIEWS 1
+extern const char *const tarmac_table_views[TARMAC_N_TABLE_VIEWS];
+/* Counts instruction record r, number record of the trace, in s->processors. */
+void tarmac_plot_count(struct tarmac_stats *s, const struct tarmac_record *r, uint64_t record);
+int tarmac_tables_finish(void *stats, FILE *const *out);
+int qemu4v_tables_finish(void *stats, FILE *const *out);
 
 #endif

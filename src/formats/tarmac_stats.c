@@ -24,7 +24,7 @@ int tarmac_stats_init(void *p)
 	s->pc_min = s->addr_min = UINT64_MAX;
 	tm_footprint_init(&s->code);
 	tm_footprint_init(&s->data);
-	return 0;
+	return tm_series_init(&s->processors);
 }
 
 static void count_span(struct tm_names *t, const uint8_t *line, struct tarmac_span sp,
@@ -113,6 +113,7 @@ void tarmac_stats_update(void *p, const struct tm_chunk *c)
 			s->pc_min = r->addr < s->pc_min ? r->addr : s->pc_min;
 			s->pc_max = r->addr > s->pc_max ? r->addr : s->pc_max;
 			add_line(&s->code, r->addr, &s->capped);
+			tarmac_plot_count(s, r, c->first_record + i);
 			break;
 		case TC_READ:
 		case TC_WRITE:
@@ -243,4 +244,5 @@ void tarmac_stats_free(void *p)
 	tm_names_free(&s->registers);
 	tm_footprint_free(&s->code);
 	tm_footprint_free(&s->data);
+	tm_series_free(&s->processors);
 }

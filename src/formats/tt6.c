@@ -330,9 +330,10 @@ unsigned tt6_accesses(const struct tm_chunk *c, size_t i, struct tm_access *out)
 	.common_classes = CLASS_BIT(TT6_INITIAL), .record_size = sizeof(struct tt6_record),        \
 	.state_size = sizeof(struct tt6_state), .chunk_records = 16384,                            \
 	.state_init = tt6_state_init, .dump = &tt6_dump_ops,                                       \
-	.stats_size = sizeof(struct tt6_stats), .stats_init = tt6_stats_init,                      \
-	.stats_update = tt6_stats_update, .stats_free = tt6_stats_free,                            \
-	.instruction = tt6_instruction, .accesses = tt6_accesses
+	.stats_size = sizeof(struct tt6_trace_stats), .stats_init = tt6_trace_stats_init,          \
+	.stats_update = tt6_trace_stats_update, .stats_free = tt6_trace_stats_free,                \
+	.instruction = tt6_instruction, .accesses = tt6_accesses, .table_views = tt6_table_views,  \
+	.n_table_views = TT6_N_TABLE_VIEWS
 
 const struct tm_format tm_format_tt6 = {
     .name = "tt6",
@@ -344,6 +345,7 @@ const struct tm_format tm_format_tt6 = {
     .name_bid = tt6_name_bid,
     .decode = tt6_decode,
     .stats_finish = tt6_stats_finish,
+    .tables_finish = tt6_tables_finish,
     .extra_views = tt6_extra_views,
     .n_extra_views = ARRAY_SIZE(tt6_extra_views),
     TT6_COMMON,
@@ -359,6 +361,7 @@ const struct tm_format tm_format_tt6e = {
     .name_bid = tt6e_name_bid,
     .decode = tt6e_decode,
     .stats_finish = tt6e_stats_finish,
+    .tables_finish = tt6e_tables_finish,
     .extra_views = tt6e_extra_views,
     .n_extra_views = ARRAY_SIZE(tt6e_extra_views),
     TT6_COMMON,

@@ -7,7 +7,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "plots/series.h"
 #include "ppc.h"
 #include "tracemount/footprint.h"
 #include "tracemount/format.h"
@@ -204,5 +206,20 @@ int tt6_stats_common(struct tt6_stats *s, struct json_object *obj, struct tm_dia
 int tt6_stats_finish(void *stats, struct json_object *obj, struct tm_diag *diag);
 int tt6e_stats_finish(void *stats, struct json_object *obj, struct tm_diag *diag);
 void tt6_stats_free(void *stats);
+
+/* The statistics of a TT6 or TT6E trace: FULL's (struct tt6_stats, first, so that
+ * tt6_stats_finish takes it), and plots/sync.svg's counts (tt6_plots.c). */
+struct tt6_trace_stats {
+	struct tt6_stats s;
+	struct tm_series sync; /* sync records by kind (sync_kind), over the records */
+};
+
+int tt6_trace_stats_init(void *stats);
+void tt6_trace_stats_update(void *stats, const struct tm_chunk *c);
+void tt6_trace_stats_free(void *stats);
+#define TT6_N_TABLE_VIEWS 1
+extern const char *const tt6_table_views[TT6_N_TABLE_VIEWS];
+int tt6_tables_finish(void *stats, FILE *const *out);
+int tt6e_tables_finish(void *stats, FILE *const *out);
 
 #endif

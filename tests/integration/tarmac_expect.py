@@ -5,6 +5,8 @@ plain Python string splitting, never from tracemount's output.
         writes OUTDIR/dump.txt, OUTDIR/class/NAME.txt and NAME.EXT, OUTDIR/cpu/N.txt,
         OUTDIR/convert/STEM.din and OUTDIR/meta.json (line count, the lines this reader could
         not read, stats.json's expected counts). TRACE may be gzip.
+    tarmac_expect.py processors OUTDIR SVG
+        compares the plots/processors.svg at SVG with OUTDIR's model, as compare does.
     tarmac_expect.py compare OUTDIR MOUNTED_FOLDER LABEL
         compares the mounted folder with OUTDIR and prints one
         "description<TAB>expected<TAB>actual" line per check.
@@ -30,6 +32,10 @@ The rules (doc/views.md, doc/formats.md):
   attribute letters end in _I (an RTL instruction fetch), is an event.
 - stats.json time: first, last, min and max over the times of 0 and more.
 - convert/STEM.din: "2 VA" per IT, "0 VA" per read, "1 VA" per write, hex without 0x.
+- plots/processors.svg (series_expect.py): a lane per processor ("cpu N", the first 8 to run
+  an instruction, the rest "other cpus") of its IT, IS and ES lines (but failed fetches); x is
+  the time when the first of them has one (a line without one counts at the last time seen),
+  else the line's number from 0; the unit the first line's with a time.
 - calls/: six views, and calls/cpu/N/ the same six for each cpu below 16 with IT or IS lines
   when two or more cpus have some (their content is calls_expect.py's).
 """
@@ -39,6 +45,7 @@ import os
 import re
 import sys
 
+import series_expect
 from trace_bytes import read_bytes
 
 CLASSES = ["instructions", "skipped", "fetch_failed", "memory_reads", "memory_writes",
@@ -118,6 +125,56 @@ def read_line(line):
     if kind in EVENT_KINDS:
         return "events", cpu, time, b"E " + b" ".join(toks[i:]), None, facts
     return None
+
+
+TIME_AND_UNIT = re.compile(rb"(-?[0-9]{1,18})([a-z]{1,8})\Z")
+ES_INSTRUCTION = re.compile(rb"\([0-9a-fA-F_]+:[0-9a-fA-F]")
+
+
+def processors_model(lines):
+    """plots/processors.svg's lanes and x axis, read from the lines on their own (ES lines
+    too): (series_expect.model's dict, the x axis's label)."""
+    events, names = [], {}
+    last_cpu, unit, by_time, at = 0, None, None, 0
+    for n, line in enumerate(lines):
+        toks = [t for t in line.rstrip(b"\r\n").replace(b"\t", b" ").split(b" ") if t]
+        i, time = 0, None
+        if len(toks) > 1 and DEC.match(toks[0]) and UNIT.match(toks[1]):
+            time, u, i = int(toks[0]), toks[1], 2
+        elif toks and TIME_AND_UNIT.match(toks[0]):
+            m = TIME_AND_UNIT.match(toks[0])
+            time, u, i = int(m.group(1)), m.group(2), 1
+        if time is not None and unit is None:
+            unit = u.decode()
+        cpu = None
+        if i < len(toks) and CPU.match(toks[i]):
+            cpu, i = int(CPU.match(toks[i]).group(1)), i + 1
+        elif i + 1 < len(toks) and DEC.match(toks[i]) and toks[i + 1] in (b"IT", b"IS"):
+            cpu, i = int(toks[i]), i + 1
+        kind = toks[i] if i < len(toks) else b""
+        insn = (kind in (b"IT", b"IS") and i + 1 < len(toks) and toks[i + 1].startswith(b"(")) \
+            or (kind == b"ES" and i + 1 < len(toks) and ES_INSTRUCTION.match(toks[i + 1]))
+        failed = kind == b"ES" and FETCH_FAILED.match(line)
+        if kind in (b"IT", b"IS", b"ES") and (insn or failed):
+            last_cpu = cpu if cpu is not None else last_cpu
+        if not insn or failed:
+            continue
+        timed = time is not None and time >= 0
+        if by_time is None:
+            by_time = timed
+        if by_time and timed:
+            at = time
+        if last_cpu not in names:
+            names[last_cpu] = "cpu %d" % last_cpu if len(names) < 8 else "other cpus"
+        events.append((at if by_time else n, names[last_cpu]))
+    if by_time:
+        label = "time (%s)" % unit
+        origin = events[0][0]
+        if origin:
+            label = "time since %d %s (%s)" % (origin, unit, unit)
+    else:
+        label = "position in the trace (records)"
+    return series_expect.model(events), label
 
 
 def ranked(counter, limit=None):
@@ -218,6 +275,7 @@ def expect(trace, outdir, stem, ext):
                 f.writelines(content)
     meta = {"ext": ext, "lines": len(lines), "foreign": foreign, "stats": stats,
             "views": sorted(views) if not foreign else [],
+            "processors": processors_model(lines),
             "derived": ["spix/%s.spixcounts" % stem, "spix/summary.txt"] +
             ["calls/" + c + v for c in [""] + (["cpu/%d/" % k for k in sorted(ran) if k < 16]
                                                if len(ran) > 1 else [])
@@ -225,7 +283,7 @@ def expect(trace, outdir, stem, ext):
                        "folded-time.txt", "flamegraph.svg")] +
             ["plots/mix.svg", "plots/footprint.svg"] +
             ["plots/hot.svg"] +  # calls/' hottest functions
-            ["plots/addresses.svg"],
+            ["plots/addresses.svg", "plots/processors.svg"],
             "known": {c: [l.decode("latin-1") for l in known[c]] for c in CLASSES}}
     with open(os.path.join(outdir, "meta.json"), "w") as f:
         json.dump(meta, f)
@@ -252,6 +310,9 @@ def compare(outdir, mnt, label):
     check("dump.txt has one line per line of the trace", meta["lines"],
           len(split_lines(mounted("dump.txt"))))
     check("no unknown line", 0, stats["classes"]["unknown"])
+    want, axis = meta["processors"]
+    series_expect.compare(os.path.join(mnt, "plots/processors.svg"), want,
+                          "plots/processors.svg", axis, check)
     # No line lost: the class streams, and the cpu files, hold every line once.
     streams = b"".join(mounted("class/%s.%s" % (c, ext)) for c in CLASSES)
     check("the class streams hold every line of the trace once", "yes",
@@ -299,6 +360,12 @@ def compare(outdir, mnt, label):
 def main(argv):
     if len(argv) == 6 and argv[1] == "expect":
         expect(argv[2], argv[3], argv[4], argv[5])
+    elif len(argv) == 4 and argv[1] == "processors":
+        want, axis = json.load(open(os.path.join(argv[2], "meta.json")))["processors"]
+        out = []
+        series_expect.compare(argv[3], want, "plots/processors.svg", axis,
+                              lambda what, w, g: out.append("%s\t%s\t%s" % (what, w, g)))
+        print("\n".join(out))
     elif len(argv) == 5 and argv[1] == "compare":
         compare(argv[2], argv[3], argv[4])
     else:

@@ -49,6 +49,8 @@ M=$TM_MNT
 plots_of() {
 	case $1 in
 	gen.full) echo "$PLOTS registers.svg" ;;
+	*.tarmac | *.qemu4v) echo "$PLOTS processors.svg" ;;
+	*.tt6 | *.tt6e) echo "$PLOTS sync.svg" ;;
 	*) echo "$PLOTS" ;;
 	esac
 }

@@ -10,7 +10,7 @@
 #   as MicroTESK writes them (tracer_0001.log: three cpus, M and R lines without cpu, -1
 #   before the first instruction, times stepping back between cpus), as older MicroTESK logs
 #   without the cpu field (.q4v), and as Fast Models multi-core (four cpus, cpuN tokens,
-#   16-digit addresses, ns).
+#   16-digit addresses, ns), and the same with twelve cpus and no time stamps.
 #
 # For each: the format recognised; tarmac_expect.py compare (every view byte for byte and
 # every stats.json key, or for parsertest.txt that every line is in one class stream and one
@@ -18,6 +18,11 @@
 # dump.txt against the trace's lines, grep -c of the .din against the instruction and write
 # counts, stat sizes, tail, dd reads at random offsets, `tracemount cat` (the mounted bytes)
 # and `tracemount ls` (the stat sizes).
+#
+# plots/processors.svg (doc/plots.md) of each, against the model's lanes (series_expect.py
+# through tarmac_expect.py, which reads the ES lines of the real ES-dialect traces too):
+# xmllint, headless Chromium (plots_check.py browser: no error, script or request, data drawn,
+# texts inside the picture and apart), and a control: a slice's count off by one fails.
 . "$(dirname "$0")/lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -37,7 +42,11 @@ if [ -d "$R" ]; then
 		"$R/calculator-aarch64-gem5.tarmac" "$R/parsertest.txt" "$SRC/real/"
 	gzip -9 -c "$R/calculator-aarch64-gem5.tarmac" >"$SRC/real/gem5.tarmac.gz"
 	cp "$R/calculator-aarch32-fastmodel.tarmac" "$SRC/real/run.log"
+	cp "$R/calculator-aarch32-es-ld-st-style.tarmac" "$R/calculator-aarch64-es-ld-st-style.tarmac" \
+		"$SRC/real/"
 	TRACES="real/calculator-aarch32-fastmodel.tarmac tarmac
+real/calculator-aarch32-es-ld-st-style.tarmac tarmac
+real/calculator-aarch64-es-ld-st-style.tarmac tarmac
 real/calculator-aarch64-fastmodel.tarmac tarmac
 real/calculator-aarch64-gem5.tarmac tarmac
 real/gem5.tarmac.gz tarmac
@@ -53,7 +62,11 @@ gzip -c "$SRC/gen/spec.qemu4v" >"$SRC/gen/sub/spec.qemu4v.gz"
 "$GEN_TARMAC" --lines 20000 --seed 13 --dialect microtesk-old >"$SRC/gen/old.q4v"
 "$GEN_TARMAC" --lines 50000 --seed 14 --dialect fastmodel --cpus 4 --addr64 --unit ns \
 	>"$SRC/gen/multi.tarmac"
+# no time stamps: plots/processors.svg counts by line, in eight lanes and the others'
+"$GEN_TARMAC" --lines 30000 --seed 15 --dialect fastmodel --cpus 12 |
+	sed -E 's/^-?[0-9]+ [a-z]+ //' >"$SRC/gen/untimed.tarmac"
 TRACES="$TRACES
+gen/untimed.tarmac tarmac
 gen/spec.qemu4v qemu4v
 gen/sub/spec.qemu4v.gz qemu4v
 gen/tracer_0001.log qemu4v
@@ -171,6 +184,50 @@ if [ -d "$R" ]; then
 fi
 check "gen/sub/spec.qemu4v.gz: every view equals that of gen/spec.qemu4v (but stats.json)" \
 	diff -r -x stats.json "$MNT/gen/spec.qemu4v" "$MNT/gen/sub/spec.qemu4v.gz"
+
+# plots/processors.svg: well-formed, in a browser, and a control for the model's check
+files=()
+while read -r t fmt; do
+	if command -v xmllint >/dev/null; then
+		check "$t: plots/processors.svg is well-formed XML" \
+			xmllint --noout "$MNT/$t/plots/processors.svg"
+	fi
+	files+=("$MNT/$t/plots/processors.svg")
+done <<<"$TRACES"
+command -v xmllint >/dev/null || echo "SKIP: xmllint is absent (Debian's libxml2-utils)"
+check_eq "gen/untimed.tarmac: plots/processors.svg counts by line, the cpus past 8 as others" \
+	"other cpus|position in the trace (records)" \
+	"$(grep -o 'position in the trace (records)\|data-series="other cpus"' \
+		"$MNT/gen/untimed.tarmac/plots/processors.svg" | sed 's/data-series="\(.*\)"/\1/' |
+		sort -u | paste -sd'|')"
+mkdir -p "$TM_TMP/controls"
+sed 's/data-counts="\([0-9]*\)/data-counts="1\1/' "$MNT/gen/multi.tarmac/plots/processors.svg" \
+	>"$TM_TMP/controls/wrong.svg"
+"$PY" "$EXPECT" processors "$EXP/gen/multi.tarmac" "$TM_TMP/controls/wrong.svg" \
+	>"$TM_TMP/controls/wrong.out"
+check "a slice's count off in plots/processors.svg fails the model's check" \
+	awk -F'\t' '$2 != $3 { bad = 1 } END { exit !bad }' "$TM_TMP/controls/wrong.out"
+"$PY" "$EXPECT" processors "$EXP/gen/multi.tarmac" "$MNT/gen/multi.tarmac/plots/processors.svg" \
+	>"$TM_TMP/controls/right.out"
+check "the same check passes on the plot itself" \
+	awk -F'\t' '$2 != $3 { bad = 1 } END { exit bad || NR == 0 }' "$TM_TMP/controls/right.out"
+BROWSER=${TM_BROWSER:-$(command -v chromium || command -v chromium-browser || true)}
+if [ -n "$BROWSER" ]; then
+	timeout=30
+	[ -n "${TM_DAEMON_WRAP:-}" ] && timeout=300
+	check "Chromium opens every plots/processors.svg" "$PY" "$HERE/headless.py" "$BROWSER" \
+		"$TM_TMP/browser" "$timeout" "${files[@]}"
+	n=0
+	while read -r t fmt; do
+		[ -f "$TM_TMP/browser/$n.json" ] && check_compared "$t" "$PY" "$HERE/plots_check.py" \
+			browser "$t/plots/processors.svg" "$TM_TMP/browser/$n.json"
+		n=$((n + 1))
+	done <<<"$TRACES"
+elif [ "${TM_REQUIRE_BROWSER:-}" = 1 ]; then
+	check "chromium is installed, as TM_REQUIRE_BROWSER=1 asks (scripts/deps installs it)" false
+else
+	echo "SKIP: chromium is not installed (scripts/deps installs it): plots not opened"
+fi
 
 check "daemon still running" kill -0 "$TM_DAEMON_PID"
 unmount_tm

@@ -9,6 +9,9 @@
 # bl whose 32-bit target wraps around, .long for an unknown word, TT6E's ba 0x700 and rfi),
 # column by column as the model splits the lines. Also `tracemount cat` (the same bytes as the
 # mount), `tracemount ls` and `ls -l` (sizes equal wc -c) and wc -l dump.txt = records.
+# plots/sync.svg (doc/plots.md) of each against the model's lanes (tt6_expect.py, through
+# series_expect.py; one.tt6's and exact.tt6e's say they have no sync records), xmllint, headless Chromium
+# (plots_check.py browser) and a control: a slice's count off by one fails.
 . "$(dirname "$0")/lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -238,6 +241,46 @@ check_eq "exact.tt6: din: lmw word by word; dcbz gives no line in TT6" \
 	"$(grep -A5 '^2 00001060' "$MNT/exact.tt6/convert/exact.din" | paste -sd'|')"
 check_eq "exact.tt6: din: dcbz gives no line in TT6" "2 0000102c|2 00001030|0 00000ffe" \
 	"$(grep -A2 '^2 0000102c' "$MNT/exact.tt6/convert/exact.din" | paste -sd'|')"
+
+# plots/sync.svg: well-formed, in a browser, and a control for the model's check
+PLOTTED="prog.tt6 prog.tt6e sub/thread_001.tt6 sub/thread_002.tt6e sub/one.tt6 exact.tt6 exact.tt6e"
+files=()
+for t in $PLOTTED; do
+	if command -v xmllint >/dev/null; then
+		check "$t: plots/sync.svg is well-formed XML" xmllint --noout "$MNT/$t/plots/sync.svg"
+	fi
+	files+=("$MNT/$t/plots/sync.svg")
+done
+command -v xmllint >/dev/null || echo "SKIP: xmllint is absent (Debian's libxml2-utils)"
+mkdir -p "$TM_TMP/controls/plots"
+sed 's/data-counts="\([0-9]*\)/data-counts="1\1/' "$MNT/prog.tt6/plots/sync.svg" \
+	>"$TM_TMP/controls/plots/sync.svg"
+"$PY" "$HERE/tt6_expect.py" syncplot "$SRC/prog.tt6" "$TM_TMP/controls" >"$TM_TMP/controls/wrong.out"
+check "a slice's count off in plots/sync.svg fails the model's check" \
+	awk -F'\t' '$2 != $3 { bad = 1 } END { exit !bad }' "$TM_TMP/controls/wrong.out"
+"$PY" "$HERE/tt6_expect.py" syncplot "$SRC/prog.tt6" "$MNT/prog.tt6" >"$TM_TMP/controls/right.out"
+check "the same check passes on the plot itself" \
+	awk -F'\t' '$2 != $3 { bad = 1 } END { exit bad || NR == 0 }' "$TM_TMP/controls/right.out"
+BROWSER=${TM_BROWSER:-$(command -v chromium || command -v chromium-browser || true)}
+if [ -n "$BROWSER" ]; then
+	timeout=30
+	[ -n "${TM_DAEMON_WRAP:-}" ] && timeout=300
+	check "Chromium opens every plots/sync.svg" "$PY" "$HERE/headless.py" "$BROWSER" \
+		"$TM_TMP/browser" "$timeout" "${files[@]}"
+	n=0
+	for t in $PLOTTED; do
+		nodata=
+		# no sync records (one.tt6, exact.tt6e): the plot says so (the model checks it)
+		grep -q "no sync records" "$MNT/$t/plots/sync.svg" && nodata=nodata
+		[ -f "$TM_TMP/browser/$n.json" ] && check_compared "$t" "$PY" "$HERE/plots_check.py" \
+			browser "$t/plots/sync.svg" "$TM_TMP/browser/$n.json" $nodata
+		n=$((n + 1))
+	done
+elif [ "${TM_REQUIRE_BROWSER:-}" = 1 ]; then
+	check "chromium is installed, as TM_REQUIRE_BROWSER=1 asks (scripts/deps installs it)" false
+else
+	echo "SKIP: chromium is not installed (scripts/deps installs it): plots not opened"
+fi
 
 # Record counts, tracemount cat, tracemount ls and ls -l, for every trace.
 cd "$SRC" || exit 1

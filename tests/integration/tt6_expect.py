@@ -30,6 +30,8 @@ Shared by the tt6 tests (the unit tests run it too), as a module or from the com
       generator before tracemount is judged
   tt6_expect.py convert TRACE FORMAT OUT
       the expected TT6 <-> TT6E conversion of TRACE
+  tt6_expect.py syncplot TRACE DIR
+      compares DIR/plots/sync.svg with the model's (series_expect.py), as compare does
   tt6_expect.py columns DUMP
       the columns of each line of a dump.txt, tab-separated (MALFORMED for a line whose
       columns are not where doc/views.md puts them), so that tests name the values they expect
@@ -43,6 +45,8 @@ import json
 import os
 import struct
 import sys
+
+import series_expect
 
 CLASSES = ["compute", "flow", "memory", "memext", "escape", "sync"]
 ALL_CLASSES = CLASSES + ["initial_pc"]
@@ -658,6 +662,23 @@ def with_mnemonics(recs, truth):
     return recs
 
 
+def sync_plot_model(recs):
+    """plots/sync.svg (doc/plots.md): the sync records of each kind, by their record's number
+    (records from 0, the initial_pc included), over the records."""
+    events = [(i, r.get("kind")) for i, r in enumerate(recs) if r.kind == "sync"]
+    return series_expect.model(events, reach=(0, len(recs) - 1) if recs else ())
+
+
+def compare_sync_plot(recs, d, name, check):
+    path = os.path.join(d, "plots/sync.svg")
+    series_expect.compare(path, sync_plot_model(recs), "%s: plots/sync.svg" % name,
+                          "position in the trace (records)", check)
+    if not any(r.kind == "sync" for r in recs):
+        text = read(path)
+        check("%s: plots/sync.svg says there are no sync records" % name, True,
+              isinstance(text, bytes) and b"no sync records" in text)
+
+
 def compare(trace, d, source, fmt, errors=None, truncated=None, skip=(), partial_stats=False,
             truth=None):
     out = []
@@ -699,6 +720,7 @@ def compare(trace, d, source, fmt, errors=None, truncated=None, skip=(), partial
     views += ["plots/mix.svg", "plots/footprint.svg"]
     views += ["plots/hot.svg"]  # calls/' hottest functions
     views += ["plots/addresses.svg"]
+    views += ["plots/sync.svg"]
     views += ["calls/" + v for v in ("tree.txt", "profile.txt", "profile.json", "folded.txt",
                                      "folded-time.txt", "flamegraph.svg")]
     if "listing" not in skip:
@@ -747,6 +769,8 @@ def compare(trace, d, source, fmt, errors=None, truncated=None, skip=(), partial
     if "sync.txt" not in skip:
         check("%s: sync.txt" % name, None,
               first_diff(sync_lines(recs), lines_of(view("sync.txt")) or [], "sync.txt"))
+    if "plots/sync.svg" not in skip:
+        compare_sync_plot(recs, d, name, check)
     v = "convert/%s.din" % stem
     if v not in skip and "convert" not in skip:
         check("%s: %s" % (name, v), None, first_diff(din_lines(recs), lines_of(view(v)) or [], v))
@@ -916,6 +940,14 @@ def main(argv):
         p = selfcheck(truth, trace, fmt)
         print("\n".join(p) if p else "ok")
         return 1 if p else 0
+    elif cmd == "syncplot":
+        trace, d = argv[2:4]
+        out = []
+        recs = reference_decode(read(trace), os.path.splitext(trace)[1][1:])[0]
+        compare_sync_plot(recs, d, os.path.basename(trace),
+                          lambda desc, want, got: out.append("%s\t%s\t%s" % (
+                              desc, json.dumps(want), json.dumps(got))))
+        print("\n".join(out))
     elif cmd == "columns":
         with open(argv[2], encoding="utf-8", errors="replace") as fh:
             for line in fh:

@@ -1,0 +1,77 @@
+/* plots/processors.svg of QEMU4V and Tarmac traces (doc/plots.md): the instructions of each
+ * processor over the trace's time, so that a stall or an idle processor shows as a dip or a
+ * flat line. Counted by tarmac_stats_update (tarmac_plot_count), drawn when the pass ends. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tarmac.h"
+#include "plots/series.h"
+#include "plots/svg.h"
+
+const char *const tarmac_table_views[TARMAC_N_TABLE_VIEWS] = {"plots/processors.svg"};
+
+void tarmac_plot_count(struct tarmac_stats *s, const struct tarmac_record *r, uint64_t record)
+{
+	bool timed = (r->head.flags & F_TIME) && r->time >= 0;
+	if (!s->axis_set) { /* the first instruction decides: time, or records without it */
+		s->axis_set = true;
+		s->by_time = timed;
+	}
+	if (s->by_time && timed)
+		s->axis_time = (uint64_t)r->time;
+	tm_series_add(&s->processors, s->by_time ? s->axis_time : record,
+		      tm_series_column(&s->processors, r->cpu), 1);
+}
+
+static int tables_finish(struct tarmac_stats *s, FILE *out, const char *format)
+{
+	struct tm_series *p = &s->processors;
+	char names[TM_SERIES_MAX][32], unit[sizeof(s->unit)], title[160], num[32];
+	uint64_t instructions = 0;
+	for (unsigned j = 0; j < tm_series_used(p); j++)
+		for (unsigned c = 0; c <= TM_SERIES_MAX; c++)
+			instructions += p->v[j][c];
+	struct tm_series_style st = {
+	    .desc = "The instructions (executed and condition-failed) of each processor in each "
+		    "slice of the trace's time: a dip is a stall, a flat line an idle processor.",
+	    .axis = "time",
+	    .unit = unit,
+	    .counted = "instructions",
+	    .empty = "the trace has no instructions",
+	};
+	memcpy(unit, s->unit, s->unit_len);
+	unit[s->unit_len] = '\0';
+	if (!s->by_time) {
+		st.axis = "position in the trace";
+		st.unit = "records";
+		st.desc =
+		    "The instructions (executed and condition-failed) of each processor in "
+		    "each slice of the trace's records: its instructions have no time stamps.";
+	} else if (!s->unit_len) {
+		st.unit = "time units";
+	}
+	snprintf(title, sizeof(title), "Instructions per processor over %s (%s, %s instructions)",
+		 s->by_time ? "time" : "the trace", format,
+		 tm_svg_number((double)instructions, num, sizeof(num)));
+	st.title = title;
+	tm_series_sort_ids(p);
+	for (unsigned k = 0; k < p->n_ids; k++) {
+		snprintf(names[k], sizeof(names[k]), "cpu %" PRIu64, p->id[k]);
+		st.names[k] = names[k];
+	}
+	st.names[TM_SERIES_OTHERS] = "other cpus";
+	tm_series_plot(out, p, &st);
+	return ferror(out) ? -EIO : 0;
+}
+
+int tarmac_tables_finish(void *stats, FILE *const *out)
+{
+	return tables_finish(stats, out[0], "tarmac");
+}
+
+int qemu4v_tables_finish(void *stats, FILE *const *out)
+{
+	return tables_finish(stats, out[0], "qemu4v");
+}
