@@ -22,6 +22,7 @@
 # outside the picture or overlapping another; an instruction trace without instructions says it
 # has no calls. Controls: a count off by one, names moved onto the bars.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/browser.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 CE=$HERE/calls_expect.py
@@ -231,45 +232,13 @@ sed 's/\t11\t/\t12\t/' "$EXP/prog.tarmac.hot" >"$TM_TMP/controls/hot.wrong"
 check "control: a self count off by one differs from the bars" test "$(cat \
 	"$TM_TMP/controls/hot.wrong")" != "$("$PY" "$HERE/plots_check.py" bars \
 	"$M/known/prog.tarmac/plots/hot.svg")"
-BROWSER=${TM_BROWSER:-$(command -v chromium || command -v chromium-browser || true)}
-if [ -n "$BROWSER" ]; then
-	OUT=$TM_TMP/browser
-	mkdir -p "$OUT"
-	HOT="known/prog.tarmac known/multi.tarmac gen/three.tarmac gen/gen.trace gen/gen.full"
-	HOT="$HOT gen/gen.tt6 gen/empty.tt6"
-	for t in $REAL; do
-		HOT="$HOT real/$t"
-	done
-	files=()
-	for t in $HOT; do
-		files+=("$M/$t/plots/hot.svg")
-	done
-	# the control: the names moved onto their bars
-	sed 's/<text x="264.0"/<text x="400.0"/' "$M/known/prog.tarmac/plots/hot.svg" \
-		>"$TM_TMP/controls/onto.svg"
-	timeout=30
-	[ -n "${TM_DAEMON_WRAP:-}" ] && timeout=300
-	check "Chromium opens every plots/hot.svg" "$PY" "$HERE/headless.py" "$BROWSER" "$OUT" \
-		"$timeout" "${files[@]}" "$TM_TMP/controls/onto.svg"
-	# headless.py writes the Nth file's report as N.json
-	n=0
-	for t in $HOT; do
-		nobars=
-		[ "$t" = gen/empty.tt6 ] && nobars=nobars
-		[ -f "$OUT/$n.json" ] && check_compared "$t/plots/hot.svg" "$PY" \
-			"$HERE/plots_check.py" hot "$t/plots/hot.svg" "$OUT/$n.json" \
-			"$M/$t/plots/hot.svg" $nobars
-		n=$((n + 1))
-	done
-	"$PY" "$HERE/plots_check.py" hot onto "$OUT/$n.json" "$TM_TMP/controls/onto.svg" \
-		>"$TM_TMP/controls/onto.out"
-	check "control: names drawn over their bars fail the browser check" grep -q \
-		"each name left of its bar, in its row	\[\]	\[.\+\]" "$TM_TMP/controls/onto.out"
-elif [ "${TM_REQUIRE_BROWSER:-}" = 1 ]; then
-	check "chromium is installed, as TM_REQUIRE_BROWSER=1 asks (scripts/deps installs it)" false
-else
-	echo "SKIP: chromium is not installed (scripts/deps installs it): hot.svg not opened"
-fi
+HOT="known/prog.tarmac known/multi.tarmac gen/three.tarmac gen/gen.trace gen/gen.full"
+HOT="$HOT gen/gen.tt6 gen/empty.tt6"
+for t in $REAL; do
+	HOT="$HOT real/$t"
+done
+# shellcheck disable=SC2086
+check_hot_svgs known/prog.tarmac gen/empty.tt6 $HOT
 
 # ---- .tracemount/formats lists calls/ with every instruction format's views, and not BYU's
 # (other derivers' views, plots/, may come between the whole-trace and per-processor views)

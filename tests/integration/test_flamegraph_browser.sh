@@ -14,18 +14,10 @@
 # Without Chromium (chromium, or TM_BROWSER) the test says SKIP, unless TM_REQUIRE_BROWSER=1
 # (scripts/test sets it): then it fails.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/browser.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-BROWSER=${TM_BROWSER:-$(command -v chromium || command -v chromium-browser || true)}
-if [ -z "$BROWSER" ]; then
-	if [ "${TM_REQUIRE_BROWSER:-}" = 1 ]; then
-		check "chromium is installed, as TM_REQUIRE_BROWSER=1 asks (scripts/deps installs it)" false
-		finish
-	fi
-	echo "SKIP: chromium is not installed (scripts/deps installs it):" \
-		"flamegraph.svg not opened in a browser"
-	exit 77
-fi
+tm_need_browser "flamegraph.svg"
 SRC=$TM_TMP/src
 EXP=$TM_TMP/expected
 OUT=$TM_TMP/browser
@@ -72,8 +64,7 @@ done
 SHOT[cut]=$OUT/${#files[@]}
 SHOT[throws]=$OUT/$((${#files[@]} + 1))
 # the daemon computes a view on first open: slow under valgrind
-timeout=30
-[ -n "${TM_DAEMON_WRAP:-}" ] && timeout=300
+timeout=$(tm_browser_timeout)
 start=$(date +%s%N)
 check "Chromium opens every flame graph" "$PY" "$HERE/headless.py" "$BROWSER" "$OUT" \
 	"$timeout" "${files[@]}" "$TM_TMP/controls/cut.svg" "$TM_TMP/controls/throws.svg"

@@ -14,6 +14,7 @@
 # Without Chromium (chromium, or TM_BROWSER) the browser's part says SKIP, unless
 # TM_REQUIRE_BROWSER=1 (scripts/test sets it): then it fails.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/browser.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$TM_TMP/src
@@ -117,13 +118,7 @@ sed '0,/data-counts="\([0-9]*\)/s//data-counts="1\1/' "$M/gen.full/plots/registe
 check "a wrong row in registers.svg fails the model check" \
 	awk -F'\t' '$2 != $3 { bad = 1 } END { exit !bad }' "$TM_TMP/controls/registers.out"
 
-BROWSER=${TM_BROWSER:-$(command -v chromium || command -v chromium-browser || true)}
-if [ -z "$BROWSER" ]; then
-	if [ "${TM_REQUIRE_BROWSER:-}" = 1 ]; then
-		check "chromium is installed, as TM_REQUIRE_BROWSER=1 asks (scripts/deps installs it)" false
-	else
-		echo "SKIP: chromium is not installed (scripts/deps installs it): plots not opened"
-	fi
+if ! tm_browser "the plots"; then
 	unmount_tm
 	finish
 fi
@@ -145,8 +140,7 @@ for t in $TRACES empty.byu; do
 done
 SHOT[off]=$OUT/${#files[@]}
 SHOT[blank]=$OUT/$((${#files[@]} + 1))
-timeout=30
-[ -n "${TM_DAEMON_WRAP:-}" ] && timeout=300
+timeout=$(tm_browser_timeout)
 check "Chromium opens every plot" "$PY" "$HERE/headless.py" "$BROWSER" "$OUT" "$timeout" \
 	"${files[@]}" "$TM_TMP/controls/off.svg" "$TM_TMP/controls/blank.svg"
 for t in $TRACES empty.byu; do

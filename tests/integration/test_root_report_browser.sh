@@ -10,18 +10,10 @@
 # Without Chromium (chromium, or TM_BROWSER) the test says SKIP, unless TM_REQUIRE_BROWSER=1
 # (scripts/test sets it): then it fails.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/browser.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-BROWSER=${TM_BROWSER:-$(command -v chromium || command -v chromium-browser || true)}
-if [ -z "$BROWSER" ]; then
-	if [ "${TM_REQUIRE_BROWSER:-}" = 1 ]; then
-		check "chromium is installed, as TM_REQUIRE_BROWSER=1 asks (scripts/deps installs it)" false
-		finish
-	fi
-	echo "SKIP: chromium is not installed (scripts/deps installs it):" \
-		".tracemount/report.html not opened in a browser"
-	exit 77
-fi
+tm_need_browser ".tracemount/report.html"
 SRC=$TM_TMP/src
 OUT=$TM_TMP/browser
 LONG=$(printf 'x%.0s' $(seq 150))
@@ -44,8 +36,7 @@ for t in a.byu b.byu c.byu "$LONG/long.byu"; do
 	cat "$M/$t/stats.json" >/dev/null
 done
 page=$M/.tracemount/report.html
-timeout=30
-[ -n "${TM_DAEMON_WRAP:-}" ] && timeout=300
+timeout=$(tm_browser_timeout)
 start=$(date +%s%N)
 check "Chromium opens the page" "$PY" "$HERE/report_browser.py" "$BROWSER" "$OUT" "$timeout" \
 	"$page" records

@@ -13,6 +13,7 @@
 # name left of it and no text astray; a file without executed blocks says so. Controls: a
 # count off by one, a bar's name moved onto it.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/browser.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 SX="$PY $HERE/spix_expect.py"
@@ -287,40 +288,8 @@ sed '1s/\t\([0-9]*\)\t-\t/\t1\1\t-\t/' "$EXP/files/be.bb/hot.txt" >"$TM_TMP/cont
 check "control: a count off the model's differs from the bars" test \
 	"$(cat "$TM_TMP/controls/hot.wrong")" != \
 	"$("$PY" "$HERE/plots_check.py" bars "$M/files/be.bb/plots/hot.svg")"
-BROWSER=${TM_BROWSER:-$(command -v chromium || command -v chromium-browser || true)}
-if [ -n "$BROWSER" ]; then
-	OUT=$TM_TMP/browser
-	mkdir -p "$OUT"
-	HOT="files/be.bb files/big.bb files/empty-table.bb prog/SUM.spixcounts"
-	HOT="$HOT back/traces_gen.tt6.bb"
-	files=()
-	for t in $HOT; do
-		files+=("$M/$t/plots/hot.svg")
-	done
-	sed 's/<text x="264.0"/<text x="400.0"/' "$M/files/big.bb/plots/hot.svg" \
-		>"$TM_TMP/controls/onto.svg"
-	timeout=30
-	[ -n "${TM_DAEMON_WRAP:-}" ] && timeout=300
-	check "Chromium opens every plots/hot.svg" "$PY" "$HERE/headless.py" "$BROWSER" "$OUT" \
-		"$timeout" "${files[@]}" "$TM_TMP/controls/onto.svg"
-	n=0 # headless.py writes the Nth file's report as N.json
-	for t in $HOT; do
-		nobars=
-		[ "$t" = files/empty-table.bb ] && nobars=nobars
-		[ -f "$OUT/$n.json" ] && check_compared "$t/plots/hot.svg" "$PY" \
-			"$HERE/plots_check.py" hot "$t/plots/hot.svg" "$OUT/$n.json" \
-			"$M/$t/plots/hot.svg" $nobars
-		n=$((n + 1))
-	done
-	"$PY" "$HERE/plots_check.py" hot onto "$OUT/$n.json" "$TM_TMP/controls/onto.svg" \
-		>"$TM_TMP/controls/onto.out"
-	check "control: names drawn over their bars fail the browser check" grep -q \
-		"each name left of its bar, in its row	\[\]	\[.\+\]" "$TM_TMP/controls/onto.out"
-elif [ "${TM_REQUIRE_BROWSER:-}" = 1 ]; then
-	check "chromium is installed, as TM_REQUIRE_BROWSER=1 asks (scripts/deps installs it)" false
-else
-	echo "SKIP: chromium is not installed (scripts/deps installs it): hot.svg not opened"
-fi
+check_hot_svgs files/big.bb files/empty-table.bb files/be.bb files/big.bb files/empty-table.bb \
+	prog/SUM.spixcounts back/traces_gen.tt6.bb
 
 unmount_tm
 finish
