@@ -171,7 +171,8 @@ def compare(exp, src, mnt, rels):
                       read_windows(rel, view, os.path.join(m, view), want, bounds[view], direct))
         # and plots/, every trace's, whose figures are in the model's stats.json
         check("%s: the trace folder holds exactly the views" % rel,
-              sorted(views + ["plots/mix.svg", "plots/footprint.svg"]),
+              sorted(views + ["plots/mix.svg", "plots/footprint.svg"]
+                     + ["report.html"]),  # the trace's page, every trace's
               sorted(os.path.relpath(os.path.join(d, f), m)
                      for d, _, fs in os.walk(m) for f in fs))
 
