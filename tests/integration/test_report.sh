@@ -1,9 +1,10 @@
 #!/bin/bash
 # report.html in every trace folder (doc/views.md), for a generated trace of every format (BYU,
 # TT6, TT6E, CIS501, Tarmac, QEMU4V, FULL, spixcounts), an empty trace, a truncated one, one
-# with more errors than the page shows, one whose name holds <, &, quotes and a space, and
-# ARM's calculator trace (../shared/realtraces, skipped when absent). Reading the root report
-# first indexes nothing, and each of its links names a trace's report.html, which exists.
+# with more errors than the page shows, one whose name holds <, &, quotes and a space, the
+# virtual SUM.spixcounts of a folder of two, and ARM's calculator trace (../shared/realtraces,
+# skipped when absent). Reading the root report first indexes nothing, and each of its links
+# names a trace's report.html, which exists.
 # Each page is listed in its folder; its stat size is the bytes read (by path, and by the open
 # file); xmllint's HTML parser takes it without a word (its inline SVGs apart, which that
 # HTML 4 parser does not know: each is checked as XML); and trace_report_check.py page finds
@@ -34,8 +35,12 @@ head -c 5003 "$SRC/gen.byu" >"$SRC/cut.byu"
 	awk 'NR % 40 == 0 { print "bad <&> \"line\" " NR } { print }' >"$SRC/bad.trace"
 ODD="odd <&> \"q\" 'n'.byu"
 "$GEN_BYU" -n 100 -s "$((SEED + 1))" >"$SRC/$ODD"
+# a folder of two spixcounts files shows their sum, a virtual trace, with its page too
+mkdir "$SRC/prog"
+cp "$SRC/gen.spixcounts" "$SRC/prog/a.spixcounts"
+cp "$SRC/gen.spixcounts" "$SRC/prog/b.spixcounts"
 TRACES=(gen.byu gen.tt6 gen.tt6e gen.trace gen.tarmac gen.qemu4v gen.full gen.spixcounts
-	empty.byu cut.byu bad.trace "$ODD")
+	empty.byu cut.byu bad.trace "$ODD" prog/a.spixcounts prog/b.spixcounts prog/SUM.spixcounts)
 REAL=${REALTRACES:-}
 if [ -n "$REAL" ] && [ -d "$REAL/tarmac" ]; then
 	cp "$REAL/tarmac/calculator-aarch64-fastmodel.tarmac" "$SRC/"
