@@ -52,7 +52,11 @@ enum tm_node_kind {
 	TM_NODE_VIEW,	  /* a view */
 	TM_NODE_META_DIR, /* .tracemount/ */
 	TM_NODE_META,	  /* a file in .tracemount/ */
+	TM_NODE_REPORT,	  /* a trace folder's report.html (trace_report.c) */
 };
+
+/* The name of the page in every trace folder. */
+#define TM_TRACE_REPORT "report.html"
 
 enum tm_meta_file { TM_META_VERSION, TM_META_FORMATS, TM_META_STATUS, TM_META_REPORT, TM_META_N };
 
@@ -61,12 +65,13 @@ struct tm_node {
 	char src[PATH_MAX];	     /* source path relative to root_fd; "." for the root */
 	char sub[PATH_MAX];	     /* inside a trace: the view or view folder path */
 	struct stat st;		     /* the source object's attributes (lstat) */
-	const struct tm_format *fmt; /* TRACE, VIEW_DIR, VIEW */
-	struct tm_trace *trace;	     /* VIEW_DIR, VIEW: a reference, dropped by tm_node_put */
+	const struct tm_format *fmt; /* TRACE, VIEW_DIR, VIEW, REPORT */
+	struct tm_trace *trace;	     /* VIEW_DIR, VIEW, REPORT: a reference, dropped by
+					tm_node_put */
 	int view;		     /* VIEW: index in the trace's view table */
 	enum tm_meta_file meta;	     /* META */
-	struct tm_virtual *virt;     /* TRACE, VIEW_DIR, VIEW of a virtual trace (virtual.h),
-					of format fmt: freed by tm_node_put */
+	struct tm_virtual *virt; /* TRACE, VIEW_DIR, VIEW, REPORT of a virtual trace (virtual.h),
+				    of format fmt: freed by tm_node_put */
 };
 
 /* Problems that reach a reader (a failed index build, a failed read) go to the context's log
@@ -125,7 +130,7 @@ struct tm_fs_file {
 	enum tm_node_kind kind;
 	struct tm_source src;
 	struct tm_reader reader; /* VIEW: holds the trace */
-	char *text;		 /* META: the content, fixed at open */
+	char *text;		 /* META, REPORT: the content, fixed at open */
 	size_t text_len;
 	/* To be served around the kernel's page cache: .tracemount files, whose content
 	 * changes, and the views of a trace that replaced a changed file, whose path's pages
@@ -166,5 +171,11 @@ extern const char *const tm_meta_names[TM_META_N];
  * self-contained HTML table, each as the context knows it now (no trace is indexed for it).
  * Returns 0 or -ENOMEM; the caller frees *text. */
 int tm_fs_report_html(struct tm_fs *fs, char **text, size_t *len);
+
+/* A trace folder's report.html, of node n (REPORT): the facts of its stats.json, the first
+ * lines of its errors.txt, a link to each of its views and its plots/ inline, in one
+ * self-contained page, from the trace's index (built if needed). Returns 0 or -errno; the
+ * caller frees *text. */
+int tm_fs_trace_report_html(struct tm_fs *fs, const struct tm_node *n, char **text, size_t *len);
 
 #endif

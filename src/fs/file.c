@@ -56,6 +56,10 @@ int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file 
 		err = tm_fs_meta_text(fs, n.meta, &f->text, &f->text_len);
 		f->uncached = true; /* status changes */
 		break;
+	case TM_NODE_REPORT:
+		err = tm_fs_trace_report_html(fs, &n, &f->text, &f->text_len);
+		f->uncached = true; /* its trace's file may change, its page with it */
+		break;
 	case TM_NODE_LINK: err = -ELOOP; break;
 	default: err = -EISDIR;
 	}
@@ -86,6 +90,7 @@ int tm_fs_fgetattr(struct tm_fs *fs, struct tm_fs_file *f, struct stat *st)
 		tm_fs_source_stat(st);
 		return 0;
 	case TM_NODE_META: tm_fs_meta_stat(fs, f->meta, f->text_len, st); return 0;
+	case TM_NODE_REPORT: tm_fs_view_stat(&f->st, f->text_len, st); return 0;
 	default: return -EISDIR;
 	}
 }
@@ -117,6 +122,7 @@ ssize_t tm_fs_read(struct tm_fs *fs, struct tm_fs_file *f, char *buf, size_t siz
 		break;
 	case TM_NODE_FILE: n = tm_source_read(&f->src, buf, size, (uint64_t)off); break;
 	case TM_NODE_META:
+	case TM_NODE_REPORT:
 		if ((size_t)off < f->text_len) {
 			n = (ssize_t)(f->text_len - (size_t)off < size ? f->text_len - (size_t)off
 								       : size);
@@ -203,6 +209,12 @@ int tm_fs_getattr(struct tm_fs *fs, const char *path, struct stat *st)
 	case TM_NODE_META:
 		if ((err = tm_fs_meta_text(fs, n.meta, &text, &len)) == 0) {
 			tm_fs_meta_stat(fs, n.meta, len, st);
+			free(text);
+		}
+		break;
+	case TM_NODE_REPORT: /* its size is its bytes': rendered to be measured */
+		if ((err = tm_fs_trace_report_html(fs, &n, &text, &len)) == 0) {
+			tm_fs_view_stat(&n.st, len, st);
 			free(text);
 		}
 		break;

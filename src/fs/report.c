@@ -12,6 +12,8 @@
 #include "tracemount/trace.h"
 #include "tracemount/util.h"
 
+#include "html.h"
+
 /* The page's style and sorting, one block each: no file, font or script from elsewhere, so
  * that it opens the same from file:// with no network. */
 static const char page_head[] =
@@ -64,35 +66,6 @@ static const char page_script[] =
     "})();\n"
     "</script>\n";
 
-/* s with &, <, >, " and ' as character references: safe in text and in quoted attributes. */
-static void put_html(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default: fputc(*s, f);
-		}
-	}
-}
-
-/* A path as a relative URL: every byte but unreserved ones and '/' percent-encoded, so that
- * any name (spaces, '#', '?', bytes that are not UTF-8) links to itself. */
-static void put_url_path(FILE *f, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || strchr("-._~/", *p))
-			fputc(*p, f);
-		else
-			fprintf(f, "%%%c%c", hex[*p >> 4], hex[*p & 15]);
-	}
-}
-
 /* A size in bytes as people read it ("1.5 MiB"), the exact count in the cell's data-v. */
 static void put_size(FILE *f, uint64_t bytes)
 {
@@ -137,7 +110,7 @@ static void put_state(FILE *f, enum tm_trace_state state, const struct tm_trace_
 	case TM_TRACE_INDEXED: fputs("<td class=\"state\">indexed</td>", f); break;
 	case TM_TRACE_FAILED:
 		fputs("<td class=\"state\">failed: ", f);
-		put_html(f, strerror(-p->error));
+		tm_html_put(f, strerror(-p->error));
 		fputs("</td>", f);
 		break;
 	}
@@ -149,9 +122,9 @@ static void add_unread(void *arg, const char *path, int err)
 	struct report *r = arg;
 	char *shown = tm_escape_name(path);
 	fputs("<li>", r->unread);
-	put_html(r->unread, shown ? shown : "?");
+	tm_html_put(r->unread, shown ? shown : "?");
 	fputs(": ", r->unread);
-	put_html(r->unread, strerror(-err));
+	tm_html_put(r->unread, strerror(-err));
 	fputs("</li>\n", r->unread);
 	r->n_unread++;
 	free(shown);
@@ -171,11 +144,11 @@ static int add_row(struct report *r, const struct tm_fs_found *t)
 	r->n[state]++;
 	FILE *f = r->rows;
 	fprintf(f, "<tr class=\"%s\"><td class=\"path\"><a href=\"../", state_classes[state]);
-	put_url_path(f, t->path);
+	tm_html_put_url_path(f, t->path);
 	fputs("/report.html\">", f);
-	put_html(f, shown);
+	tm_html_put(f, shown);
 	fputs("</a></td><td>", f);
-	put_html(f, t->fmt->name);
+	tm_html_put(f, t->fmt->name);
 	uint64_t size = (uint64_t)t->st.st_size;
 	fprintf(f, "</td><td class=\"n\" data-v=\"%" PRIu64 "\" title=\"%" PRIu64 " bytes\">", size,
 		size);

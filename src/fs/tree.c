@@ -119,6 +119,10 @@ static int resolve_view(struct tm_fs *fs, const char *rest, struct tm_node *n)
 	int err = tm_context_trace_of(fs->ctx, n->src, n->fmt, &n->st, &n->trace);
 	if (err)
 		return err;
+	if (strcmp(n->sub, TM_TRACE_REPORT) == 0) {
+		n->kind = TM_NODE_REPORT;
+		return 0;
+	}
 	int v = tm_view_table_find(tm_trace_views(n->trace), n->sub);
 	if (v >= 0 && (err = view_exists(fs, n, (unsigned)v)) > 0) {
 		n->kind = TM_NODE_VIEW;
@@ -410,8 +414,10 @@ int tm_fs_readdir(struct tm_fs *fs, const char *path,
 		break;
 	case TM_NODE_TRACE:
 	case TM_NODE_VIEW_DIR:
-		tm_view_table_list(tm_trace_views(n.trace), n.kind == TM_NODE_TRACE ? "" : n.sub,
-				   list_view, &la);
+		if (tm_view_table_list(tm_trace_views(n.trace),
+				       n.kind == TM_NODE_TRACE ? "" : n.sub, list_view, &la) == 0 &&
+		    n.kind == TM_NODE_TRACE)
+			fill(arg, TM_TRACE_REPORT, S_IFREG);
 		err = la.err;
 		break;
 	case TM_NODE_META_DIR:

@@ -344,7 +344,8 @@ def compare(outdir, mnt, label):
         if key not in ("records", "classes"):
             check("stats.json %s" % key, json.dumps(want[key]), json.dumps(own.get(key)))
     check("the views", " ".join(sorted(meta["views"] + ["errors.txt", "raw", "stats.json"] +
-                                       meta["derived"])),
+                                       meta["derived"] +
+                                       ["report.html"])),  # every trace's page
           " ".join(sorted(
               os.path.relpath(os.path.join(d, f), mnt) for d, _, fs in os.walk(mnt)
               for f in fs)))

@@ -172,7 +172,8 @@ def compare(exp, src, mnt, rels):
         # and plots/, every trace's, whose figures are in the model's stats.json
         check("%s: the trace folder holds exactly the views" % rel,
               sorted(views + ["plots/mix.svg", "plots/footprint.svg"] +
-                     ["plots/addresses.svg"]),
+                     ["plots/addresses.svg"]
+                     + ["report.html"]),  # the trace's page, every trace's
               sorted(os.path.relpath(os.path.join(d, f), m)
                      for d, _, fs in os.walk(m) for f in fs))
 
@@ -204,7 +205,8 @@ done <"$TM_TMP/results"
 check_eq "odd/empty.byu: dump.txt is empty" 0 "$(stat -c %s "$MNT/odd/empty.byu/dump.txt")"
 check_eq "odd/empty.byu: errors.txt is empty" 0 "$(wc -c <"$MNT/odd/empty.byu/errors.txt")"
 check_eq "odd/empty.byu: every view but stats.json and plots/ is empty" "" \
-	"$(cd "$MNT/odd/empty.byu" && find . -type f -size +0c ! -name stats.json ! -path './plots/*')"
+	"$(cd "$MNT/odd/empty.byu" && find . -type f -size +0c ! -name stats.json ! -path './plots/*' \
+		! -name report.html)" # the trace's page, not a view
 check "odd/empty.byu: plots/mix.svg says the trace has no records" \
 	grep -q "the trace has no records" "$MNT/odd/empty.byu/plots/mix.svg"
 check_eq "odd/one.byu: dump.txt is empty" 0 "$(wc -c <"$MNT/odd/one.byu/dump.txt")"

@@ -30,7 +30,7 @@ check "nothing indexed right after the mount (state: $state)" \
 	test "$state" = absent -o "$state" = "not indexed"
 ls "$MNT/big.byu" >"$TM_TMP/ls.out"
 check_eq "ls of the trace folder works" 0 "$?"
-check_eq "ls lists the views" "class convert dump.txt errors.txt plots raw stats.json" \
+check_eq "ls lists the views" "class convert dump.txt errors.txt plots raw report.html stats.json" \
 	"$(sort "$TM_TMP/ls.out" | tr '\n' ' ' | sed 's/ $//')"
 check_eq "ls of class/ lists 22 streams" 22 "$(ls "$MNT/big.byu/class" | wc -l)"
 check_eq "ls of convert/ lists big.din" big.din "$(ls "$MNT/big.byu/convert")"

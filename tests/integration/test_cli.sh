@@ -231,7 +231,9 @@ check "class/d_read.txt holds the reference decoder's D_READ lines" cmp -s \
 run_tm ls t.byu
 check_eq "ls t.byu: exit status" 0 "$RC"
 awk '{print $2}' "$OUT" | LC_ALL=C sort >"$TM_TMP/ls.names"
-(cd "$MNT/t.byu" && find . -type f | sed 's|^\./||' | LC_ALL=C sort) >"$TM_TMP/mnt.names"
+# report.html, every trace's page in the mount, is no view: ls does not list it
+(cd "$MNT/t.byu" && find . -type f ! -path ./report.html | sed 's|^\./||' | LC_ALL=C sort) \
+	>"$TM_TMP/mnt.names"
 check "ls t.byu lists exactly the files of the mounted folder" cmp -s "$TM_TMP/ls.names" \
 	"$TM_TMP/mnt.names"
 check "ls t.byu lists exactly the brief's BYU views" cmp -s "$TM_TMP/ls.names" \

@@ -77,6 +77,7 @@ views_of() {
 	printf '%s\n' raw dump.txt stats.json errors.txt "convert/$stem.din"
 	printf '%s\n' plots/mix.svg plots/footprint.svg # every trace's
 	printf '%s\n' plots/addresses.svg
+	printf '%s\n' report.html                       # every trace's page
 	for c in $CLASSES; do
 		printf 'class/%s.txt\nclass/%s.byu\n' "$c" "$c"
 	done

@@ -128,7 +128,7 @@ for f in $FILES; do
 	case $f in *.gz) zcat "$F/$f" >"$e/raw" ;; *) cp "$F/$f" "$e/raw" ;; esac
 	$SX views "$e/raw" "$e"
 	check_eq "$f: a trace folder of summary.txt, blocks.txt and dump.txt (and plots/)" \
-		"blocks.txt dump.txt errors.txt plots raw stats.json summary.txt" \
+		"blocks.txt dump.txt errors.txt plots raw report.html stats.json summary.txt" \
 		"$(ls "$m" | LC_ALL=C sort | paste -sd' ')"
 	check "$f: raw is the file" cmp "$e/raw" "$m/raw"
 	for v in summary.txt blocks.txt; do

@@ -33,8 +33,9 @@ mount_tm "$SRC" -o memory=${MEMORY_MIB}M,cache="$TM_TMP/indexes"
 vm() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$TM_DAEMON_PID/status"; }
 mounted_kib=$(vm VmRSS)
 
-# Every view of every trace.
-(cd "$TM_MNT" && find . -path ./.tracemount -prune -o -type f -print | sed 's|^\./||' | LC_ALL=C sort) >"$TM_TMP/list"
+# Every view of every trace (report.html, each trace's page, is no view: cat does not give it).
+(cd "$TM_MNT" && find . -path ./.tracemount -prune -o -type f ! -name report.html -print |
+	sed 's|^\./||' | LC_ALL=C sort) >"$TM_TMP/list"
 cat_views "$SRC" "$TM_TMP/list" "$EXP"
 echo "$(wc -l <"$TM_TMP/list") views, $(du -sm "$EXP" | cut -f1) MiB"
 # Index every trace (a stat asks for a view's size), then take the daemon's memory as the

@@ -299,7 +299,9 @@ for t in prog.tt6 prog.tt6e sub/thread_001.tt6 sub/thread_002.tt6e sub/one.tt6 e
 		"$(grep -m1 '"records"' "$m/stats.json" | tr -dc 0-9)"
 	"$TRACEMOUNT" ls "$t" >"$TM_TMP/ls.out"
 	check_eq "$t: tracemount ls exits 0" 0 "$?"
-	(cd "$m" && find . -type f | sed 's|^\./||' | LC_ALL=C sort) >"$TM_TMP/found"
+	# report.html, every trace's page in the mount, is no view: ls does not list it
+	(cd "$m" && find . -type f ! -path ./report.html | sed 's|^\./||' | LC_ALL=C sort) \
+		>"$TM_TMP/found"
 	check_eq "$t: tracemount ls lists the views of the folder" "$(cat "$TM_TMP/found")" \
 		"$(awk '{ print $2 }' "$TM_TMP/ls.out" | LC_ALL=C sort)"
 	check_eq "$t: tracemount ls lists raw, dump.txt, stats.json, errors.txt first" \

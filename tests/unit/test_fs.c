@@ -126,6 +126,8 @@ static const struct resolve_row {
     {"/a.byu/class/int_ack.byu", 0, TM_NODE_VIEW, "a.byu", "class/int_ack.byu"},
     {"/a.byu/convert", 0, TM_NODE_VIEW_DIR, "a.byu", "convert"},
     {"/a.byu/convert/a.din", 0, TM_NODE_VIEW, "a.byu", "convert/a.din"},
+    {"/a.byu/report.html", 0, TM_NODE_REPORT, "a.byu", "report.html"},
+    {"/sub/b.byu/report.html", 0, TM_NODE_REPORT, "sub/b.byu", "report.html"},
     {"/sub", 0, TM_NODE_DIR, "sub", ""},
     {"/sub/b.byu", 0, TM_NODE_TRACE, "sub/b.byu", ""},
     {"/sub/b.byu/errors.txt", 0, TM_NODE_VIEW, "sub/b.byu", "errors.txt"},
@@ -143,6 +145,7 @@ static const struct resolve_row {
     {"/a.byu/class/nope.txt", -ENOENT, 0, NULL, NULL},
     {"/a.byu/classes", -ENOENT, 0, NULL, NULL},
     {"/a.byu/convert/b.din", -ENOENT, 0, NULL, NULL},
+    {"/a.byu/class/report.html", -ENOENT, 0, NULL, NULL},
     {"/.tracemount/nope", -ENOENT, 0, NULL, NULL},
     {"/pipe", -ENOENT, 0, NULL, NULL},
     {"/plain.txt/x", -ENOTDIR, 0, NULL, NULL},
@@ -165,8 +168,11 @@ START_TEST(test_resolve)
 		if (row->src)
 			ck_assert_str_eq(n.src, row->src);
 		ck_assert_str_eq(n.sub, row->sub);
-		if (n.kind == TM_NODE_TRACE || n.kind == TM_NODE_VIEW || n.kind == TM_NODE_VIEW_DIR)
+		if (n.kind == TM_NODE_TRACE || n.kind == TM_NODE_VIEW ||
+		    n.kind == TM_NODE_VIEW_DIR || n.kind == TM_NODE_REPORT)
 			ck_assert_ptr_eq(n.fmt, F);
+		if (n.kind == TM_NODE_REPORT)
+			ck_assert_ptr_nonnull(n.trace);
 		if (n.kind == TM_NODE_VIEW) {
 			ck_assert_ptr_nonnull(n.trace);
 			ck_assert_int_eq(n.view,
@@ -323,8 +329,9 @@ START_TEST(test_readdir)
 	static const char *const sub_want[] = {".:d", "..:d", "b.byu:d", "notes.txt:f", NULL};
 	check_dir("/sub", sub_want);
 	static const char *const trace_want[] = {
-	    ".:d",	    "..:d",    "raw:f",	    "dump.txt:f", "stats.json:f",
-	    "errors.txt:f", "class:d", "convert:d", "plots:d",	  NULL};
+	    ".:d",	    "..:d",	     "raw:f",	"dump.txt:f",
+	    "stats.json:f", "errors.txt:f",  "class:d", "convert:d",
+	    "plots:d",	    "report.html:f", NULL};
 	check_dir("/a.byu", trace_want);
 	static const char *const convert_want[] = {".:d", "..:d", "b.din:f", NULL};
 	check_dir("/sub/b.byu/convert", convert_want);
@@ -445,6 +452,40 @@ START_TEST(test_open_read)
 	ck_assert_int_eq(text[len - 1], '\n');
 	free(text);
 	ck_assert_uint_eq(trace_refs("a.byu"), 0);
+}
+END_TEST
+
+/* A trace folder's report.html: its size (getattr, and the open file's) is its bytes', it
+ * holds the trace's facts, error lines and links, and it holds no reference once closed. */
+START_TEST(test_trace_report)
+{
+	size_t len;
+	char *text = read_whole("/sub/b.byu/report.html", &len);
+	ck_assert_uint_eq(len, (size_t)attrs("/sub/b.byu/report.html").st_size);
+	ck_assert_uint_eq(attrs("/sub/b.byu/report.html").st_mode, S_IFREG | 0404);
+	text[len] = '\0';
+	ck_assert(strncmp(text, "<!DOCTYPE html>\n", 16) == 0);
+	ck_assert_ptr_nonnull(strstr(text, "<title>b.byu: tracemount</title>"));
+	ck_assert_ptr_nonnull(strstr(text, "<dt>records</dt><dd><span class=\"num\" "
+					   "data-v=\"10\">10</span></dd>"));
+	ck_assert_ptr_nonnull(strstr(text, "<dt>truncated</dt><dd><span data-t=\"bool\">true"));
+	ck_assert_ptr_nonnull(strstr(text, "trailing partial record"));
+	ck_assert_ptr_nonnull(strstr(text, "<a href=\"convert/b.din\">b.din</a>"));
+	ck_assert_ptr_nonnull(strstr(text, "<a href=\"plots/mix.svg\">plots/mix.svg</a>"));
+	ck_assert_ptr_null(strstr(text, "<?xml")); /* the plots inline, less their declaration */
+	ck_assert_ptr_null(strstr(text, "<script"));
+
+	struct tm_fs_file *f;
+	struct stat st;
+	ck_assert_int_eq(tm_fs_open(&fs, "/sub/b.byu/report.html", O_RDONLY, &f), 0);
+	ck_assert_int_eq(tm_fs_fgetattr(&fs, f, &st), 0);
+	ck_assert_uint_eq((size_t)st.st_size, len);
+	ck_assert(f->uncached);
+	ck_assert_uint_eq(trace_refs("sub/b.byu"), 0); /* rendered at open: nothing held */
+	tm_fs_release(&fs, f);
+	free(text);
+	ck_assert_int_eq(tm_fs_open(&fs, "/sub/b.byu/report.html", O_WRONLY, &f), -EROFS);
+	ck_assert_uint_eq(trace_refs("sub/b.byu"), 0);
 }
 END_TEST
 
@@ -722,6 +763,7 @@ static Suite *fs_suite(void)
 	tcase_add_test(tc, test_resolve);
 	tcase_add_test(tc, test_getattr);
 	tcase_add_test(tc, test_readdir);
+	tcase_add_test(tc, test_trace_report);
 	tcase_add_test(tc, test_open_read);
 	tcase_add_test(tc, test_readlink_statfs);
 	tcase_add_test(tc, test_init_single_file);

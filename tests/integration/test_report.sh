@@ -1,0 +1,129 @@
+#!/bin/bash
+# report.html in every trace folder (doc/views.md), for a generated trace of every format (BYU,
+# TT6, TT6E, CIS501, Tarmac, QEMU4V, FULL, spixcounts), an empty trace, a truncated one, one
+# with more errors than the page shows, one whose name holds <, &, quotes and a space, the
+# virtual SUM.spixcounts of a folder of two, and ARM's calculator trace (../shared/realtraces,
+# skipped when absent). Reading the root report first indexes nothing, and each of its links
+# names a trace's report.html, which exists.
+# Each page is listed in its folder; its stat size is the bytes read (by path, and by the open
+# file); xmllint's HTML parser takes it without a word (its inline SVGs apart, which that
+# HTML 4 parser does not know: each is checked as XML); and trace_report_check.py page finds
+# its facts equal to stats.json's, its errors errors.txt's first lines with stats.json's
+# count, every file of the folder linked, every link resolving, every plots/*.svg inline as
+# its file holds it, and nothing asked from elsewhere. Controls show the checks can fail: a
+# fact changed, a plot left out, a view's link left out.
+. "$(dirname "$0")/lib.sh"
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$TM_TMP/src
+mkdir -p "$SRC" "$TM_TMP/controls/gen.byu"
+tm_seed
+
+"$GEN_BYU" -n 20000 -s "$SEED" >"$SRC/gen.byu"
+"$GEN_TT6" --format tt6 --records 20000 --seed "$SEED" >"$SRC/gen.tt6"
+"$GEN_TT6" --format tt6e --records 20000 --seed "$SEED" >"$SRC/gen.tt6e"
+"$GEN_CIS501" --lines 20000 --seed "$SEED" >"$SRC/gen.trace"
+"$GEN_TARMAC" --lines 20000 --seed "$SEED" --dialect fastmodel >"$SRC/gen.tarmac"
+"$GEN_TARMAC" --lines 20000 --seed "$SEED" --dialect qemu4v --cpus 2 >"$SRC/gen.qemu4v"
+"$PY" "$HERE/full_model.py" gen "$SRC/gen.full" --steps 3000 --seed "$SEED"
+(cd "$SRC" && "$TRACEMOUNT" cat gen.tt6 spix/gen.spixcounts) >"$SRC/gen.spixcounts"
+: >"$SRC/empty.byu"
+# BYU records are 6 bytes: 5003 bytes end in a partial record
+head -c 5003 "$SRC/gen.byu" >"$SRC/cut.byu"
+# a line of 4 fields every 40 of CIS501's 14: 50 errors, more than the page's 20 lines
+"$GEN_CIS501" --lines 2000 --seed "$SEED" |
+	awk 'NR % 40 == 0 { print "bad <&> \"line\" " NR } { print }' >"$SRC/bad.trace"
+ODD="odd <&> \"q\" 'n'.byu"
+"$GEN_BYU" -n 100 -s "$((SEED + 1))" >"$SRC/$ODD"
+# a folder of two spixcounts files shows their sum, a virtual trace, with its page too
+mkdir "$SRC/prog"
+cp "$SRC/gen.spixcounts" "$SRC/prog/a.spixcounts"
+cp "$SRC/gen.spixcounts" "$SRC/prog/b.spixcounts"
+TRACES=(gen.byu gen.tt6 gen.tt6e gen.trace gen.tarmac gen.qemu4v gen.full gen.spixcounts
+	empty.byu cut.byu bad.trace "$ODD" prog/a.spixcounts prog/b.spixcounts prog/SUM.spixcounts)
+REAL=${REALTRACES:-}
+if [ -n "$REAL" ] && [ -d "$REAL/tarmac" ]; then
+	cp "$REAL/tarmac/calculator-aarch64-fastmodel.tarmac" "$SRC/"
+	TRACES+=(calculator-aarch64-fastmodel.tarmac)
+else
+	echo "SKIP: no realtraces folder at '$REAL': ARM's calculator trace not reported"
+fi
+
+mount_tm "$SRC"
+M=$TM_MNT
+
+# the root report first: it indexes nothing, and links each trace's page
+cat "$M/.tracemount/report.html" >"$TM_TMP/root.html"
+check "reading the root report built no index (status)" \
+	grep -q '^# 0 traces; indexes: 0 built, 0 read from index files' "$M/.tracemount/status"
+"$PY" - "$TM_TMP/root.html" >"$TM_TMP/root_links" <<'PY'
+import re, sys, urllib.parse
+for h in re.findall(r'href="([^"#]*)"', open(sys.argv[1], encoding="utf-8").read()):
+    print(urllib.parse.unquote(h))
+PY
+expected=$(for t in "${TRACES[@]}"; do echo "../$t/report.html"; done | LC_ALL=C sort)
+check_eq "the root report links each trace's report.html" "$expected" \
+	"$(LC_ALL=C sort "$TM_TMP/root_links")"
+while read -r link; do
+	check "the root report's link $link resolves to a file" test -f "$M/.tracemount/$link"
+done <"$TM_TMP/root_links"
+
+for t in "${TRACES[@]}"; do
+	page=$M/$t/report.html
+	check "$t: the folder lists report.html" grep -qx report.html <(ls "$M/$t")
+	# through cat: wc -c of a file would take its size from stat
+	# shellcheck disable=SC2002
+	check_eq "$t: stat size = bytes read" "$(stat -c %s "$page")" "$(cat "$page" | wc -c)"
+	check_eq "$t: the open file's size = bytes read" True "$("$PY" -c '
+import os, sys
+with open(sys.argv[1], "rb") as f:
+    print(os.fstat(f.fileno()).st_size == len(f.read()))' "$page")"
+	if command -v xmllint >/dev/null; then
+		"$PY" -c 'import re, sys
+sys.stdout.write(re.sub(r"<svg\b.*?</svg>", "", open(sys.argv[1]).read(), flags=re.S))' \
+			"$page" >"$TM_TMP/nosvg.html"
+		check_eq "$t: xmllint --html takes the page without a word" "" \
+			"$(xmllint --html --noout "$TM_TMP/nosvg.html" 2>&1)"
+	fi
+	check_compared "$t" "$PY" "$HERE/trace_report_check.py" page "$M/$t"
+done
+command -v xmllint >/dev/null || echo "SKIP: xmllint is absent (Debian's libxml2-utils)"
+
+json_of() { "$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$@"; }
+check_eq "cut.byu: stats.json says truncated" True "$(json_of "$M/cut.byu/stats.json" truncated)"
+check "cut.byu: the page shows its error line" \
+	grep -q "trailing partial record" "$M/cut.byu/report.html"
+check_eq "bad.trace: 50 errors" 50 "$(json_of "$M/bad.trace/stats.json" errors)"
+check_eq "bad.trace: the page shows 20 of them" 20 "$("$PY" -c '
+import re, sys
+pre = re.search(r"<pre id=\"error-lines\">(.*?)</pre>", open(sys.argv[1]).read(), re.S)
+print(len(pre.group(1).splitlines()))' "$M/bad.trace/report.html")"
+check "empty.byu: the page says it has no errors" \
+	grep -q "No errors: <a href=\"errors.txt\">errors.txt</a> is empty" "$M/empty.byu/report.html"
+check "$ODD: the title escaped" grep -qF "<title>odd &lt;&amp;&gt; &quot;q&quot; &#39;n&#39;.byu" \
+	"$M/$ODD/report.html"
+check "$ODD: no <&> unescaped in the page" bash -c '! grep -qF "<&>" "$1"' - "$M/$ODD/report.html"
+
+# the controls: the checks see a changed fact, a missing plot, a missing link
+C=$TM_TMP/controls/gen.byu
+cp -r "$M/gen.byu/." "$C/"
+sed 's/data-v="20000"/data-v="20001"/' "$M/gen.byu/report.html" >"$C/report.html"
+check "control: a record count off by one fails the facts" \
+	grep -q "^facts equal stats.json's	.*	.*20001" \
+	<("$PY" "$HERE/trace_report_check.py" page "$C")
+"$PY" -c 'import re, sys
+t = open(sys.argv[1]).read()
+sys.stdout.write(re.sub(r"<svg\b.*?</svg>", "", t, count=1, flags=re.S))' \
+	"$M/gen.byu/report.html" >"$C/report.html"
+"$PY" "$HERE/trace_report_check.py" page "$C" >"$TM_TMP/controls/plot.out"
+check "control: a plot left out fails the inline check" \
+	awk -F'\t' '/^every plot is inline/ && $2 != $3 { bad = 1 } END { exit !bad }' \
+	"$TM_TMP/controls/plot.out"
+sed 's|<li><a href="dump.txt">dump.txt</a></li>||' "$M/gen.byu/report.html" >"$C/report.html"
+"$PY" "$HERE/trace_report_check.py" page "$C" >"$TM_TMP/controls/link.out"
+check "control: a view's link left out fails the links check" \
+	awk -F'\t' '/^every view is linked/ && $2 != $3 { bad = 1 } END { exit !bad }' \
+	"$TM_TMP/controls/link.out"
+
+unmount_tm
+finish

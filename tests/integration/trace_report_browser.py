@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Opens trace folders' report.html in headless Chromium (headless.py's Browser) and reports
+what the browser made of each.
+
+  trace_report_browser.py BROWSER OUTDIR TIMEOUT PAGE...
+      Opens each PAGE (the Nth from 0) at widths of 1280 and 3840 CSS pixels and writes
+      OUTDIR/N.json:
+        console     console messages, uncaught exceptions and browser log entries of level
+                    warning or error, as "level: text"
+        requests    every URL the page asked for
+        links       every link's resolved URL (a.href), fragments (#...) apart
+        widths      at each width ("1280", "3840"):
+          overflow          the elements whose content is wider than their box (scrollWidth
+                            over clientWidth), as "tag.class: text"
+          scrolls_sideways  whether the page is wider than the window
+          plots             each inline <svg>: its rendered box's left and right edges, and
+                            the number of its path, polyline and rect elements drawn with a
+                            rendered box of some area, its first rect (the background) apart
+      and OUTDIR/N-1280.png, OUTDIR/N-3840.png, screenshots of the page's top at each width.
+      Exits 0 when every page was opened and reported, whatever it held.
+"""
+import base64
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from headless import Browser, open_page  # noqa: E402
+
+LINKS = r"""Array.from(document.querySelectorAll('a[href]'))
+  .filter(a => !a.getAttribute('href').startsWith('#')).map(a => a.href)"""
+LAYOUT = r"""(() => {
+  const bad = [];
+  document.querySelectorAll('body *').forEach(e => {
+    if (e.closest('svg') || e.tagName === 'HTML') return;
+    if (e.scrollWidth > e.clientWidth + 1 && e.clientWidth > 0)
+      bad.push(e.tagName.toLowerCase() + '.' + e.className + ': ' +
+               e.textContent.slice(0, 80));
+  });
+  const plots = Array.from(document.querySelectorAll('svg'), s => {
+    const r = s.getBoundingClientRect();
+    const drawn = Array.from(s.querySelectorAll('path, polyline, rect')).slice(1)
+      .filter(e => { const b = e.getBoundingClientRect(); return b.width * b.height > 0 ||
+                     (e.tagName !== 'rect' && b.width + b.height > 0); }).length;
+    return {left: r.left, right: r.right, width: r.width, height: r.height, drawn: drawn};
+  });
+  const d = document.documentElement;
+  return {overflow: bad, scrolls_sideways: d.scrollWidth > d.clientWidth + 1, plots: plots};
+})()"""
+
+
+def evaluate(b, s, expression, timeout):
+    rep = b.send("Runtime.evaluate", {"expression": expression, "returnByValue": True},
+                 session=s, timeout=timeout)
+    if "exceptionDetails" in rep:
+        raise RuntimeError("%s: %s" % (expression, rep["exceptionDetails"]))
+    return rep["result"].get("value")
+
+
+def set_width(b, s, width, timeout):
+    b.send("Emulation.setDeviceMetricsOverride",
+           {"width": width, "height": 1600, "deviceScaleFactor": 1, "mobile": False},
+           session=s, timeout=timeout)
+
+
+def messages(b, s):
+    console, requests = [], []
+    for sess, method, p in b.events:
+        if sess != s:
+            continue
+        if method == "Runtime.consoleAPICalled":
+            console.append("%s: %s" % (p["type"], " ".join(
+                str(a.get("value", a.get("description", ""))) for a in p["args"])))
+        elif method == "Runtime.exceptionThrown":
+            d = p["exceptionDetails"]
+            console.append("exception: %s" % d.get("exception", {}).get(
+                "description", d.get("text")))
+        elif method == "Log.entryAdded" and p["entry"]["level"] in ("warning", "error"):
+            console.append("%s: %s" % (p["entry"]["level"], p["entry"]["text"]))
+        elif method == "Network.requestWillBeSent":
+            requests.append(p["request"]["url"])
+    return console, requests
+
+
+def main():
+    exe, outdir, timeout, pages = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4:]
+    os.makedirs(outdir, exist_ok=True)
+    b = Browser(exe, outdir)
+    try:
+        s = open_page(b, timeout)
+        for n, page in enumerate(pages):
+            set_width(b, s, 1280, timeout)
+            b.events = []
+            nav = b.send("Page.navigate", {"url": "file://" + os.path.abspath(page)},
+                         session=s, timeout=timeout)
+            if nav.get("errorText"):
+                raise RuntimeError("%s: %s" % (page, nav["errorText"]))
+            b.wait_event(s, "Page.loadEventFired", 0, timeout)
+            report = {"file": os.path.abspath(page), "links": evaluate(b, s, LINKS, timeout),
+                      "widths": {}}
+            for width in (1280, 3840):
+                set_width(b, s, width, timeout)
+                report["widths"][str(width)] = evaluate(b, s, LAYOUT, timeout)
+                shot = b.send("Page.captureScreenshot", {"format": "png"}, session=s,
+                              timeout=timeout)
+                with open(os.path.join(outdir, "%d-%d.png" % (n, width)), "wb") as f:
+                    f.write(base64.b64decode(shot["data"]))
+            report["console"], report["requests"] = messages(b, s)
+            with open(os.path.join(outdir, "%d.json" % n), "w") as f:
+                json.dump(report, f)
+            print("%s: reported" % page)
+    finally:
+        b.close()
+
+
+if __name__ == "__main__":
+    main()
