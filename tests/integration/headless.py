@@ -202,6 +202,31 @@ def open_file(b, s, path, timeout):
     shot = b.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True},
                   session=s, timeout=timeout)
     png = base64.b64decode(shot["data"])
+    console, requests = messages(b, s)
+    report["console"] = console
+    report["requests"] = requests
+    return report, png
+
+
+def evaluate(b, s, expression, timeout):
+    """The value of a JavaScript expression in page session s; raises on an exception."""
+    rep = b.send("Runtime.evaluate", {"expression": expression, "returnByValue": True},
+                 session=s, timeout=timeout)
+    if "exceptionDetails" in rep:
+        raise RuntimeError("%s: %s" % (expression, rep["exceptionDetails"]))
+    return rep["result"].get("value")
+
+
+def set_width(b, s, width, height, timeout):
+    """Makes page session s's viewport width x height CSS pixels."""
+    b.send("Emulation.setDeviceMetricsOverride",
+           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+           session=s, timeout=timeout)
+
+
+def messages(b, s):
+    """What page session s said so far: its console messages, uncaught exceptions and log
+    entries of level warning or error ("level: text"), and the URLs it asked for."""
     console, requests = [], []
     for sess, method, p in b.events:
         if sess != s:
@@ -211,15 +236,13 @@ def open_file(b, s, path, timeout):
                 str(a.get("value", a.get("description", ""))) for a in p["args"])))
         elif method == "Runtime.exceptionThrown":
             d = p["exceptionDetails"]
-            console.append("exception: %s" % d.get("exception", {}).get("description",
-                                                                        d.get("text")))
+            console.append("exception: %s" % d.get("exception", {}).get(
+                "description", d.get("text")))
         elif method == "Log.entryAdded" and p["entry"]["level"] in ("warning", "error"):
             console.append("%s: %s" % (p["entry"]["level"], p["entry"]["text"]))
         elif method == "Network.requestWillBeSent":
             requests.append(p["request"]["url"])
-    report["console"] = console
-    report["requests"] = requests
-    return report, png
+    return console, requests
 
 
 class Png:

@@ -145,6 +145,22 @@ tm_seed() {
 	echo "random seed $SEED (rerun with TM_SEED=$SEED)"
 }
 
+# gen_every_format DIR: a generated trace of every format into DIR, from SEED (tm_seed): gen.byu,
+# gen.tt6, gen.tt6e, gen.trace (CIS501), gen.tarmac, gen.qemu4v (two processors), gen.full,
+# gen.spixcounts (gen.tt6's spix/ counts), and empty.byu, empty.
+gen_every_format() {
+	"$GEN_BYU" -n 20000 -s "$SEED" >"$1/gen.byu"
+	"$GEN_TT6" --format tt6 --records 20000 --seed "$SEED" >"$1/gen.tt6"
+	"$GEN_TT6" --format tt6e --records 20000 --seed "$SEED" >"$1/gen.tt6e"
+	"$GEN_CIS501" --lines 20000 --seed "$SEED" >"$1/gen.trace"
+	"$GEN_TARMAC" --lines 20000 --seed "$SEED" --dialect fastmodel >"$1/gen.tarmac"
+	"$GEN_TARMAC" --lines 20000 --seed "$SEED" --dialect qemu4v --cpus 2 >"$1/gen.qemu4v"
+	"$PY" "$(dirname "${BASH_SOURCE[0]}")/full_model.py" gen "$1/gen.full" --steps 3000 \
+		--seed "$SEED"
+	(cd "$1" && "$TRACEMOUNT" cat gen.tt6 spix/gen.spixcounts) >"$1/gen.spixcounts"
+	: >"$1/empty.byu"
+}
+
 # dd_same FILE EXPECTED OFF LEN: the LEN bytes at OFF of FILE equal those of EXPECTED.
 dd_same() {
 	cmp <(dd if="$1" iflag=skip_bytes,count_bytes skip="$3" count="$4" bs=65536 status=none) \

@@ -23,7 +23,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from headless import Browser, open_page  # noqa: E402
+from headless import Browser, evaluate, messages, open_page, set_width  # noqa: E402
 
 ROWS = r"""Array.from(document.querySelectorAll('#traces tbody tr'),
                      r => Array.from(r.cells, c => c.textContent))"""
@@ -41,18 +41,8 @@ OVERFLOW = r"""(() => {
 })()"""
 
 
-def evaluate(b, s, expression, timeout):
-    rep = b.send("Runtime.evaluate", {"expression": expression, "returnByValue": True},
-                 session=s, timeout=timeout)
-    if "exceptionDetails" in rep:
-        raise RuntimeError("%s: %s" % (expression, rep["exceptionDetails"]))
-    return rep["result"].get("value")
 
 
-def set_width(b, s, width, timeout):
-    b.send("Emulation.setDeviceMetricsOverride",
-           {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False},
-           session=s, timeout=timeout)
 
 
 def click_header(b, s, column, timeout):
@@ -79,7 +69,7 @@ def main():
     b = Browser(exe, outdir)
     try:
         s = open_page(b, timeout)
-        set_width(b, s, 1280, timeout)
+        set_width(b, s, 1280, 900, timeout)
         b.events = []
         nav = b.send("Page.navigate", {"url": "file://" + os.path.abspath(page)}, session=s,
                      timeout=timeout)
@@ -90,31 +80,17 @@ def main():
                   "rows": evaluate(b, s, ROWS, timeout), "overflow": {}, "aria": [],
                   "sorted": []}
         for width in (1280, 3840):
-            set_width(b, s, width, timeout)
+            set_width(b, s, width, 900, timeout)
             report["overflow"][str(width)] = evaluate(b, s, OVERFLOW, timeout)
             shot = b.send("Page.captureScreenshot", {"format": "png"}, session=s,
                           timeout=timeout)
             with open(os.path.join(outdir, "%d.png" % width), "wb") as f:
                 f.write(base64.b64decode(shot["data"]))
-        set_width(b, s, 1280, timeout)
+        set_width(b, s, 1280, 900, timeout)
         for _ in range(2):
             report["aria"].append(click_header(b, s, column, timeout))
             report["sorted"].append(evaluate(b, s, ROWS, timeout))
-        console, requests = [], []
-        for sess, method, p in b.events:
-            if sess != s:
-                continue
-            if method == "Runtime.consoleAPICalled":
-                console.append("%s: %s" % (p["type"], " ".join(
-                    str(a.get("value", a.get("description", ""))) for a in p["args"])))
-            elif method == "Runtime.exceptionThrown":
-                d = p["exceptionDetails"]
-                console.append("exception: %s" % d.get("exception", {}).get(
-                    "description", d.get("text")))
-            elif method == "Log.entryAdded" and p["entry"]["level"] in ("warning", "error"):
-                console.append("%s: %s" % (p["entry"]["level"], p["entry"]["text"]))
-            elif method == "Network.requestWillBeSent":
-                requests.append(p["request"]["url"])
+        console, requests = messages(b, s)
         report["console"] = console
         report["requests"] = requests
         with open(os.path.join(outdir, "report.json"), "w") as f:

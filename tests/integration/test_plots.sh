@@ -22,17 +22,9 @@ OUT=$TM_TMP/browser
 mkdir -p "$SRC" "$OUT" "$TM_TMP/controls"
 tm_seed
 
-"$GEN_BYU" -n 20000 -s "$SEED" >"$SRC/gen.byu"
-"$GEN_TT6" --format tt6 --records 20000 --seed "$SEED" >"$SRC/gen.tt6"
-"$GEN_TT6" --format tt6e --records 20000 --seed "$SEED" >"$SRC/gen.tt6e"
-"$GEN_CIS501" --lines 20000 --seed "$SEED" >"$SRC/gen.trace"
-"$GEN_TARMAC" --lines 20000 --seed "$SEED" --dialect fastmodel >"$SRC/gen.tarmac"
-"$GEN_TARMAC" --lines 20000 --seed "$SEED" --dialect qemu4v --cpus 2 >"$SRC/gen.qemu4v"
-"$PY" "$HERE/full_model.py" gen "$SRC/gen.full" --steps 3000 --seed "$SEED"
+# empty.byu: an empty trace has no records, and its plots say so
+gen_every_format "$SRC"
 "$PY" "$HERE/full_model.py" expect "$TM_TMP/full" --steps 3000 --seed "$SEED"
-(cd "$SRC" && "$TRACEMOUNT" cat gen.tt6 spix/gen.spixcounts) >"$SRC/gen.spixcounts"
-# BYU: an empty trace has no records, and its plots say so
-: >"$SRC/empty.byu"
 TRACES="gen.byu gen.tt6 gen.tt6e gen.trace gen.tarmac gen.qemu4v gen.full gen.spixcounts"
 REAL=${REALTRACES:-}
 if [ -n "$REAL" ] && [ -d "$REAL/tarmac" ]; then

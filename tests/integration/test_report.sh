@@ -19,15 +19,7 @@ SRC=$TM_TMP/src
 mkdir -p "$SRC" "$TM_TMP/controls/gen.byu"
 tm_seed
 
-"$GEN_BYU" -n 20000 -s "$SEED" >"$SRC/gen.byu"
-"$GEN_TT6" --format tt6 --records 20000 --seed "$SEED" >"$SRC/gen.tt6"
-"$GEN_TT6" --format tt6e --records 20000 --seed "$SEED" >"$SRC/gen.tt6e"
-"$GEN_CIS501" --lines 20000 --seed "$SEED" >"$SRC/gen.trace"
-"$GEN_TARMAC" --lines 20000 --seed "$SEED" --dialect fastmodel >"$SRC/gen.tarmac"
-"$GEN_TARMAC" --lines 20000 --seed "$SEED" --dialect qemu4v --cpus 2 >"$SRC/gen.qemu4v"
-"$PY" "$HERE/full_model.py" gen "$SRC/gen.full" --steps 3000 --seed "$SEED"
-(cd "$SRC" && "$TRACEMOUNT" cat gen.tt6 spix/gen.spixcounts) >"$SRC/gen.spixcounts"
-: >"$SRC/empty.byu"
+gen_every_format "$SRC"
 # BYU records are 6 bytes: 5003 bytes end in a partial record
 head -c 5003 "$SRC/gen.byu" >"$SRC/cut.byu"
 # a line of 4 fields every 40 of CIS501's 14: 50 errors, more than the page's 20 lines

@@ -19,6 +19,7 @@
 # Without a browser (chromium or TM_BROWSER; firefox-esr or TM_FIREFOX) its part says SKIP,
 # unless TM_REQUIRE_BROWSER=1 (scripts/test sets it): then it fails.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/browser.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 CHROMIUM=${TM_BROWSER:-$(command -v chromium || command -v chromium-browser || true)}
@@ -41,15 +42,7 @@ SRC=$TM_TMP/src
 OUT=$TM_TMP/browser
 mkdir -p "$SRC" "$OUT" "$TM_TMP/controls"
 tm_seed
-"$GEN_BYU" -n 20000 -s "$SEED" >"$SRC/gen.byu"
-"$GEN_TT6" --format tt6 --records 20000 --seed "$SEED" >"$SRC/gen.tt6"
-"$GEN_TT6" --format tt6e --records 20000 --seed "$SEED" >"$SRC/gen.tt6e"
-"$GEN_CIS501" --lines 20000 --seed "$SEED" >"$SRC/gen.trace"
-"$GEN_TARMAC" --lines 20000 --seed "$SEED" --dialect fastmodel >"$SRC/gen.tarmac"
-"$GEN_TARMAC" --lines 20000 --seed "$SEED" --dialect qemu4v --cpus 2 >"$SRC/gen.qemu4v"
-"$PY" "$HERE/full_model.py" gen "$SRC/gen.full" --steps 3000 --seed "$SEED"
-(cd "$SRC" && "$TRACEMOUNT" cat gen.tt6 spix/gen.spixcounts) >"$SRC/gen.spixcounts"
-: >"$SRC/empty.byu"
+gen_every_format "$SRC"
 "$GEN_CIS501" --lines 2000 --seed "$SEED" |
 	awk 'NR % 40 == 0 { print "bad <&> \"line\" " NR } { print }' >"$SRC/bad.trace"
 TRACES="gen.byu gen.tt6 gen.tt6e gen.trace gen.tarmac gen.qemu4v gen.full gen.spixcounts
@@ -66,8 +59,7 @@ nodata() { [ "$1" = empty.byu ] && echo nodata; }
 
 mount_tm "$SRC"
 M=$TM_MNT
-timeout=30
-[ -n "${TM_DAEMON_WRAP:-}" ] && timeout=300
+timeout=$(tm_browser_timeout)
 
 if [ -n "$CHROMIUM" ]; then
 	pages=()

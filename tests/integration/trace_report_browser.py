@@ -25,7 +25,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from headless import Browser, open_page  # noqa: E402
+from headless import Browser, evaluate, messages, open_page, set_width  # noqa: E402
 
 LINKS = r"""Array.from(document.querySelectorAll('a[href]'))
   .filter(a => !a.getAttribute('href').startsWith('#')).map(a => a.href)"""
@@ -49,37 +49,10 @@ LAYOUT = r"""(() => {
 })()"""
 
 
-def evaluate(b, s, expression, timeout):
-    rep = b.send("Runtime.evaluate", {"expression": expression, "returnByValue": True},
-                 session=s, timeout=timeout)
-    if "exceptionDetails" in rep:
-        raise RuntimeError("%s: %s" % (expression, rep["exceptionDetails"]))
-    return rep["result"].get("value")
 
 
-def set_width(b, s, width, timeout):
-    b.send("Emulation.setDeviceMetricsOverride",
-           {"width": width, "height": 1600, "deviceScaleFactor": 1, "mobile": False},
-           session=s, timeout=timeout)
 
 
-def messages(b, s):
-    console, requests = [], []
-    for sess, method, p in b.events:
-        if sess != s:
-            continue
-        if method == "Runtime.consoleAPICalled":
-            console.append("%s: %s" % (p["type"], " ".join(
-                str(a.get("value", a.get("description", ""))) for a in p["args"])))
-        elif method == "Runtime.exceptionThrown":
-            d = p["exceptionDetails"]
-            console.append("exception: %s" % d.get("exception", {}).get(
-                "description", d.get("text")))
-        elif method == "Log.entryAdded" and p["entry"]["level"] in ("warning", "error"):
-            console.append("%s: %s" % (p["entry"]["level"], p["entry"]["text"]))
-        elif method == "Network.requestWillBeSent":
-            requests.append(p["request"]["url"])
-    return console, requests
 
 
 def main():
@@ -89,7 +62,7 @@ def main():
     try:
         s = open_page(b, timeout)
         for n, page in enumerate(pages):
-            set_width(b, s, 1280, timeout)
+            set_width(b, s, 1280, 1600, timeout)
             b.events = []
             nav = b.send("Page.navigate", {"url": "file://" + os.path.abspath(page)},
                          session=s, timeout=timeout)
@@ -99,7 +72,7 @@ def main():
             report = {"file": os.path.abspath(page), "links": evaluate(b, s, LINKS, timeout),
                       "widths": {}}
             for width in (1280, 3840):
-                set_width(b, s, width, timeout)
+                set_width(b, s, width, 1600, timeout)
                 report["widths"][str(width)] = evaluate(b, s, LAYOUT, timeout)
                 shot = b.send("Page.captureScreenshot", {"format": "png"}, session=s,
                               timeout=timeout)

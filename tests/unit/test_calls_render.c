@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "calls_programs.h"
+#include "svg_check.h"
 
 static int folded_insns(const struct tm_calls *t, FILE *out)
 {
@@ -236,38 +237,13 @@ START_TEST(test_folded_merges_equal_stacks)
 }
 END_TEST
 
-static bool have_xmllint(void)
-{
-	return system("command -v xmllint >/dev/null 2>&1") == 0;
-}
-
-/* Writes svg to a file and asks xmllint whether it is well-formed; skips without xmllint. */
-static void check_well_formed(const char *svg)
-{
-	if (!have_xmllint()) {
-		printf("SKIP: xmllint is absent (Debian's libxml2-utils): XML not checked\n");
-		fflush(stdout);
-		return;
-	}
-	char path[] = "/tmp/tm-flamegraph-XXXXXX";
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, svg, strlen(svg)), (ssize_t)strlen(svg));
-	close(fd);
-	char cmd[256];
-	snprintf(cmd, sizeof(cmd), "xmllint --noout %s", path);
-	int status = system(cmd);
-	unlink(path);
-	ck_assert_msg(status == 0, "xmllint rejects the flame graph:\n%s", svg);
-}
-
 START_TEST(test_flamegraph)
 {
 	struct program p = {0};
 	nested(&p);
 	struct tm_calls *t = track(&p, NULL, 0);
 	char *svg = render(t, flamegraph);
-	check_well_formed(svg);
+	svg_check_well_formed(svg, "the flame graph");
 	ck_assert_ptr_nonnull(strstr(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
 	ck_assert_ptr_nonnull(strstr(svg, "</svg>\n"));
 	/* self-contained: no script, no link, no other resource */
@@ -298,7 +274,7 @@ START_TEST(test_flamegraph_layout)
 		at(&p, 0x1008 + 4 * (uint64_t)i, P);
 	struct tm_calls *t = track(&p, NULL, 0);
 	char *svg = render(t, flamegraph);
-	check_well_formed(svg);
+	svg_check_well_formed(svg, "the flame graph");
 	/* 204 instructions over 1180 pixels: each call 5.8 pixels, 0x2000's first */
 	ck_assert_ptr_nonnull(strstr(svg, "<title>0x2000 (1 instructions, 0.49%)</title>"
 					  "<rect x=\"10.0\" y=\"50.0\" width=\"5.8\""));
@@ -317,7 +293,7 @@ START_TEST(test_hot)
 	nested(&p);
 	struct tm_calls *t = track(&p, NULL, 0);
 	char *svg = render(t, hot);
-	check_well_formed(svg);
+	svg_check_well_formed(svg, "the flame graph");
 	ck_assert_ptr_nonnull(strstr(svg, "<title>Hottest of &quot;a.out&quot;</title>"));
 	/* 0x1000 and 0x2000 ran 3 of their own each: 0x1000, of 8 in all, first */
 	const char *one = strstr(svg, "data-rank=\"1\" data-name=\"0x1000\" data-value=\"3\" "
@@ -348,10 +324,10 @@ START_TEST(test_empty_views)
 		    "# 0 instructions, 0 functions, by inclusive instructions\n"
 		    "#    inclusive      exclusive      calls  function\n");
 	char *svg = render(t, flamegraph);
-	check_well_formed(svg);
+	svg_check_well_formed(svg, "the flame graph");
 	free(svg);
 	svg = render(t, hot);
-	check_well_formed(svg);
+	svg_check_well_formed(svg, "the flame graph");
 	ck_assert_ptr_null(strstr(svg, "class=\"bar\""));
 	ck_assert_ptr_nonnull(strstr(svg, ">no calls: the trace ran no instructions</text>"));
 	free(svg);

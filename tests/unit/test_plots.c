@@ -14,6 +14,7 @@
 #include "plots/heatmap.h"
 #include "plots/plots.h"
 #include "plots/svg.h"
+#include "svg_check.h"
 
 /* What write puts in a FILE, NUL-terminated. */
 static char *capture(void (*write)(FILE *, const void *), const void *arg)
@@ -276,25 +277,6 @@ static long long attribute(const char *svg, const char *key, const char *value, 
 	return a && a < end ? atoll(a + strlen(pattern)) : -1;
 }
 
-static void check_well_formed(const char *svg)
-{
-	if (system("command -v xmllint >/dev/null 2>&1") != 0) {
-		printf("SKIP: xmllint is absent (Debian's libxml2-utils): XML not checked\n");
-		fflush(stdout);
-		return;
-	}
-	char path[] = "/tmp/tm-plot-XXXXXX";
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, svg, strlen(svg)), (ssize_t)strlen(svg));
-	close(fd);
-	char cmd[256];
-	snprintf(cmd, sizeof(cmd), "xmllint --noout %s", path);
-	int status = system(cmd);
-	unlink(path);
-	ck_assert_msg(status == 0, "xmllint rejects the plot:\n%s", svg);
-}
-
 /* What every plot is: well-formed, self-contained, the same bytes from the same data. */
 static void check_plot(void (*write)(FILE *, const void *), const struct tm_plot_data *d,
 		       char **out)
@@ -302,7 +284,7 @@ static void check_plot(void (*write)(FILE *, const void *), const struct tm_plot
 	char *svg = capture(write, d), *again = capture(write, d);
 	ck_assert_str_eq(svg, again);
 	free(again);
-	check_well_formed(svg);
+	svg_check_well_formed(svg, "the plot");
 	ck_assert_ptr_null(strstr(svg, "<script"));
 	ck_assert_ptr_null(strstr(svg, "href"));
 	ck_assert_ptr_null(strstr(svg, "url("));

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "plots/series.h"
+#include "svg_check.h"
 
 /* xorshift64: the same events every run */
 static uint64_t next(uint64_t *x)
@@ -120,32 +121,13 @@ static char *plot(const struct tm_series *s, const struct tm_series_style *st)
 	return buf;
 }
 
-static void check_well_formed(const char *svg)
-{
-	if (system("command -v xmllint >/dev/null 2>&1") != 0) {
-		printf("SKIP: xmllint is absent (Debian's libxml2-utils): XML not checked\n");
-		fflush(stdout);
-		return;
-	}
-	char path[] = "/tmp/tm-series-XXXXXX";
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, svg, strlen(svg)), (ssize_t)strlen(svg));
-	close(fd);
-	char cmd[256];
-	snprintf(cmd, sizeof(cmd), "xmllint --noout %s", path);
-	int status = system(cmd);
-	unlink(path);
-	ck_assert_msg(status == 0, "xmllint rejects the plot:\n%s", svg);
-}
-
 /* What every plot is: well-formed, self-contained, the same bytes from the same data. */
 static char *check_plot(const struct tm_series *s, const struct tm_series_style *st)
 {
 	char *svg = plot(s, st), *again = plot(s, st);
 	ck_assert_str_eq(svg, again);
 	free(again);
-	check_well_formed(svg);
+	svg_check_well_formed(svg, "the plot");
 	ck_assert_ptr_null(strstr(svg, "<script"));
 	ck_assert_ptr_null(strstr(svg, "href"));
 	ck_assert_ptr_null(strstr(svg, "url("));
