@@ -448,7 +448,7 @@ static bool tarmac_instruction(const struct tm_chunk *c, size_t i, struct tm_ins
 		return false;
 	*out = (struct tm_insn){
 	    .pc = r->addr, .size = r->size ? r->size : 4, .stream = (uint8_t)stream_of(r->cpu)};
-	/* ES lines have no time; a negative one is no time either */
+	/* a line without a time stamp, or a negative one (MicroTESK's -1 before the first): none */
 	if ((r->head.flags & F_TIME) && r->time >= 0) {
 		out->time = (uint64_t)r->time;
 		out->known |= TM_INSN_HAS_TIME;

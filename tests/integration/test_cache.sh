@@ -61,7 +61,7 @@ for t in sub/t.tt6 sub/c.trace.gz; do
 		calls_deflated=$((calls_deflated + $(gzip -6 -c "$v" | wc -c)))
 	done
 done
-# plots/, every trace's: two pictures of a few KB whatever the trace's length
+# plots/, every trace's: pictures of a few KB whatever the trace's length
 plots_deflated=0
 for t in $TRACES; do
 	for v in "$TM_MNT/$t"/plots/*; do
