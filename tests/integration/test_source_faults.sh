@@ -137,15 +137,19 @@ fusermount3 -u "$FAILING"
 wait "$FAILFS_PID"
 
 # --- the cache folder full, then read-only ---
-CACHE=$TM_TMP/small-cache
-mkdir -p "$CACHE"
-mount -t tmpfs -o size=64k tracemount-test "$CACHE" || fail "mount a tmpfs"
-trap 'umount "$CACHE" 2>/dev/null; tm_cleanup' EXIT
 BIG=$TM_TMP/big
 mkdir -p "$BIG"
-for s in 1 2 3 4 5 6; do # index files of about 20 KiB each
+for s in 1 2 3 4 5 6; do
 	"$GEN_BYU" -n 1000000 -s "$s" >"$BIG/t$s.byu"
 done
+# room for about three index files of these traces, whatever an index file's size
+"$TRACEMOUNT" index --cache "$TM_TMP/probe-cache" "$BIG/t1.byu" >/dev/null 2>&1
+one=$(stat -c %s "$TM_TMP"/probe-cache/*.tmi)
+CACHE=$TM_TMP/small-cache
+mkdir -p "$CACHE"
+mount -t tmpfs -o size=$(((3 * one + 4095) / 4096 * 4096 + 4096)) tracemount-test "$CACHE" ||
+	fail "mount a tmpfs"
+trap 'umount "$CACHE" 2>/dev/null; tm_cleanup' EXIT
 mount_tm "$BIG" -o cache="$CACHE"
 for s in 1 2 3 4 5 6; do
 	check "cache full: t$s.byu stats.json = tracemount cat's" cmp -s "$TM_MNT/t$s.byu/stats.json" \
