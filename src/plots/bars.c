@@ -47,43 +47,6 @@ static const char *share(uint64_t v, uint64_t whole, char *buf, size_t len)
 	return buf;
 }
 
-/* The x axis: ticks at 1, 2 or 5 times a power of ten, grid lines, numbers in one style
- * along the axis (5k beside 10k), and the label with its units. */
-static void x_axis(FILE *out, const struct tm_svg_area *a, const char *label)
-{
-	double step = tm_svg_tick_step(a->x_max, 1);
-	char num[32];
-	fputs("<g class=\"axes\">\n", out);
-	for (unsigned i = 0; i * step <= a->x_max * (1 + 1e-9) && i <= 20; i++) {
-		double v = i * step, x = tm_svg_x(a, v);
-		if (a->x_max >= 10000 && v >= 1000)
-			snprintf(num, sizeof(num), "%.3g%c",
-				 v >= 1e9   ? v / 1e9
-				 : v >= 1e6 ? v / 1e6
-					    : v / 1e3,
-				 v >= 1e9   ? 'G'
-				 : v >= 1e6 ? 'M'
-					    : 'k');
-		else
-			tm_svg_number(v, num, sizeof(num));
-		fprintf(
-		    out,
-		    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>"
-		    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333333\"/>",
-		    x, a->top, x, a->top + a->height, x, a->top + a->height, x,
-		    a->top + a->height + 5);
-		tm_svg_text(out, x, a->top + a->height + 19, 12, "middle", a->width / 6, num);
-		fputc('\n', out);
-	}
-	fprintf(out,
-		"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
-		"stroke=\"#333333\"/>\n",
-		a->left, a->top, a->width, a->height);
-	tm_svg_text(out, a->left + a->width / 2, a->top + a->height + 40, 13, "middle", a->width,
-		    label);
-	fputs("\n</g>\n", out);
-}
-
 /* Bar i (rank i + 1) in row i of area a. */
 static void draw_bar(FILE *out, const struct tm_bars_chart *c, const struct tm_svg_area *a,
 		     const struct tm_bar *b, size_t i)
@@ -191,8 +154,9 @@ int tm_plot_bars(FILE *out, const struct tm_bars_chart *c, struct tm_bar *bar, s
 	    .height = height,
 	    .x_max = x_max ? (double)x_max : 1,
 	    .y_max = 1,
+	    .x_label = c->x_label,
 	};
-	x_axis(out, &a, c->x_label);
+	tm_svg_x_axis(out, &a);
 	fputs("<g class=\"headers\" font-weight=\"bold\">", out);
 	tm_svg_text(out, PLOT_LEFT - 6, PLOT_TOP - 8, 12, "end", NAME_W, c->y_label);
 	tm_svg_text(out, RIGHT_LEFT, PLOT_TOP - 8, 12, "start", RIGHT_W,

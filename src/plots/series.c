@@ -86,30 +86,6 @@ unsigned tm_series_used(const struct tm_series *s)
 	return s->started ? (unsigned)(s->last >> s->shift) + 1 : 0;
 }
 
-/* The x axis's ticks, grid lines and numbers, in one style along it (as svg.c's axes). */
-static void x_ticks(FILE *out, const struct tm_svg_area *a)
-{
-	double step = tm_svg_tick_step(a->x_max, 1);
-	char num[32];
-	for (unsigned i = 0; i * step <= a->x_max * (1 + 1e-9) && i <= 20; i++) {
-		double v = i * step, x = tm_svg_x(a, v);
-		if (a->x_max >= 10000 && v >= 1000)
-			snprintf(num, sizeof(num), "%.3g%c",
-				 v >= 1e6 ? (v >= 1e9 ? v / 1e9 : v / 1e6) : v / 1e3,
-				 v >= 1e6 ? (v >= 1e9 ? 'G' : 'M') : 'k');
-		else
-			tm_svg_number(v, num, sizeof(num));
-		fprintf(
-		    out,
-		    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>"
-		    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333333\"/>",
-		    x, a->top, x, a->top + a->height, x, a->top + a->height, x,
-		    a->top + a->height + 5);
-		tm_svg_text(out, x, a->top + a->height + 19, 12, "middle", a->width / 6, num);
-		fputc('\n', out);
-	}
-}
-
 /* Column col in its lane, from lane_top down lane_h pixels: each slice's count as a filled
  * step from the lane's floor, all lanes on one scale (most). */
 static void lane(FILE *out, const struct tm_series *s, const struct tm_svg_area *a, unsigned col,
@@ -174,16 +150,9 @@ void tm_series_plot(FILE *out, const struct tm_series *s, const struct tm_series
 	    .height = HEIGHT - 120.0,
 	    .x_max = n ? (double)n * (double)width : 1,
 	    .y_max = 1,
+	    .x_label = x_label,
 	};
-	fputs("<g class=\"axes\">\n", out);
-	x_ticks(out, &a);
-	fprintf(out,
-		"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
-		"stroke=\"#333333\"/>\n",
-		a.left, a.top, a.width, a.height);
-	tm_svg_text(out, a.left + a.width / 2, a.top + a.height + 40, 13, "middle", a.width,
-		    x_label);
-	fputs("\n</g>\n", out);
+	tm_svg_x_axis(out, &a);
 	fprintf(out,
 		"<g class=\"series\" data-origin=\"%" PRIu64 "\" data-slice-width=\"%" PRIu64
 		"\" data-slices=\"%u\">\n",

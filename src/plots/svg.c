@@ -246,6 +246,19 @@ void tm_svg_axes(FILE *out, const struct tm_svg_area *a)
 	fputs("</g>\n</g>\n", out);
 }
 
+void tm_svg_x_axis(FILE *out, const struct tm_svg_area *a)
+{
+	fputs("<g class=\"axes\">\n", out);
+	axis_ticks(out, a, 0);
+	fprintf(out,
+		"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
+		"stroke=\"#333333\"/>\n",
+		a->left, a->top, a->width, a->height);
+	tm_svg_text(out, a->left + a->width / 2, a->top + a->height + 40, FONT_PX, "middle",
+		    a->width, a->x_label);
+	fputs("\n</g>\n", out);
+}
+
 void tm_svg_legend(FILE *out, double x, double y, double width, const struct tm_svg_legend_entry *e,
 		   size_t n)
 {

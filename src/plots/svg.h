@@ -56,6 +56,9 @@ double tm_svg_y(const struct tm_svg_area *a, double y);
 /* Draws the area's frame, ticks with their numbers (SI suffixes k, M, G... for large values),
  * light grid lines, and the axis labels. */
 void tm_svg_axes(FILE *out, const struct tm_svg_area *a);
+/* The same with the x axis alone (its ticks, grid lines and label) and the frame, for a plot
+ * whose rows name themselves (bars, lanes). */
+void tm_svg_x_axis(FILE *out, const struct tm_svg_area *a);
 
 /* A step between ticks for an axis from 0 to max: 1, 2 or 5 times a power of ten, with 4 to
  * 10 ticks; at least min_step (1 for counts, which take no fractions). */
