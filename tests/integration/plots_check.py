@@ -151,15 +151,8 @@ def overlap(a, b):
             min(a["y"] + a["height"], b["y"] + b["height"]) - max(a["y"], b["y"]) > 1)
 
 
-def browser(trace, report_path, nodata=None):
-    r = json.load(open(report_path))
-    out(f"{trace}: opened as SVG", ["svg", "http://www.w3.org/2000/svg"], r["root"])
-    out(f"{trace}: no parse error", [], r["parse_errors"])
-    out(f"{trace}: no console message", [], r["console"])
-    out(f"{trace}: no request but itself", 1, len(r["requests"]))
-    out(f"{trace}: no script", 0, r["scripts"])
-    out(f"{trace}: data drawn", nodata is None,
-        r["shapes"]["path"] + r["shapes"]["polyline"] > 0)
+def texts_fit(trace, r):
+    """Every text of the browser's report r inside the picture, and no two overlapping."""
     w, h = r["width"], r["height"]
     outside = [t["text"] for t in r["texts"]
                if t["box"]["x"] < 0 or t["box"]["y"] < 0 or
@@ -169,6 +162,18 @@ def browser(trace, report_path, nodata=None):
     clashes = [(a["text"], b["text"]) for i, a in enumerate(texts) for b in texts[i + 1:]
                if overlap(a["box"], b["box"])]
     out(f"{trace}: no two texts overlap", [], clashes)
+
+
+def browser(trace, report_path, nodata=None):
+    r = json.load(open(report_path))
+    out(f"{trace}: opened as SVG", ["svg", "http://www.w3.org/2000/svg"], r["root"])
+    out(f"{trace}: no parse error", [], r["parse_errors"])
+    out(f"{trace}: no console message", [], r["console"])
+    out(f"{trace}: no request but itself", 1, len(r["requests"]))
+    out(f"{trace}: no script", 0, r["scripts"])
+    out(f"{trace}: data drawn", nodata is None,
+        r["shapes"]["path"] + r["shapes"]["polyline"] > 0)
+    texts_fit(trace, r)
 
 
 def svg_bars(svg_path):
@@ -206,15 +211,7 @@ def hot(trace, report_path, svg_path, nobars=None):
                           b["text_box"]["y"] + b["text_box"]["height"] <=
                           b["box"]["y"] + b["box"]["height"] + 4)]
         out(f"{trace}: each name left of its bar, in its row", [], astray)
-    w, h = r["width"], r["height"]
-    outside = [t["text"] for t in r["texts"]
-               if t["box"]["x"] < 0 or t["box"]["y"] < 0 or
-               t["box"]["x"] + t["box"]["width"] > w or t["box"]["y"] + t["box"]["height"] > h]
-    out(f"{trace}: every text inside the picture", [], outside)
-    texts = r["texts"]
-    clashes = [(a["text"], b["text"]) for i, a in enumerate(texts) for b in texts[i + 1:]
-               if overlap(a["box"], b["box"])]
-    out(f"{trace}: no two texts overlap", [], clashes)
+    texts_fit(trace, r)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@
 # xmllint, headless Chromium (plots_check.py browser: no error, script or request, data drawn,
 # texts inside the picture and apart), and a control: a slice's count off by one fails.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/browser.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 EXPECT="$HERE/tarmac_expect.py"
@@ -212,10 +213,8 @@ check "a slice's count off in plots/processors.svg fails the model's check" \
 	>"$TM_TMP/controls/right.out"
 check "the same check passes on the plot itself" \
 	awk -F'\t' '$2 != $3 { bad = 1 } END { exit bad || NR == 0 }' "$TM_TMP/controls/right.out"
-BROWSER=${TM_BROWSER:-$(command -v chromium || command -v chromium-browser || true)}
-if [ -n "$BROWSER" ]; then
-	timeout=30
-	[ -n "${TM_DAEMON_WRAP:-}" ] && timeout=300
+if tm_browser "plots/processors.svg"; then
+	timeout=$(tm_browser_timeout)
 	check "Chromium opens every plots/processors.svg" "$PY" "$HERE/headless.py" "$BROWSER" \
 		"$TM_TMP/browser" "$timeout" "${files[@]}"
 	n=0
@@ -224,10 +223,6 @@ if [ -n "$BROWSER" ]; then
 			browser "$t/plots/processors.svg" "$TM_TMP/browser/$n.json"
 		n=$((n + 1))
 	done <<<"$TRACES"
-elif [ "${TM_REQUIRE_BROWSER:-}" = 1 ]; then
-	check "chromium is installed, as TM_REQUIRE_BROWSER=1 asks (scripts/deps installs it)" false
-else
-	echo "SKIP: chromium is not installed (scripts/deps installs it): plots not opened"
 fi
 
 check "daemon still running" kill -0 "$TM_DAEMON_PID"

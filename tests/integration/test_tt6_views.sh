@@ -13,6 +13,7 @@
 # series_expect.py; one.tt6's and exact.tt6e's say they have no sync records), xmllint, headless Chromium
 # (plots_check.py browser) and a control: a slice's count off by one fails.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/browser.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$TM_TMP/src
@@ -261,10 +262,8 @@ check "a slice's count off in plots/sync.svg fails the model's check" \
 "$PY" "$HERE/tt6_expect.py" syncplot "$SRC/prog.tt6" "$MNT/prog.tt6" >"$TM_TMP/controls/right.out"
 check "the same check passes on the plot itself" \
 	awk -F'\t' '$2 != $3 { bad = 1 } END { exit bad || NR == 0 }' "$TM_TMP/controls/right.out"
-BROWSER=${TM_BROWSER:-$(command -v chromium || command -v chromium-browser || true)}
-if [ -n "$BROWSER" ]; then
-	timeout=30
-	[ -n "${TM_DAEMON_WRAP:-}" ] && timeout=300
+if tm_browser "plots/sync.svg"; then
+	timeout=$(tm_browser_timeout)
 	check "Chromium opens every plots/sync.svg" "$PY" "$HERE/headless.py" "$BROWSER" \
 		"$TM_TMP/browser" "$timeout" "${files[@]}"
 	n=0
@@ -276,10 +275,6 @@ if [ -n "$BROWSER" ]; then
 			browser "$t/plots/sync.svg" "$TM_TMP/browser/$n.json" $nodata
 		n=$((n + 1))
 	done
-elif [ "${TM_REQUIRE_BROWSER:-}" = 1 ]; then
-	check "chromium is installed, as TM_REQUIRE_BROWSER=1 asks (scripts/deps installs it)" false
-else
-	echo "SKIP: chromium is not installed (scripts/deps installs it): plots not opened"
 fi
 
 # Record counts, tracemount cat, tracemount ls and ls -l, for every trace.
