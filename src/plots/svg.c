@@ -229,17 +229,23 @@ static void axis_ticks(FILE *out, const struct tm_svg_area *a, int vertical)
 	}
 }
 
-void tm_svg_axes(FILE *out, const struct tm_svg_area *a)
+/* The area's frame and, below it, the x axis's label. */
+static void frame(FILE *out, const struct tm_svg_area *a)
 {
-	fputs("<g class=\"axes\">\n", out);
-	axis_ticks(out, a, 0);
-	axis_ticks(out, a, 1);
 	fprintf(out,
 		"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
 		"stroke=\"#333333\"/>\n",
 		a->left, a->top, a->width, a->height);
 	tm_svg_text(out, a->left + a->width / 2, a->top + a->height + 40, FONT_PX, "middle",
 		    a->width, a->x_label);
+}
+
+void tm_svg_axes(FILE *out, const struct tm_svg_area *a)
+{
+	fputs("<g class=\"axes\">\n", out);
+	axis_ticks(out, a, 0);
+	axis_ticks(out, a, 1);
+	frame(out, a);
 	fprintf(out, "\n<g transform=\"translate(%.1f %.1f) rotate(-90)\">", a->left - 52,
 		a->top + a->height / 2);
 	tm_svg_text(out, 0, 0, FONT_PX, "middle", a->height, a->y_label);
@@ -250,12 +256,7 @@ void tm_svg_x_axis(FILE *out, const struct tm_svg_area *a)
 {
 	fputs("<g class=\"axes\">\n", out);
 	axis_ticks(out, a, 0);
-	fprintf(out,
-		"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
-		"stroke=\"#333333\"/>\n",
-		a->left, a->top, a->width, a->height);
-	tm_svg_text(out, a->left + a->width / 2, a->top + a->height + 40, FONT_PX, "middle",
-		    a->width, a->x_label);
+	frame(out, a);
 	fputs("\n</g>\n", out);
 }
 
