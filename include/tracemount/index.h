@@ -20,7 +20,7 @@
 
 #include "tracemount/format.h"
 
-struct tm_gz_index;
+struct tm_zindex;
 struct tm_table;
 struct tm_source;
 struct tm_view_table;
@@ -40,8 +40,8 @@ struct tm_index {
 				    tm_view_table_of) */
 	uint32_t n_tables;
 	uint64_t streams; /* the streams whose per-stream views exist (derive.h), bit s for s */
-	/* A gzip trace's access points (then trace offsets are decompressed offsets), or NULL */
-	struct tm_gz_index *gz;
+	/* A compressed trace's access points (trace offsets are then decompressed ones), or NULL */
+	struct tm_zindex *z;
 };
 
 enum { TM_ROW_RAW_OFF = 0, TM_ROW_RECORD = 1, TM_ROW_VIEWS = 2 };

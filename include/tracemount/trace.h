@@ -110,15 +110,15 @@ int tm_trace_index(struct tm_open_trace *ot);
  * trace, which has no file, never changes). */
 bool tm_trace_unchanged(const struct tm_open_trace *ot);
 
-/* Whether the trace's bytes are gzip-compressed (gzip.h's tm_gz_detect). */
-bool tm_trace_is_gzip(const struct tm_open_trace *ot);
+/* Whether the trace's bytes are compressed (compress.h's tm_codec_detect). */
+bool tm_trace_is_compressed(const struct tm_open_trace *ot);
 
-/* Reads len trace bytes at off (decompressed offsets for a gzip trace, whose pieces are
+/* Reads len trace bytes at off (decompressed offsets for a compressed trace, whose pieces are
  * decompressed through the context's cache, so ot->index must be set). Returns the count
  * (short only at the end) or -errno. */
 ssize_t tm_trace_read(const struct tm_open_trace *ot, void *buf, size_t len, uint64_t off);
 
-/* Piece `piece` of a gzip trace (gzip.h), decompressed, through the context's cache (as
+/* Piece `piece` of a compressed trace (compress.h), decompressed, through the context's cache (as
  * bytes). Returns 0 or -errno; release with tm_trace_chunk_release(). */
 int tm_trace_piece(const struct tm_open_trace *ot, uint64_t piece, struct tm_cached_chunk **out);
 

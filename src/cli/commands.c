@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "tracemount/compress.h"
+#include "tracemount/util.h"
 #include "tracemount/context.h"
 #include "tracemount/index_file.h"
 #include "tracemount/reader.h"
@@ -261,10 +263,11 @@ static int open_trace(struct cli_trace *ct, const char *path, const char *format
 	if (!fmt) /* a virtual trace is in its maker's format: reading its head would make it */
 		fmt = maker;
 	if (!fmt) {
-		uint8_t head[TM_PROBE_HEAD_LEN];
-		ssize_t head_len = tm_source_read(&ct->src, head, sizeof(head), 0);
+		uint8_t *head = NULL;
+		ssize_t head_len = tm_probe_head(ct->src.fd, tm_base_name(path), &head);
 		if (head_len >= 0)
 			fmt = tm_context_detect_head(ct->ctx, path, head, (size_t)head_len);
+		free(head);
 	}
 	if (!fmt) {
 		fprintf(stderr,

@@ -4,7 +4,9 @@
 
 #include <capstone/capstone.h>
 #include <json-c/json_c_version.h>
+#include <lzma.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "tracemount/build_id.h"
 
@@ -23,8 +25,8 @@ void tm_library_versions(char *buf, size_t len)
 {
 	int major = 0, minor = 0;
 	cs_version(&major, &minor);
-	snprintf(buf, len, "zlib %s, json-c %s, Capstone %d.%d", zlibVersion(), json_c_version(),
-		 major, minor);
+	snprintf(buf, len, "zlib %s, liblzma %s, zstd %s, json-c %s, Capstone %d.%d", zlibVersion(),
+		 lzma_version_string(), ZSTD_versionString(), json_c_version(), major, minor);
 }
 
 const char *tm_build_key(void)

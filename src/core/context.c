@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "trace_env.h"
+#include "tracemount/compress.h"
 #include "tracemount/chunk_cache.h"
 #include "tracemount/context.h"
 #include "tracemount/images.h"
@@ -271,14 +272,16 @@ const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, con
 	if (!tm_format_detect_needs_head(tm_base_name(path)))
 		return tm_format_detect(tm_base_name(path), NULL, 0);
 
-	uint8_t head[TM_PROBE_HEAD_LEN];
+	uint8_t *head = NULL;
 	ssize_t n = -1;
 	int fd = tm_open_beneath(dirfd, path, O_RDONLY | O_NONBLOCK);
 	if (fd >= 0) {
-		n = pread(fd, head, sizeof(head), 0);
+		n = tm_probe_head(fd, tm_base_name(path), &head);
 		close(fd);
 	}
-	return tm_format_detect(tm_base_name(path), n > 0 ? head : NULL, n > 0 ? (size_t)n : 0);
+	fmt = tm_format_detect(tm_base_name(path), n > 0 ? head : NULL, n > 0 ? (size_t)n : 0);
+	free(head);
+	return fmt;
 }
 
 static size_t hash_path(const char *s, size_t table_size)

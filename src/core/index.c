@@ -6,7 +6,7 @@
 
 #include <json-c/json.h>
 
-#include "tracemount/gzip.h"
+#include "tracemount/compress.h"
 #include "tracemount/index.h"
 #include "tracemount/table.h"
 
@@ -64,7 +64,7 @@ int tm_index_find(const struct tm_index *ix, unsigned v, uint64_t off, uint64_t 
 
 const char *tm_index_check(const struct tm_index *ix, unsigned chunk_records, uint64_t trace_size)
 {
-	const struct tm_gz_index *gz = ix->gz;
+	const struct tm_zindex *gz = ix->z;
 	uint64_t covered = gz ? gz->out_size : trace_size;
 	if (!ix->n_rows || ix->row_words < TM_ROW_VIEWS + ix->n_views + ix->n_classes)
 		return "no rows";
@@ -90,15 +90,15 @@ const char *tm_index_check(const struct tm_index *ix, unsigned chunk_records, ui
 	if (!gz)
 		return NULL;
 	if (!gz->n_points || gz->points[0].out != 0 || gz->points[gz->n_points].out != gz->out_size)
-		return "gzip access points do not cover the data";
+		return "access points do not cover the data";
 	for (uint64_t k = 0; k <= gz->n_points; k++) {
-		const struct tm_gz_point *p = &gz->points[k];
+		const struct tm_zpoint *p = &gz->points[k];
 		if (p->in > gz->in_size || p->bits > 7 || p->window_off > gz->windows_len ||
 		    p->window_len > gz->windows_len - p->window_off ||
 		    (k && (p->out < p[-1].out || p->in < p[-1].in)))
-			return "gzip access points out of order";
+			return "access points out of order";
 	}
-	return gz->in_size > trace_size ? "gzip data past the trace's end" : NULL;
+	return gz->in_size > trace_size ? "compressed data past the trace's end" : NULL;
 }
 
 size_t tm_index_mem(const struct tm_index *ix)
@@ -107,7 +107,7 @@ size_t tm_index_mem(const struct tm_index *ix)
 	for (uint32_t k = 0; k < ix->n_tables; k++)
 		tables += tm_table_mem(&ix->tables[k]);
 	return sizeof(*ix) + ix->n_rows * ix->row_words * sizeof(uint64_t) + ix->stats_len +
-	       ix->errors_len + tables + (ix->gz ? tm_gz_index_mem(ix->gz) : 0);
+	       ix->errors_len + tables + (ix->z ? tm_zindex_mem(ix->z) : 0);
 }
 
 void tm_index_free(struct tm_index *ix)
@@ -120,6 +120,6 @@ void tm_index_free(struct tm_index *ix)
 	for (uint32_t k = 0; k < ix->n_tables && ix->tables; k++)
 		tm_table_free(&ix->tables[k]);
 	free(ix->tables);
-	tm_gz_index_free(ix->gz);
+	tm_zindex_free(ix->z);
 	free(ix);
 }

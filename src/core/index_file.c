@@ -16,7 +16,7 @@
 
 #include "tracemount/build_id.h"
 #include "tracemount/format.h"
-#include "tracemount/gzip.h"
+#include "tracemount/compress.h"
 #include "tracemount/index.h"
 #include "tracemount/index_file.h"
 #include "tracemount/registry.h"
@@ -29,8 +29,8 @@
 
 /* Written as it is: the files are for machines of one byte order (the magic number below
  * tells the others apart). A file is this header, then its body: the trace's path
- * (trace_len bytes, no NUL), the rows, stats.json, errors.txt, the table views, the gzip
- * access points and their windows. */
+ * (trace_len bytes, no NUL), the rows, stats.json, errors.txt, the table views, the access
+ * points and their windows. */
 struct file_header {
 	char magic[8];
 	uint32_t version, header_size;
@@ -41,7 +41,7 @@ struct file_header {
 	uint64_t layout; /* fingerprint of the format's records and views */
 	uint32_t n_views, n_classes, state_words, row_words;
 	uint64_t n_rows, raw_size, n_errors;
-	uint32_t truncated, has_gz;
+	uint32_t truncated, codec; /* codec: compress.h's id, 0 for none */
 	uint64_t stats_len, errors_len;
 	uint64_t n_tables, tables_len; /* tables_len: each length, compressed length, bytes */
 	uint64_t streams;	       /* tm_index.streams: whose per-stream tables follow */
@@ -330,7 +330,7 @@ static size_t rows_bytes(const struct file_header *h)
 
 static size_t points_bytes(const struct file_header *h)
 {
-	return h->has_gz ? (size_t)(h->gz_points + 1) * sizeof(struct tm_gz_point) : 0;
+	return h->codec ? (size_t)(h->gz_points + 1) * sizeof(struct tm_zpoint) : 0;
 }
 
 /* The table views' part of a file: for each, its length, its number of pieces and their
@@ -395,12 +395,12 @@ static void fill_header(struct file_header *h, const struct tm_format *fmt,
 	h->n_tables = ix->n_tables;
 	h->tables_len = tables_len;
 	h->streams = ix->streams;
-	if (ix->gz) {
-		h->has_gz = 1;
-		h->gz_points = ix->gz->n_points;
-		h->gz_windows_len = ix->gz->windows_len;
-		h->gz_in_size = ix->gz->in_size;
-		h->gz_out_size = ix->gz->out_size;
+	if (ix->z) {
+		h->codec = ix->z->codec->id;
+		h->gz_points = ix->z->n_points;
+		h->gz_windows_len = ix->z->windows_len;
+		h->gz_in_size = ix->z->in_size;
+		h->gz_out_size = ix->z->out_size;
 	}
 	h->trace_len = trace_len;
 	h->body_len = body_bytes(h);
@@ -443,8 +443,8 @@ int tm_index_file_store_trace(const struct tm_index_store *s, const struct tm_fo
 	    {ix->stats_json, h.stats_len},
 	    {ix->errors_txt, h.errors_len},
 	    {tables, h.tables_len},
-	    {ix->gz ? ix->gz->points : NULL, points_bytes(&h)},
-	    {ix->gz ? ix->gz->windows : NULL, h.gz_windows_len},
+	    {ix->z ? ix->z->points : NULL, points_bytes(&h)},
+	    {ix->z ? ix->z->windows : NULL, h.gz_windows_len},
 	};
 	uLong sum = crc32_z(0, NULL, 0);
 	for (size_t i = 0; i < ARRAY_SIZE(parts); i++)
@@ -549,6 +549,8 @@ static const char *check_header(const struct file_header *h, const struct tm_for
 	    h->state_words != (fmt->state_size + 7) / 8 ||
 	    h->row_words != TM_ROW_VIEWS + h->n_views + h->n_classes + h->state_words)
 		return "row layout differs";
+	if (h->codec && !tm_codec_by_id(h->codec))
+		return "written for an unknown compression";
 	if (!h->n_rows || h->n_rows > file_size / 8 || h->gz_points > file_size ||
 	    h->stats_len > file_size || h->errors_len > file_size ||
 	    h->gz_windows_len > file_size || h->tables_len > file_size || h->trace_len >= PATH_MAX)
@@ -640,16 +642,17 @@ static int take_body(const struct file_header *h, const uint8_t *body, struct tm
 	ix->stats_json[h->stats_len] = '\0'; /* sized texts, terminated for safety */
 	ix->errors_txt[h->errors_len] = '\0';
 	int err = take_tables(h, body + n_rows + h->stats_len + h->errors_len, ix, bad);
-	if (err || !h->has_gz)
+	if (err || !h->codec)
 		return err;
 	const uint8_t *p = body + n_rows + h->stats_len + h->errors_len + h->tables_len;
-	struct tm_gz_index *gz = calloc(1, sizeof(*gz));
+	struct tm_zindex *gz = calloc(1, sizeof(*gz));
 	if (!gz || !(gz->points = malloc(points_bytes(h))) ||
 	    !(gz->windows = malloc(h->gz_windows_len + 1))) {
-		tm_gz_index_free(gz);
+		tm_zindex_free(gz);
 		return -ENOMEM;
 	}
-	ix->gz = gz;
+	ix->z = gz;
+	gz->codec = tm_codec_by_id(h->codec);
 	memcpy(gz->points, p, points_bytes(h));
 	memcpy(gz->windows, p + points_bytes(h), h->gz_windows_len);
 	gz->n_points = h->gz_points;
@@ -741,8 +744,8 @@ int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *f
 	} else if (!err) {
 		bad = tm_index_check(ix, fmt->chunk_records, key->size);
 	}
-	if (!err && !bad && ix->gz)
-		err = tm_gz_index_pieces(ix->gz);
+	if (!err && !bad && ix->z)
+		err = tm_zindex_pieces(ix->z);
 	if (!err && !bad) {
 		*out = ix;
 		ix = NULL;

@@ -8,7 +8,7 @@
 #include "tracemount/chunk_cache.h"
 #include "tracemount/context.h"
 #include "tracemount/format.h"
-#include "tracemount/gzip.h"
+#include "tracemount/compress.h"
 #include "tracemount/index.h"
 #include "tracemount/readahead.h"
 #include "tracemount/reader.h"
@@ -41,8 +41,8 @@ int tm_reader_open(struct tm_reader *r, const struct tm_open_trace *ot, unsigned
 	tm_trace_open(&r->ot, ot->trace, ot->src);
 	r->ot.index = ot->index;
 	r->view = view;
-	/* a plain trace's raw bytes need no index; a gzip trace's size and spans do */
-	if (r->ot.index || (view_of(r)->kind == TM_VIEW_RAW && !tm_trace_is_gzip(&r->ot)))
+	/* a plain trace's raw bytes need no index; a compressed trace's size and spans do */
+	if (r->ot.index || (view_of(r)->kind == TM_VIEW_RAW && !tm_trace_is_compressed(&r->ot)))
 		goto built;
 	int err = tm_trace_index(&r->ot);
 	if (err) {
@@ -68,7 +68,7 @@ uint64_t tm_reader_size(const struct tm_reader *r)
 	const struct tm_view *v = view_of(r);
 	const struct tm_index *ix = r->ot.index;
 	switch (v->kind) {
-	case TM_VIEW_RAW: return ix && ix->gz ? ix->gz->out_size : r->ot.src->size;
+	case TM_VIEW_RAW: return ix && ix->z ? ix->z->out_size : r->ot.src->size;
 	case TM_VIEW_STATS: return ix->stats_len;
 	case TM_VIEW_ERRORS: return ix->errors_len;
 	case TM_VIEW_RECORDS: return tm_index_view_size(ix, v->column);
@@ -150,7 +150,7 @@ out:
 	return err;
 }
 
-/* A reader's view in chunks: a record view's index chunks, a gzip trace's pieces for raw, or
+/* A reader's view in chunks: a record view's index chunks, a compressed trace's pieces for raw, or
  * a table view's pieces. */
 static bool is_raw(const struct tm_reader *r)
 {
@@ -168,14 +168,14 @@ static uint64_t n_chunks(const struct tm_reader *r)
 {
 	if (table_of(r))
 		return table_of(r)->n_pieces;
-	return is_raw(r) ? tm_gz_n_pieces(r->ot.index->gz) : tm_index_chunks(r->ot.index);
+	return is_raw(r) ? tm_zindex_n_pieces(r->ot.index->z) : tm_index_chunks(r->ot.index);
 }
 
 static uint64_t chunk_start(const struct tm_reader *r, uint64_t k)
 {
 	if (table_of(r))
 		return k * TM_TABLE_PIECE;
-	return is_raw(r) ? tm_gz_piece_start(r->ot.index->gz, k)
+	return is_raw(r) ? tm_zindex_piece_start(r->ot.index->z, k)
 			 : tm_index_view_off(r->ot.index, k, view_of(r)->column);
 }
 
@@ -188,9 +188,9 @@ static int find_chunk(const struct tm_reader *r, uint64_t off, uint64_t *k)
 	}
 	if (!is_raw(r))
 		return tm_index_find(r->ot.index, view_of(r)->column, off, k);
-	if (off >= r->ot.index->gz->out_size)
+	if (off >= r->ot.index->z->out_size)
 		return -ERANGE;
-	*k = tm_gz_piece_of(r->ot.index->gz, off);
+	*k = tm_zindex_piece_of(r->ot.index->z, off);
 	return 0;
 }
 
@@ -293,7 +293,7 @@ static void read_ahead(struct tm_reader *r, uint64_t off, uint64_t end, uint64_t
 		request_ahead(r, last_chunk + 1, last);
 }
 
-/* Reads a view made of cached chunks: a record view, or a gzip trace's raw bytes. */
+/* Reads a view made of cached chunks: a record view, or a compressed trace's raw bytes. */
 static ssize_t read_chunks(struct tm_reader *r, char *out, size_t size, uint64_t off)
 {
 	uint64_t chunk = 0;
@@ -337,7 +337,7 @@ ssize_t tm_reader_read(struct tm_reader *r, void *out, size_t size, uint64_t off
 	const struct tm_view *v = view_of(r);
 	switch (v->kind) {
 	case TM_VIEW_RAW:
-		if (r->ot.index && r->ot.index->gz)
+		if (r->ot.index && r->ot.index->z)
 			return read_chunks(r, out, size, off);
 		return read_plain(r, out, size, off);
 	case TM_VIEW_STATS:

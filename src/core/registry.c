@@ -3,7 +3,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "tracemount/gzip.h"
+#include "tracemount/compress.h"
 #include "tracemount/registry.h"
 
 /* One line per format, in the order of the lists shown (--help, .tracemount/formats); of two
@@ -78,40 +78,27 @@ static bool content_could_exceed(const struct tm_format *const *formats, int nam
 	return false;
 }
 
-/* A gzip trace is named by its name without ".gz". */
-static const char *name_without_gz(const char *name, char stem[NAME_MAX + 1])
-{
-	size_t n = strlen(name);
-	if (n <= 3 || n > NAME_MAX || strcmp(name + n - 3, ".gz") != 0)
-		return name;
-	memcpy(stem, name, n - 3);
-	stem[n - 3] = '\0';
-	return stem;
-}
-
 bool tm_formats_need_head(const struct tm_format *const *formats, const char *name)
 {
 	char stem[NAME_MAX + 1];
 	int bid;
-	best_bidder(formats, name_without_gz(name, stem), NULL, 0, &bid);
+	best_bidder(formats, tm_codec_strip(name, stem), NULL, 0, &bid);
 	return content_could_exceed(formats, bid);
 }
 
 const struct tm_format *tm_formats_detect(const struct tm_format *const *formats, const char *name,
 					  const uint8_t *head, size_t head_len)
 {
-	uint8_t inflated[TM_PROBE_HEAD_LEN];
+	uint8_t decompressed[TM_PROBE_HEAD_LEN];
 	char stem[NAME_MAX + 1];
-	const char *stem_name = name_without_gz(name, stem);
+	const char *stem_name = tm_codec_strip(name, stem);
 	int bid;
 	const struct tm_format *by_name = best_bidder(formats, stem_name, NULL, 0, &bid);
 	if (!head || !head_len || !content_could_exceed(formats, bid))
 		return by_name;
-	/* a gzip trace is recognised by its decompressed head */
-	if (tm_gz_detect(name, head, head_len)) {
-		head_len = tm_gz_inflate_head(head, head_len, inflated, sizeof(inflated));
-		head = inflated;
-	}
+	/* a compressed trace is recognised by its decompressed head */
+	head_len = tm_codec_head(name, head, head_len, decompressed, sizeof(decompressed));
+	head = decompressed;
 	if (!head_len)
 		return by_name;
 	return best_bidder(formats, stem_name, head, head_len, &bid);

@@ -16,7 +16,7 @@
 #include "trace_env.h"
 #include "tracemount/chunk_cache.h"
 #include "tracemount/derive.h"
-#include "tracemount/gzip.h"
+#include "tracemount/compress.h"
 #include "tracemount/images.h"
 #include "tracemount/index.h"
 #include "tracemount/index_file.h"
@@ -150,8 +150,8 @@ unsigned tm_trace_refs(const struct tm_trace *t)
 struct build {
 	struct tm_trace *t;
 	const struct tm_images *images; /* for the derivers */
-	struct tm_source *scan;		/* of a gzip trace: progress counts compressed bytes */
-	double start, next_log;		/* monotonic seconds */
+	struct tm_source *scan; /* of a compressed trace: progress counts compressed bytes */
+	double start, next_log; /* monotonic seconds */
 };
 
 static double now_seconds(void)
@@ -181,7 +181,7 @@ static int build_progress(void *arg, uint64_t done, uint64_t total)
 	struct build *b = arg;
 	const struct tm_trace_env *env = b->t->env;
 	if (b->scan)
-		done = tm_gz_scan_position(b->scan);
+		done = tm_z_scan_position(b->scan);
 	pthread_mutex_lock(&b->t->lock);
 	b->t->progress_done = done;
 	b->t->progress_total = total;
@@ -198,16 +198,16 @@ static int build_progress(void *arg, uint64_t done, uint64_t total)
 	return atomic_load(&env->stopping); /* unmounting: give up */
 }
 
-static bool is_gzip(const struct tm_trace *t, struct tm_source *src)
+static const struct tm_codec *codec_of(const struct tm_trace *t, struct tm_source *src)
 {
 	uint8_t head[TM_PROBE_HEAD_LEN];
 	ssize_t n = tm_source_read(src, head, sizeof(head), 0);
-	return n > 0 && tm_gz_detect(tm_base_name(t->path), head, (size_t)n);
+	return n > 0 ? tm_codec_detect(tm_base_name(t->path), head, (size_t)n) : NULL;
 }
 
-bool tm_trace_is_gzip(const struct tm_open_trace *ot)
+bool tm_trace_is_compressed(const struct tm_open_trace *ot)
 {
-	return is_gzip(ot->trace, ot->src);
+	return codec_of(ot->trace, ot->src) != NULL;
 }
 
 /* stats.json's "source": the file's own name, escaped (tm_escape_name), the same whatever
@@ -217,23 +217,24 @@ static char *source_name(const struct tm_trace *t)
 	return tm_escape_name(tm_base_name(t->path));
 }
 
-/* One pass over the trace's bytes, decompressed on the way when they are gzip. */
+/* One pass over the trace's bytes, decompressed on the way when they are compressed. */
 static int build_pass(struct build *b, struct tm_source *src, const char *name,
 		      struct tm_index **out)
 {
 	struct tm_trace *t = b->t;
 	struct tm_source scan;
-	if (!is_gzip(t, src))
+	const struct tm_codec *codec = codec_of(t, src);
+	if (!codec)
 		return tm_index_build_images(t->fmt, &t->views, src, name, b->images,
 					     build_progress, b, out);
 
-	int err = tm_gz_scan_open(src, &scan);
+	int err = tm_z_scan_open(codec, src, &scan);
 	if (err)
 		return err;
 	b->scan = &scan;
 	err = tm_index_build_images(t->fmt, &t->views, &scan, name, b->images, build_progress, b,
 				    out);
-	if (!err && (err = tm_gz_scan_finish(&scan, &(*out)->gz)) < 0) {
+	if (!err && (err = tm_z_scan_finish(&scan, &(*out)->z)) < 0) {
 		tm_index_free(*out);
 		*out = NULL;
 	}
@@ -488,24 +489,24 @@ struct piece_load {
 	uint64_t piece;
 };
 
-/* Decompresses one piece of a gzip trace into c->bytes. */
-static int inflate_gz_piece(void *arg, struct tm_cached_chunk *c)
+/* Decompresses one piece of a compressed trace into c->bytes. */
+static int decompress_piece(void *arg, struct tm_cached_chunk *c)
 {
 	const struct piece_load *a = arg;
-	const struct tm_gz_index *gz = a->ot->index->gz;
+	const struct tm_zindex *gz = a->ot->index->z;
 	const struct tm_trace *t = a->ot->trace;
 	size_t size =
-	    (size_t)(tm_gz_piece_start(gz, a->piece + 1) - tm_gz_piece_start(gz, a->piece));
+	    (size_t)(tm_zindex_piece_start(gz, a->piece + 1) - tm_zindex_piece_start(gz, a->piece));
 	if (!(c->bytes = malloc(size ? size : 1)))
 		return -ENOMEM;
 	c->mem = sizeof(*c) + size;
 	c->len = size;
 	char why[192] = "";
 	int err =
-	    tm_gz_inflate_piece(a->ot->src, gz, a->piece, (uint8_t *)c->bytes, why, sizeof(why));
+	    tm_z_decompress_piece(a->ot->src, gz, a->piece, (uint8_t *)c->bytes, why, sizeof(why));
 	if (err && *why) /* the index pass saw it whole: the file changed since */
 		tm_log(t->env->log, LOG_ERR, "%s: decompressing from offset %" PRIu64 ": %s",
-		       t->path, tm_gz_piece_start(gz, a->piece), why);
+		       t->path, tm_zindex_piece_start(gz, a->piece), why);
 	return err;
 }
 
@@ -514,22 +515,22 @@ int tm_trace_piece(const struct tm_open_trace *ot, uint64_t piece, struct tm_cac
 	struct piece_load arg = {ot, piece};
 	const struct tm_trace *t = ot->trace;
 	return tm_chunk_cache_load(t->env->cache, tm_cache_owner(t->owner, TM_RAW_VIEW), piece,
-				   inflate_gz_piece, &arg, out);
+				   decompress_piece, &arg, out);
 }
 
 ssize_t tm_trace_read(const struct tm_open_trace *ot, void *buf, size_t len, uint64_t off)
 {
 	const struct tm_index *ix = ot->index;
-	if (!ix || !ix->gz)
+	if (!ix || !ix->z)
 		return tm_source_read(ot->src, buf, len, off);
 	size_t done = 0;
-	while (done < len && off + done < ix->gz->out_size) {
-		uint64_t k = tm_gz_piece_of(ix->gz, off + done);
+	while (done < len && off + done < ix->z->out_size) {
+		uint64_t k = tm_zindex_piece_of(ix->z, off + done);
 		struct tm_cached_chunk *piece;
 		int err = tm_trace_piece(ot, k, &piece);
 		if (err)
 			return err;
-		size_t in = (size_t)(off + done - tm_gz_piece_start(ix->gz, k)),
+		size_t in = (size_t)(off + done - tm_zindex_piece_start(ix->z, k)),
 		       n = piece->len - in;
 		if (n > len - done)
 			n = len - done;

@@ -9,6 +9,7 @@
 
 #include <json-c/json.h>
 
+#include "tracemount/compress.h"
 #include "tracemount/derive.h"
 #include "tracemount/stats_json.h"
 #include "tracemount/view.h"
@@ -41,9 +42,7 @@ size_t tm_view_fixed_len(const struct tm_format *fmt, const struct tm_view *v, u
 
 char *tm_trace_stem(const char *name)
 {
-	size_t n = strlen(name);
-	if (n > 3 && strcmp(name + n - 3, ".gz") == 0)
-		n -= 3;
+	size_t n = strlen(name) - tm_codec_suffix_len(name);
 	const char *dot = memrchr(name, '.', n);
 	if (dot && dot > name)
 		n = (size_t)(dot - name);

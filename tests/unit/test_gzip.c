@@ -10,7 +10,7 @@
 
 #include "mem_source.h"
 #include "tracemount/diag.h"
-#include "tracemount/gzip.h"
+#include "tracemount/compress.h"
 
 /* Compressible, not repetitive: words drawn by a xorshift generator. */
 static uint8_t *make_data(size_t len, uint64_t seed)
@@ -59,7 +59,7 @@ static void gzip_member(const uint8_t *data, size_t len, int level, uint8_t **ou
 struct scanned {
 	uint8_t *out;
 	size_t len;
-	struct tm_gz_index *ix;
+	struct tm_zindex *ix;
 	char *report;
 };
 
@@ -71,7 +71,7 @@ static struct scanned scan(struct mem_source *file, size_t step)
 	struct tm_diag diag;
 	size_t cap = 1 << 16;
 	s.out = malloc(cap);
-	ck_assert_int_eq(tm_gz_scan_open(&file->src, &src), 0);
+	ck_assert_int_eq(tm_z_scan_open(&tm_codec_gzip, &file->src, &src), 0);
 	for (;;) {
 		if (s.len + step > cap)
 			s.out = realloc(s.out, cap = cap * 2 + step);
@@ -86,7 +86,7 @@ static struct scanned scan(struct mem_source *file, size_t step)
 	ck_assert_int_eq(tm_diag_finish(&diag), 0);
 	s.report = strndup(diag.text ? diag.text : "", diag.len);
 	tm_diag_free(&diag);
-	ck_assert_int_eq(tm_gz_scan_finish(&src, &s.ix), 0);
+	ck_assert_int_eq(tm_z_scan_finish(&src, &s.ix), 0);
 	tm_source_close(&src);
 	return s;
 }
@@ -95,32 +95,32 @@ static void scanned_free(struct scanned *s)
 {
 	free(s->out);
 	free(s->report);
-	tm_gz_index_free(s->ix);
+	tm_zindex_free(s->ix);
 }
 
 /* Every span decompresses on its own to the bytes the scan produced there. */
 static void check_spans(struct mem_source *file, const struct scanned *s)
 {
-	const struct tm_gz_index *ix = s->ix;
+	const struct tm_zindex *ix = s->ix;
 	ck_assert_uint_eq(ix->out_size, s->len);
 	ck_assert_uint_eq(ix->points[0].out, 0);
 	ck_assert_uint_eq(ix->points[ix->n_points].out, s->len);
 	for (uint64_t k = 0; k < ix->n_points; k++) {
-		const struct tm_gz_point *p = &ix->points[k];
+		const struct tm_zpoint *p = &ix->points[k];
 		size_t len = (size_t)(ix->points[k + 1].out - p->out);
 		ck_assert(ix->points[k + 1].out > p->out || ix->n_points == 1);
 		if (k + 1 < ix->n_points)
 			ck_assert_uint_ge(len, ix->points[k + 1].flags & TM_GZ_MEMBER
-						   ? TM_GZ_SPAN / 4
-						   : TM_GZ_SPAN);
+						   ? TM_Z_SPAN / 4
+						   : TM_Z_SPAN);
 		ck_assert_uint_le(p->bits, 7);
 		uint8_t *buf = malloc(len + 1);
-		ck_assert_int_eq(tm_gz_inflate_span(&file->src, ix, k, buf, NULL, 0), 0);
+		ck_assert_int_eq(tm_z_decompress_span(&file->src, ix, k, buf, NULL, 0), 0);
 		ck_assert_int_eq(memcmp(buf, s->out + p->out, len), 0);
 		free(buf);
-		ck_assert_uint_eq(tm_gz_span_of(ix, p->out), k);
+		ck_assert_uint_eq(tm_zindex_span_of(ix, p->out), k);
 		if (len > 1)
-			ck_assert_uint_eq(tm_gz_span_of(ix, p->out + len - 1), k);
+			ck_assert_uint_eq(tm_zindex_span_of(ix, p->out + len - 1), k);
 	}
 }
 
@@ -155,7 +155,7 @@ END_TEST
 
 START_TEST(scan_recovers_data_and_places_points)
 {
-	size_t len = 5 * TM_GZ_SPAN + 12345;
+	size_t len = 5 * TM_Z_SPAN + 12345;
 	uint8_t *data = make_data(len, 2), *gz = NULL;
 	size_t gz_len = 0;
 	gzip_member(data, len, 6, &gz, &gz_len);
@@ -185,7 +185,7 @@ END_TEST
 
 /* Zeros deflate in blocks of about 8 MiB (32 Ki matches of 258 with memLevel 9): spans longer
  * than a piece. Every piece inflates on its own to the scan's bytes, pieces tile the data, and
- * a piece never holds more than TM_GZ_PIECE bytes. */
+ * a piece never holds more than TM_Z_PIECE bytes. */
 START_TEST(long_spans_read_in_pieces)
 {
 	size_t len = 40u << 20;
@@ -198,27 +198,28 @@ START_TEST(long_spans_read_in_pieces)
 	mem_source_init(&file, gz, gz_len);
 	struct scanned s = scan(&file, 1 << 20);
 	ck_assert_uint_eq(s.len, len);
-	const struct tm_gz_index *ix = s.ix;
+	const struct tm_zindex *ix = s.ix;
 	uint64_t longest = 0;
 	for (uint64_t k = 0; k < ix->n_points; k++)
 		if (ix->points[k + 1].out - ix->points[k].out > longest)
 			longest = ix->points[k + 1].out - ix->points[k].out;
-	ck_assert_uint_gt(longest, TM_GZ_PIECE); /* the case under test */
-	ck_assert_uint_gt(tm_gz_n_pieces(ix), ix->n_points);
-	uint8_t *buf = malloc(TM_GZ_PIECE);
+	ck_assert_uint_gt(longest, TM_Z_PIECE); /* the case under test */
+	ck_assert_uint_gt(tm_zindex_n_pieces(ix), ix->n_points);
+	uint8_t *buf = malloc(TM_Z_PIECE);
 	uint64_t at = 0;
-	for (uint64_t p = 0; p < tm_gz_n_pieces(ix); p++) {
-		uint64_t start = tm_gz_piece_start(ix, p), end = tm_gz_piece_start(ix, p + 1);
+	for (uint64_t p = 0; p < tm_zindex_n_pieces(ix); p++) {
+		uint64_t start = tm_zindex_piece_start(ix, p),
+			 end = tm_zindex_piece_start(ix, p + 1);
 		ck_assert_uint_eq(start, at);
-		ck_assert(end > start && end - start <= TM_GZ_PIECE);
-		ck_assert_uint_eq(tm_gz_piece_of(ix, start), p);
-		ck_assert_uint_eq(tm_gz_piece_of(ix, end - 1), p);
-		ck_assert_int_eq(tm_gz_inflate_piece(&file.src, ix, p, buf, NULL, 0), 0);
+		ck_assert(end > start && end - start <= TM_Z_PIECE);
+		ck_assert_uint_eq(tm_zindex_piece_of(ix, start), p);
+		ck_assert_uint_eq(tm_zindex_piece_of(ix, end - 1), p);
+		ck_assert_int_eq(tm_z_decompress_piece(&file.src, ix, p, buf, NULL, 0), 0);
 		ck_assert_int_eq(memcmp(buf, data + start, (size_t)(end - start)), 0);
 		at = end;
 	}
 	ck_assert_uint_eq(at, len);
-	ck_assert_uint_eq(tm_gz_piece_start(ix, tm_gz_n_pieces(ix)), len);
+	ck_assert_uint_eq(tm_zindex_piece_start(ix, tm_zindex_n_pieces(ix)), len);
 	free(buf);
 	scanned_free(&s);
 	mem_source_free(&file);
@@ -229,7 +230,7 @@ END_TEST
 
 START_TEST(multi_member_files)
 {
-	size_t sizes[] = {TM_GZ_SPAN + TM_GZ_SPAN / 2, 10, 0, 2 * TM_GZ_SPAN + 99, 3 * TM_GZ_SPAN};
+	size_t sizes[] = {TM_Z_SPAN + TM_Z_SPAN / 2, 10, 0, 2 * TM_Z_SPAN + 99, 3 * TM_Z_SPAN};
 	size_t len = 0;
 	for (unsigned i = 0; i < 5; i++)
 		len += sizes[i];
@@ -259,7 +260,7 @@ END_TEST
 
 START_TEST(truncated_streams_give_a_prefix)
 {
-	size_t len = 3 * TM_GZ_SPAN;
+	size_t len = 3 * TM_Z_SPAN;
 	uint8_t *data = make_data(len, 4), *gz = NULL;
 	size_t gz_len = 0;
 	gzip_member(data, len, 6, &gz, &gz_len);
@@ -287,7 +288,7 @@ END_TEST
 
 START_TEST(corrupt_and_padded_streams_are_reported)
 {
-	size_t len = 2 * TM_GZ_SPAN;
+	size_t len = 2 * TM_Z_SPAN;
 	uint8_t *data = make_data(len, 5), *gz = NULL;
 	size_t gz_len = 0;
 	gzip_member(data, len, 6, &gz, &gz_len);
@@ -328,14 +329,14 @@ END_TEST
 
 START_TEST(scan_reads_in_order_and_stops_early)
 {
-	size_t len = 4 * TM_GZ_SPAN;
+	size_t len = 4 * TM_Z_SPAN;
 	uint8_t *data = make_data(len, 6), *gz = NULL, buf[4096];
 	size_t gz_len = 0;
 	gzip_member(data, len, 1, &gz, &gz_len);
 	struct mem_source file;
 	mem_source_init(&file, gz, gz_len);
 	struct tm_source src;
-	ck_assert_int_eq(tm_gz_scan_open(&file.src, &src), 0);
+	ck_assert_int_eq(tm_z_scan_open(&tm_codec_gzip, &file.src, &src), 0);
 	ck_assert_int_eq(tm_source_read(&src, buf, sizeof(buf), 0), sizeof(buf));
 	ck_assert_int_eq(memcmp(buf, data, sizeof(buf)), 0);
 	ck_assert_int_eq(tm_source_read(&src, buf, sizeof(buf), 0), -ESPIPE);
@@ -348,7 +349,7 @@ END_TEST
 
 START_TEST(spans_of_a_changed_file_fail)
 {
-	size_t len = 3 * TM_GZ_SPAN;
+	size_t len = 3 * TM_Z_SPAN;
 	uint8_t *data = make_data(len, 7), *gz = NULL;
 	size_t gz_len = 0;
 	gzip_member(data, len, 6, &gz, &gz_len);
@@ -359,15 +360,15 @@ START_TEST(spans_of_a_changed_file_fail)
 	uint8_t *buf = malloc(len);
 	char why[192] = "";
 	file.len = (size_t)s.ix->points[last].in + 10; /* the file shrank */
-	ck_assert_int_eq(tm_gz_inflate_span(&file.src, s.ix, last, buf, why, sizeof(why)), -EIO);
+	ck_assert_int_eq(tm_z_decompress_span(&file.src, s.ix, last, buf, why, sizeof(why)), -EIO);
 	ck_assert_msg(strstr(why, "the file ends at") != NULL, "%s", why);
 	file.len = gz_len;
 	file.data[2] = 7; /* damaged since it was indexed: the member's compression method */
-	ck_assert_int_eq(tm_gz_inflate_span(&file.src, s.ix, 0, buf, why, sizeof(why)), -EIO);
+	ck_assert_int_eq(tm_z_decompress_span(&file.src, s.ix, 0, buf, why, sizeof(why)), -EIO);
 	ck_assert_msg(strstr(why, "zlib: unknown compression method") != NULL, "%s", why);
 	file.data[2] = 8;
 	file.fail = -EIO;
-	ck_assert_int_eq(tm_gz_inflate_span(&file.src, s.ix, 0, buf, NULL, 0), -EIO);
+	ck_assert_int_eq(tm_z_decompress_span(&file.src, s.ix, 0, buf, NULL, 0), -EIO);
 	free(buf);
 	scanned_free(&s);
 	mem_source_free(&file);

@@ -23,7 +23,7 @@
 #include "reseal.h"
 #include "tracemount/build_id.h"
 #include "tracemount/context.h"
-#include "tracemount/gzip.h"
+#include "tracemount/compress.h"
 #include "tracemount/index.h"
 #include "tracemount/index_file.h"
 #include "tracemount/registry.h"
@@ -67,10 +67,10 @@ static void setup(struct fixture *f, size_t n, int gz)
 	ck_assert_int_eq(tm_trace_key_of(&f->src, &f->key), 0);
 	if (gz) {
 		struct tm_source scan;
-		ck_assert_int_eq(tm_gz_scan_open(&f->src, &scan), 0);
+		ck_assert_int_eq(tm_z_scan_open(&tm_codec_gzip, &f->src, &scan), 0);
 		ck_assert_int_eq(
 		    tm_index_build(f->fmt, &f->views, &scan, "t.byu.gz", NULL, NULL, &f->ix), 0);
-		ck_assert_int_eq(tm_gz_scan_finish(&scan, &f->ix->gz), 0);
+		ck_assert_int_eq(tm_z_scan_finish(&scan, &f->ix->z), 0);
 		tm_source_close(&scan);
 	} else {
 		ck_assert_int_eq(
@@ -109,15 +109,15 @@ static void same_index(const struct tm_index *a, const struct tm_index *b)
 		ck_assert_int_eq(memcmp(a->errors_txt, b->errors_txt, a->errors_len), 0);
 	ck_assert_uint_eq(a->raw_size, b->raw_size);
 	ck_assert_int_eq(a->truncated, b->truncated);
-	ck_assert_int_eq(!a->gz, !b->gz);
-	if (a->gz) {
-		ck_assert_uint_eq(a->gz->n_points, b->gz->n_points);
-		ck_assert_int_eq(memcmp(a->gz->points, b->gz->points,
-					(a->gz->n_points + 1) * sizeof(*a->gz->points)),
+	ck_assert_int_eq(!a->z, !b->z);
+	if (a->z) {
+		ck_assert_uint_eq(a->z->n_points, b->z->n_points);
+		ck_assert_int_eq(memcmp(a->z->points, b->z->points,
+					(a->z->n_points + 1) * sizeof(*a->z->points)),
 				 0);
-		ck_assert_uint_eq(a->gz->windows_len, b->gz->windows_len);
-		ck_assert_int_eq(memcmp(a->gz->windows, b->gz->windows, a->gz->windows_len), 0);
-		ck_assert_uint_eq(a->gz->out_size, b->gz->out_size);
+		ck_assert_uint_eq(a->z->windows_len, b->z->windows_len);
+		ck_assert_int_eq(memcmp(a->z->windows, b->z->windows, a->z->windows_len), 0);
+		ck_assert_uint_eq(a->z->out_size, b->z->out_size);
 	}
 }
 

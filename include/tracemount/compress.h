@@ -1,0 +1,186 @@
+/* Random access into compressed traces: gzip, xz and zstd.
+ *
+ * The index pass decompresses a compressed trace once, front to back (tm_z_scan_open), and
+ * records access points: places from which decompression can start. Decompressing span k,
+ * the bytes between points k and k + 1, then needs only that span's compressed bytes and
+ * what point k holds, so a read anywhere decompresses at most one span, and spans decompress
+ * independently on several cores. Where the points fall is the codec's:
+ *   - gzip: at the first deflate block boundary after every TM_Z_SPAN bytes of output, with
+ *     the compressed offset, the bit position there and the 32 KiB of output before it (the
+ *     window a deflate stream may refer back into), stored deflated; and at a member start a
+ *     quarter span or more after the last point, with no window;
+ *   - xz: at a block's header, a quarter span or more after the last point (xz -T0 and pixz
+ *     write blocks of a few MiB; plain xz writes one block, and so one span);
+ *   - zstd: at a frame's start, likewise (zstd -T0, pzstd and the seekable format write many
+ *     frames; plain zstd writes one).
+ *
+ * A span is as long as the blocks in it: a file written as one block is one span. Readers
+ * therefore take a span in pieces of at most TM_Z_PIECE bytes, each decompressed from the
+ * span's point with what comes before it discarded: memory stays bounded, and a read deep
+ * into a long span costs decompressing the span up to there. A reader that goes on to the
+ * next piece continues the decoder the last piece left (tm_z_decompress_piece keeps a few),
+ * so reading a one-block file from start to end decompresses it once.
+ *
+ * The point table holds no pointers, only integers and one blob of windows, so it can be
+ * written to a cache file as it is. */
+#ifndef TRACEMOUNT_COMPRESS_H
+#define TRACEMOUNT_COMPRESS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tracemount/source.h"
+
+#define TM_Z_SPAN  (1u << 20) /* output bytes between access points, at least */
+#define TM_Z_PIECE (4u << 20) /* output bytes a reader decompresses and holds at once, at most */
+
+struct tm_codec;
+struct tm_zscan; /* src/compress/scan.h */
+
+struct tm_zpoint {
+	uint64_t out;	     /* decompressed offset */
+	uint64_t in;	     /* compressed offset of the first whole byte after the point */
+	uint64_t window_off; /* offset of the point's window in tm_zindex.windows */
+	uint32_t window_len; /* its length; 0: none */
+	uint8_t bits;	     /* gzip: bits of byte in - 1 that belong to the point's block (0-7) */
+	uint8_t flags;	     /* the codec's (gzip: TM_GZ_MEMBER) */
+	uint16_t check;	     /* xz: the stream's check type */
+};
+
+struct tm_zindex {
+	const struct tm_codec *codec;
+	struct tm_zpoint *points; /* n_points, then a last one at the end of the data */
+	uint64_t n_points;	  /* spans */
+	uint8_t *windows;
+	size_t windows_len;
+	uint64_t in_size;  /* compressed bytes read */
+	uint64_t out_size; /* decompressed bytes that decompressed cleanly */
+	/* n_points + 1 (tm_zindex_pieces): the pieces before each span, then their total */
+	uint64_t *first_piece;
+	uint64_t serial; /* tells this table from any other in the process (tm_zindex_pieces) */
+};
+
+/* A compression format: a table of operations, registered in tm_codecs[] (codecs.c). */
+struct tm_codec {
+	const char *name;   /* "gzip", as errors.txt and stats.json say it */
+	const char *suffix; /* ".gz": a trace's name without it names the trace */
+	unsigned id;	    /* in index files: never reused */
+	/* Compressed bytes detection reads: enough for decompress_head to give a format's
+	 * head (zstd decodes whole blocks of up to 128 KiB). */
+	size_t probe_len;
+	/* Whether a file of base name `name` starting with head[0..head_len) is in this codec:
+	 * its magic, and its name's suffix or a head that decompresses. */
+	bool (*detect)(const char *name, const uint8_t *head, size_t head_len);
+	/* Decompresses the start of a file, head[0..head_len), into out: up to cap bytes.
+	 * Returns the count (0 when nothing decompresses). */
+	size_t (*decompress_head)(const uint8_t *head, size_t head_len, uint8_t *out, size_t cap);
+	/* The index pass's body, run on the scan's thread (scan.h): decompresses the file from
+	 * its start into the scan's ring and adds the access points. Returns 0 (the problems
+	 * that ended the data early are the scan's `problem`) or -errno. */
+	int (*scan)(struct tm_zscan *sc);
+	/* Decompresses the bytes [skip, skip + want) of span k of file into out. *resume is a
+	 * decoder an earlier call left (NULL: none), which the call may use when it stands in
+	 * span k at or before skip, and must otherwise free; the call may leave its own there
+	 * for the next piece. Returns 0, or -EIO when the file no longer decompresses as
+	 * indexed, or -errno, with the reason in why (may be NULL). Thread-safe. */
+	int (*decompress_range)(struct tm_source *file, const struct tm_zindex *ix, uint64_t k,
+				uint64_t skip, size_t want, uint8_t *out, void **resume, char *why,
+				size_t why_len);
+	/* Frees what decompress_range left in *resume. NULL: it never leaves one. */
+	void (*resume_free)(void *resume);
+};
+
+/* NULL-terminated list of every codec. */
+extern const struct tm_codec *const tm_codecs[];
+extern const struct tm_codec tm_codec_gzip, tm_codec_xz, tm_codec_zstd;
+
+/* The codec of a file of base name `name` whose first bytes are head[0..head_len), or NULL
+ * for an uncompressed one. */
+const struct tm_codec *tm_codec_detect(const char *name, const uint8_t *head, size_t head_len);
+
+const struct tm_codec *tm_codec_by_id(unsigned id);
+
+/* Bytes of name's codec suffix (".gz", ".xz", ".zst"), or 0; a name that is only a suffix
+ * has none. */
+size_t tm_codec_suffix_len(const char *name);
+
+/* name without its codec suffix, in stem when there is one to take off. */
+const char *tm_codec_strip(const char *name, char stem[NAME_MAX + 1]);
+
+/* The most compressed bytes any codec's detection reads (probe_len). */
+size_t tm_codec_probe_max(void);
+
+/* Bytes of the file detection should read, given the first head_len bytes of it: head_len
+ * unless they start a codec's data that needs more. */
+size_t tm_codec_probe_len(const char *name, const uint8_t *head, size_t head_len);
+
+/* Reads the head of the open file fd of base name `name` for detection into *head (free
+ * it): TM_PROBE_HEAD_LEN bytes, or more for a codec that needs them (probe_len). Returns the
+ * count or -errno. */
+ssize_t tm_probe_head(int fd, const char *name, uint8_t **head);
+
+/* Decompresses the head of a compressed file for detection: returns the count written to
+ * out (up to cap), or head_len after copying an uncompressed head. */
+size_t tm_codec_head(const char *name, const uint8_t *head, size_t head_len, uint8_t *out,
+		     size_t cap);
+
+/* A sequential reader of the decompressed bytes of file `file` in codec c, which records the
+ * access points as it goes. It decompresses on a thread of its own, ahead of the caller.
+ * On success *out reads from offset 0 up, in order (another offset gives -ESPIPE); reading
+ * ends early, short of the compressed data's end, at the first corrupt or truncated byte.
+ * file must stay open until out is closed. Returns 0 or -errno. */
+int tm_z_scan_open(const struct tm_codec *c, struct tm_source *file, struct tm_source *out);
+
+/* Compressed bytes of the file consumed so far by a scan, for progress. */
+uint64_t tm_z_scan_position(struct tm_source *scan);
+
+/* Ends a scan that has been read to its end: moves its point table into *out (free with
+ * tm_zindex_free). The problems it met (corrupt data, truncation, trailing garbage, a long
+ * span's cost) go to the diag the index pass hands to the scan's report op. Returns 0 or
+ * -errno. */
+int tm_z_scan_finish(struct tm_source *scan, struct tm_zindex **out);
+
+void tm_zindex_free(struct tm_zindex *ix);
+
+/* Bytes the point table occupies. */
+size_t tm_zindex_mem(const struct tm_zindex *ix);
+
+/* The span holding decompressed offset off (< out_size). */
+uint64_t tm_zindex_span_of(const struct tm_zindex *ix, uint64_t off);
+
+/* Numbers the pieces of the spans of a built or loaded, checked point table, and gives it
+ * its serial. Returns 0 or -ENOMEM. */
+int tm_zindex_pieces(struct tm_zindex *ix);
+
+/* The pieces, the piece holding decompressed offset off (< out_size), and piece k's first
+ * decompressed offset (k up to the number of pieces: then out_size). */
+uint64_t tm_zindex_n_pieces(const struct tm_zindex *ix);
+uint64_t tm_zindex_piece_of(const struct tm_zindex *ix, uint64_t off);
+uint64_t tm_zindex_piece_start(const struct tm_zindex *ix, uint64_t k);
+
+/* The span holding piece k. */
+uint64_t tm_zindex_span_of_piece(const struct tm_zindex *ix, uint64_t k);
+
+/* Decompresses piece k of file, whose point table is ix, into out, which has room for its
+ * bytes, continuing a decoder the previous piece of its span left when there is one. Returns
+ * 0, or -EIO when the file no longer decompresses as indexed, or -errno, with the reason in
+ * why (may be NULL). Thread-safe. */
+int tm_z_decompress_piece(struct tm_source *file, const struct tm_zindex *ix, uint64_t k,
+			  uint8_t *out, char *why, size_t why_len);
+
+/* Decompresses span k whole (points[k + 1].out - points[k].out bytes) into out, as above. */
+int tm_z_decompress_span(struct tm_source *file, const struct tm_zindex *ix, uint64_t k,
+			 uint8_t *out, char *why, size_t why_len);
+
+/* gzip's own: whether head starts a gzip member (1f 8b 08, no reserved flag) and either the
+ * name ends in ".gz" or the head inflates; and the start of its data inflated. */
+enum {
+	TM_GZ_MEMBER = 1, /* a gzip point starts a member: its header is at `in` */
+};
+bool tm_gz_detect(const char *name, const uint8_t *head, size_t head_len);
+size_t tm_gz_inflate_head(const uint8_t *head, size_t head_len, uint8_t *out, size_t cap);
+
+#endif
