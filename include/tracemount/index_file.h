@@ -7,9 +7,9 @@
  * key of the code that wrote it (build_id.h), the content key, a fingerprint of the format's
  * record and view layout, sizes, checksums), the absolute path of the trace it was built from
  * (for `tracemount index --list` and `--prune`), and the index as it is in memory: rows,
- * stats.json, errors.txt, a compressed trace's access points, the table views' bytes (deflated). Files are
- * written to a temporary name and renamed; one that does not check out in every field is rebuilt,
- * never trusted. */
+ * stats.json, errors.txt, a compressed trace's access points, the table views' bytes
+ * (deflated). Files are written to a temporary name and renamed; one that does not check out
+ * in every field is rebuilt, never trusted. */
 #ifndef TRACEMOUNT_INDEX_FILE_H
 #define TRACEMOUNT_INDEX_FILE_H
 
