@@ -339,8 +339,8 @@ static int xz_range(struct tm_source *file, const struct tm_zindex *ix, uint64_t
 			drop -= got;
 		else
 			done += got;
-		if (n < 0)
-			err = n;
+		if (n < 0 && (drop || done < want))
+			err = n; /* an error past the bytes wanted is the next piece's */
 	}
 	if (err) {
 		if (why)

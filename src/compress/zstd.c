@@ -225,8 +225,8 @@ static int zstd_range(struct tm_source *file, const struct tm_zindex *ix, uint64
 				 "zstd: the data ends at compressed byte %" PRIu64,
 				 consumed(&r->w));
 			err = -EIO;
-		} else if (n < 0) {
-			err = n;
+		} else if (n < 0 && (drop || done < want)) {
+			err = n; /* an error past the bytes wanted is the next piece's */
 		}
 	}
 	if (err) {

@@ -161,6 +161,56 @@ gen_every_format() {
 	: >"$1/empty.byu"
 }
 
+# is_prefix FILE WHOLE: FILE's bytes are the first bytes of WHOLE.
+is_prefix() {
+	local n
+	n=$(wc -c <"$1")
+	if [ "$n" -gt "$(wc -c <"$2")" ]; then
+		echo "$1: $n bytes, longer than $2" >&2
+		return 1
+	fi
+	cmp -n "$n" "$1" "$2" >&2 || {
+		echo "($n bytes served; errors.txt: $(head -c 300 "${1%/raw}/errors.txt"))" >&2
+		return 1
+	}
+}
+
+# codec_error NAME ERRORS FILE MIN: ERRORS has a line naming the codec NAME (gzip, xz, zstd)
+# with a number in [MIN, size of FILE], a compressed offset.
+codec_error() {
+	local size line n
+	size=$(wc -c <"$3")
+	while read -r line; do
+		for n in $(printf '%s\n' "$line" | grep -oE '[0-9]+'); do
+			[ "${#n}" -lt 15 ] && [ "$n" -ge "$4" ] && [ "$n" -le "$size" ] && return 0
+		done
+	done < <(grep -i "$1" "$2")
+	echo "errors.txt: $(head -c 600 "$2")" >&2
+	return 1
+}
+
+# same_views WHAT PLAIN_DIR DIR: a compressed trace's folder DIR has the same views, sizes and
+# bytes as the plain trace's PLAIN_DIR (stats.json but "source").
+same_views() {
+	local what=$1 p=$2 g=$3 bad
+	# report.html, every trace's page, names its trace: test_report checks it
+	(cd "$p" && find . -type f ! -path ./report.html | LC_ALL=C sort) >"$TM_TMP/p.list"
+	(cd "$g" && find . -type f ! -path ./report.html | LC_ALL=C sort) >"$TM_TMP/g.list"
+	check "$what: the same views as the plain trace" cmp "$TM_TMP/p.list" "$TM_TMP/g.list"
+	check_eq "$what: the same view sizes (stat) as the plain trace, stats.json aside" \
+		"$(cd "$p" && grep -v '^./stats.json$' "$TM_TMP/p.list" | xargs stat -c '%s %n')" \
+		"$(cd "$g" && grep -v '^./stats.json$' "$TM_TMP/p.list" | xargs stat -c '%s %n' 2>&1)"
+	bad=$(diff -r -q -x stats.json -x report.html "$p" "$g" 2>&1)
+	cmp -s <(sed '/^  "source": /d' "$p/stats.json") <(sed '/^  "source": /d' "$g/stats.json") ||
+		bad="$bad stats.json differs: $(diff <(sed '/^  "source": /d' "$p/stats.json") \
+			<(sed '/^  "source": /d' "$g/stats.json") | head -n 6)"
+	check_eq "$what: every view byte-identical to the plain trace's (stats.json but source)" \
+		"" "$bad"
+	if [ ! -s "$p/errors.txt" ]; then
+		check_eq "$what: errors.txt is empty" "" "$(head -c 300 "$g/errors.txt")"
+	fi
+}
+
 # dd_same FILE EXPECTED OFF LEN: the LEN bytes at OFF of FILE equal those of EXPECTED.
 dd_same() {
 	cmp <(dd if="$1" iflag=skip_bytes,count_bytes skip="$3" count="$4" bs=65536 status=none) \

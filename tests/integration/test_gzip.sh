@@ -203,31 +203,6 @@ check "the stored stream's clean prefix is shorter than the trace" \
 mount_tm "$SRC"
 MNT=$TM_MNT
 
-# is_prefix FILE WHOLE: FILE's bytes are the first bytes of WHOLE.
-is_prefix() {
-	local n
-	n=$(wc -c <"$1")
-	if [ "$n" -gt "$(wc -c <"$2")" ]; then
-		echo "$1: $n bytes, longer than $2" >&2
-		return 1
-	fi
-	cmp -n "$n" "$1" "$2" >&2 || {
-		echo "($n bytes served; errors.txt: $(head -c 300 "${1%/raw}/errors.txt"))" >&2
-		return 1
-	}
-}
-# gzip_error ERRORS GZ MIN: ERRORS has a line naming gzip with a number in [MIN, size of GZ].
-gzip_error() {
-	local size line n
-	size=$(wc -c <"$2")
-	while read -r line; do
-		for n in $(printf '%s\n' "$line" | grep -oE '[0-9]+'); do
-			[ "${#n}" -lt 15 ] && [ "$n" -ge "$3" ] && [ "$n" -le "$size" ] && return 0
-		done
-	done < <(grep -i gzip "$1")
-	echo "errors.txt: $(head -c 600 "$1")" >&2
-	return 1
-}
 
 # Broken files first: the clean traces below must read right after them.
 echo "--- broken"
@@ -240,7 +215,7 @@ check "broken/trunc.byu.gz: raw is a prefix of the trace" \
 check "broken/trunc.byu.gz: raw is all zlib decompresses from the cut file" \
 	cmp "$TM_TMP/trunc.byu.clean" "$b/trunc.byu.gz/raw"
 check "broken/trunc.byu.gz: errors.txt names gzip and a compressed offset" \
-	gzip_error "$b/trunc.byu.gz/errors.txt" "$SRC/broken/trunc.byu.gz" 0
+	codec_error gzip "$b/trunc.byu.gz/errors.txt" "$SRC/broken/trunc.byu.gz" 0
 check "broken/trunc.byu.gz: dump.txt is the reference decoder's dump of raw" \
 	cmp <("$BYU_REFDEC" <"$TM_TMP/trunc.byu.clean") "$b/trunc.byu.gz/dump.txt"
 
@@ -249,7 +224,7 @@ check "broken/trunc.trace.gz: raw is a prefix of the trace" \
 check "broken/trunc.trace.gz: raw is all zlib decompresses from the cut file" \
 	cmp "$TM_TMP/trunc.trace.clean" "$b/trunc.trace.gz/raw"
 check "broken/trunc.trace.gz: errors.txt names gzip and a compressed offset" \
-	gzip_error "$b/trunc.trace.gz/errors.txt" "$SRC/broken/trunc.trace.gz" 0
+	codec_error gzip "$b/trunc.trace.gz/errors.txt" "$SRC/broken/trunc.trace.gz" 0
 "$PY" "$EXPECT" expect "$TM_TMP/trunc.trace.clean" "$TM_TMP/exp.trunc" trunc
 "$PY" "$EXPECT" compare "$TM_TMP/exp.trunc" "$b/trunc.trace.gz" broken/trunc.trace.gz |
 	grep -v -e 'errors.txt' -e 'stats.json errors' >"$TM_TMP/cmp.out"
@@ -266,18 +241,18 @@ check "broken/corrupt.byu.gz: raw is what zcat writes before its error" \
 check "broken/corrupt.byu.gz: errors.txt says the data before the error is suspect" \
 	grep -q "not all right" "$b/corrupt.byu.gz/errors.txt"
 check "broken/corrupt.byu.gz: errors.txt names gzip and a compressed offset past the damage" \
-	gzip_error "$b/corrupt.byu.gz/errors.txt" "$SRC/broken/corrupt.byu.gz" "$CORRUPT_AT"
+	codec_error gzip "$b/corrupt.byu.gz/errors.txt" "$SRC/broken/corrupt.byu.gz" "$CORRUPT_AT"
 check "broken/corrupt.byu.gz: dump.txt is the reference decoder's dump of raw" \
 	cmp <("$BYU_REFDEC" <"$b/corrupt.byu.gz/raw") "$b/corrupt.byu.gz/dump.txt"
 
 check "broken/stored.byu.gz: raw is exactly the blocks before the broken one" \
 	cmp "$TM_TMP/stored.byu.clean" "$b/stored.byu.gz/raw"
 check "broken/stored.byu.gz: errors.txt names gzip and the broken block's offset or later" \
-	gzip_error "$b/stored.byu.gz/errors.txt" "$SRC/broken/stored.byu.gz" "$STORED_AT"
+	codec_error gzip "$b/stored.byu.gz/errors.txt" "$SRC/broken/stored.byu.gz" "$STORED_AT"
 
 check "broken/garbage.byu.gz: raw is the whole trace" cmp "$SRC/a/prog.byu" "$b/garbage.byu.gz/raw"
 check "broken/garbage.byu.gz: errors.txt names gzip and the garbage's offset" \
-	gzip_error "$b/garbage.byu.gz/errors.txt" "$SRC/broken/garbage.byu.gz" "$GZSIZE"
+	codec_error gzip "$b/garbage.byu.gz/errors.txt" "$SRC/broken/garbage.byu.gz" "$GZSIZE"
 check "broken/garbage.byu.gz: dump.txt equals the plain trace's" \
 	cmp "$MNT/a/prog.byu/dump.txt" "$b/garbage.byu.gz/dump.txt"
 cd "$SRC" || exit 1
@@ -291,27 +266,6 @@ done
 cd - >/dev/null || exit 1
 check_eq "broken: tracemount cat gives the mounted raw, dump.txt, errors.txt, stats.json" "" "$bad"
 check "daemon still running after the broken files" kill -0 "$TM_DAEMON_PID"
-
-# same_views WHAT PLAIN_DIR GZ_DIR: the same views, sizes and bytes (stats.json but "source").
-same_views() {
-	local what=$1 p=$2 g=$3 bad
-	# report.html, every trace's page, names its trace: test_report checks it
-	(cd "$p" && find . -type f ! -path ./report.html | LC_ALL=C sort) >"$TM_TMP/p.list"
-	(cd "$g" && find . -type f ! -path ./report.html | LC_ALL=C sort) >"$TM_TMP/g.list"
-	check "$what: the same views as the plain trace" cmp "$TM_TMP/p.list" "$TM_TMP/g.list"
-	check_eq "$what: the same view sizes (stat) as the plain trace, stats.json aside" \
-		"$(cd "$p" && grep -v '^./stats.json$' "$TM_TMP/p.list" | xargs stat -c '%s %n')" \
-		"$(cd "$g" && grep -v '^./stats.json$' "$TM_TMP/p.list" | xargs stat -c '%s %n' 2>&1)"
-	bad=$(diff -r -q -x stats.json -x report.html "$p" "$g" 2>&1)
-	cmp -s <(sed '/^  "source": /d' "$p/stats.json") <(sed '/^  "source": /d' "$g/stats.json") ||
-		bad="$bad stats.json differs: $(diff <(sed '/^  "source": /d' "$p/stats.json") \
-			<(sed '/^  "source": /d' "$g/stats.json") | head -n 6)"
-	check_eq "$what: every view byte-identical to the plain trace's (stats.json but source)" \
-		"" "$bad"
-	if [ ! -s "$p/errors.txt" ]; then
-		check_eq "$what: errors.txt is empty" "" "$(head -c 300 "$g/errors.txt")"
-	fi
-}
 
 for t in $PLAIN; do
 	echo "--- $t"
