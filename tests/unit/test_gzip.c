@@ -9,28 +9,9 @@
 #include <zlib.h>
 
 #include "mem_source.h"
+#include "zscan.h"
 #include "tracemount/diag.h"
 #include "tracemount/compress.h"
-
-/* Compressible, not repetitive: words drawn by a xorshift generator. */
-static uint8_t *make_data(size_t len, uint64_t seed)
-{
-	static const char *words[] = {"load ", "store ",  "branch ", "0x1f8b ", "r3, ",
-				      "r12, ", "taken\n", "add ",    "\t",	"(sp)"};
-	uint8_t *d = malloc(len);
-	size_t i = 0;
-	while (i < len) {
-		seed ^= seed << 13;
-		seed ^= seed >> 7;
-		seed ^= seed << 17;
-		const char *w = words[seed % 10];
-		for (size_t k = 0; w[k] && i < len; k++)
-			d[i++] = (uint8_t)w[k];
-		if (seed % 7 == 0 && i < len)
-			d[i++] = (uint8_t)(seed >> 24);
-	}
-	return d;
-}
 
 /* Appends one gzip member of data to *out (grown), at level, with deflate's memLevel: 9 makes
  * blocks twice as long as the default 8. */
@@ -54,48 +35,6 @@ static void gzip_member_ml(const uint8_t *data, size_t len, int level, int mem_l
 static void gzip_member(const uint8_t *data, size_t len, int level, uint8_t **out, size_t *out_len)
 {
 	gzip_member_ml(data, len, level, 8, out, out_len);
-}
-
-struct scanned {
-	uint8_t *out;
-	size_t len;
-	struct tm_zindex *ix;
-	char *report;
-};
-
-/* Scans gz in reads of `step` bytes; keeps what came out, the points and the report. */
-static struct scanned scan(struct mem_source *file, size_t step)
-{
-	struct scanned s = {0};
-	struct tm_source src;
-	struct tm_diag diag;
-	size_t cap = 1 << 16;
-	s.out = malloc(cap);
-	ck_assert_int_eq(tm_z_scan_open(&tm_codec_gzip, &file->src, &src), 0);
-	for (;;) {
-		if (s.len + step > cap)
-			s.out = realloc(s.out, cap = cap * 2 + step);
-		ssize_t n = tm_source_read(&src, s.out + s.len, step, s.len);
-		ck_assert_int_ge(n, 0);
-		s.len += (size_t)n;
-		if ((size_t)n < step)
-			break;
-	}
-	tm_diag_init(&diag);
-	src.ops->report(&src, &diag);
-	ck_assert_int_eq(tm_diag_finish(&diag), 0);
-	s.report = strndup(diag.text ? diag.text : "", diag.len);
-	tm_diag_free(&diag);
-	ck_assert_int_eq(tm_z_scan_finish(&src, &s.ix), 0);
-	tm_source_close(&src);
-	return s;
-}
-
-static void scanned_free(struct scanned *s)
-{
-	free(s->out);
-	free(s->report);
-	tm_zindex_free(s->ix);
 }
 
 /* Every span decompresses on its own to the bytes the scan produced there. */
@@ -126,7 +65,7 @@ static void check_spans(struct mem_source *file, const struct scanned *s)
 
 START_TEST(detects_gzip_by_header_and_name)
 {
-	uint8_t *data = make_data(5000, 1), *gz = NULL;
+	uint8_t *data = zscan_data(5000, 1), *gz = NULL;
 	size_t gz_len = 0;
 	gzip_member(data, 5000, 6, &gz, &gz_len);
 	ck_assert(tm_gz_detect("t.byu.gz", gz, gz_len));
@@ -156,13 +95,13 @@ END_TEST
 START_TEST(scan_recovers_data_and_places_points)
 {
 	size_t len = 5 * TM_Z_SPAN + 12345;
-	uint8_t *data = make_data(len, 2), *gz = NULL;
+	uint8_t *data = zscan_data(len, 2), *gz = NULL;
 	size_t gz_len = 0;
 	gzip_member(data, len, 6, &gz, &gz_len);
 	struct mem_source file;
 	mem_source_init(&file, gz, gz_len);
 
-	struct scanned s = scan(&file, 100000 - 7);
+	struct scanned s = zscan(&tm_codec_gzip, &file, 100000 - 7);
 	ck_assert_uint_eq(s.len, len);
 	ck_assert_int_eq(memcmp(s.out, data, len), 0);
 	ck_assert_str_eq(s.report, "");
@@ -196,7 +135,7 @@ START_TEST(long_spans_read_in_pieces)
 	gzip_member_ml(data, len, 9, 9, &gz, &gz_len);
 	struct mem_source file;
 	mem_source_init(&file, gz, gz_len);
-	struct scanned s = scan(&file, 1 << 20);
+	struct scanned s = zscan(&tm_codec_gzip, &file, 1 << 20);
 	ck_assert_uint_eq(s.len, len);
 	const struct tm_zindex *ix = s.ix;
 	uint64_t longest = 0;
@@ -234,7 +173,7 @@ START_TEST(multi_member_files)
 	size_t len = 0;
 	for (unsigned i = 0; i < 5; i++)
 		len += sizes[i];
-	uint8_t *data = make_data(len, 3), *gz = NULL;
+	uint8_t *data = zscan_data(len, 3), *gz = NULL;
 	size_t gz_len = 0, at = 0;
 	for (unsigned i = 0; i < 5; i++) {
 		gzip_member(data + at, sizes[i], i % 2 ? 1 : 9, &gz, &gz_len);
@@ -242,7 +181,7 @@ START_TEST(multi_member_files)
 	}
 	struct mem_source file;
 	mem_source_init(&file, gz, gz_len);
-	struct scanned s = scan(&file, 1 << 18);
+	struct scanned s = zscan(&tm_codec_gzip, &file, 1 << 18);
 	ck_assert_uint_eq(s.len, len);
 	ck_assert_int_eq(memcmp(s.out, data, len), 0);
 	ck_assert_str_eq(s.report, "");
@@ -261,14 +200,14 @@ END_TEST
 START_TEST(truncated_streams_give_a_prefix)
 {
 	size_t len = 3 * TM_Z_SPAN;
-	uint8_t *data = make_data(len, 4), *gz = NULL;
+	uint8_t *data = zscan_data(len, 4), *gz = NULL;
 	size_t gz_len = 0;
 	gzip_member(data, len, 6, &gz, &gz_len);
 	size_t cuts[] = {1, 9, 10, 11, 200, gz_len / 3, gz_len / 2, gz_len - 8, gz_len - 1};
 	for (unsigned i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
 		struct mem_source file;
 		mem_source_init(&file, gz, cuts[i]);
-		struct scanned s = scan(&file, 65536);
+		struct scanned s = zscan(&tm_codec_gzip, &file, 65536);
 		ck_assert_uint_le(s.len, len);
 		ck_assert_int_eq(memcmp(s.out, data, s.len), 0);
 		char want[100];
@@ -289,7 +228,7 @@ END_TEST
 START_TEST(corrupt_and_padded_streams_are_reported)
 {
 	size_t len = 2 * TM_Z_SPAN;
-	uint8_t *data = make_data(len, 5), *gz = NULL;
+	uint8_t *data = zscan_data(len, 5), *gz = NULL;
 	size_t gz_len = 0;
 	gzip_member(data, len, 6, &gz, &gz_len);
 
@@ -300,7 +239,7 @@ START_TEST(corrupt_and_padded_streams_are_reported)
 			bad[at + k] ^= 0x5a;
 		struct mem_source file;
 		mem_source_init(&file, bad, gz_len);
-		struct scanned s = scan(&file, 65536);
+		struct scanned s = zscan(&tm_codec_gzip, &file, 65536);
 		ck_assert_msg(strstr(s.report, "gzip: corrupt data at compressed byte"),
 			      "flip at %zu: %s", at, s.report);
 		check_spans(&file, &s); /* what was served is served again, the same */
@@ -314,7 +253,7 @@ START_TEST(corrupt_and_padded_streams_are_reported)
 	memcpy(padded + gz_len, "junk\n", 5);
 	struct mem_source file;
 	mem_source_init(&file, padded, gz_len + 5);
-	struct scanned s = scan(&file, 65536);
+	struct scanned s = zscan(&tm_codec_gzip, &file, 65536);
 	ck_assert_uint_eq(s.len, len);
 	char want[100];
 	snprintf(want, sizeof(want), "data after the last member at compressed byte %zu", gz_len);
@@ -330,7 +269,7 @@ END_TEST
 START_TEST(scan_reads_in_order_and_stops_early)
 {
 	size_t len = 4 * TM_Z_SPAN;
-	uint8_t *data = make_data(len, 6), *gz = NULL, buf[4096];
+	uint8_t *data = zscan_data(len, 6), *gz = NULL, buf[4096];
 	size_t gz_len = 0;
 	gzip_member(data, len, 1, &gz, &gz_len);
 	struct mem_source file;
@@ -350,12 +289,12 @@ END_TEST
 START_TEST(spans_of_a_changed_file_fail)
 {
 	size_t len = 3 * TM_Z_SPAN;
-	uint8_t *data = make_data(len, 7), *gz = NULL;
+	uint8_t *data = zscan_data(len, 7), *gz = NULL;
 	size_t gz_len = 0;
 	gzip_member(data, len, 6, &gz, &gz_len);
 	struct mem_source file;
 	mem_source_init(&file, gz, gz_len);
-	struct scanned s = scan(&file, 65536);
+	struct scanned s = zscan(&tm_codec_gzip, &file, 65536);
 	uint64_t last = s.ix->n_points - 1;
 	uint8_t *buf = malloc(len);
 	char why[192] = "";
