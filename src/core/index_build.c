@@ -453,6 +453,8 @@ static int finish(struct builder *b, const char *source_name)
 	classes = NULL;
 	if (err || (fmt->stats_finish && (err = fmt->stats_finish(b->stats, own, &b->diag)) < 0))
 		goto out;
+	if (fmt->name_finish)
+		fmt->name_finish(source_name, &b->diag);
 	if ((err = tables(b)) < 0)
 		goto out;
 	if (b->src->ops->report)
