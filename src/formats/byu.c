@@ -80,12 +80,12 @@ struct byu_record {
 static const char *const byu_extensions[] = {"byu", NULL};
 
 /* Six-byte records carry no magic, so any bytes are a BYU trace and the name is the only
- * evidence there can be: 90 on a .byu name, just below the content bids (95) that may overturn
- * it, byu12's for a .byu file whose records are 12-byte BYU. So detection reads the head of
- * each .byu file. */
+ * evidence there can be: 95 on a .byu name, as high as any magic number's content bid (an
+ * equal name bid wins), and just below byu12's content bid (96), which takes a .byu file
+ * whose records are 12-byte BYU. So detection reads the head of each .byu file. */
 static int byu_name_bid(const char *name)
 {
-	return tm_name_has_extension(name, byu_extensions) ? 90 : 0;
+	return tm_name_has_extension(name, byu_extensions) ? 95 : 0;
 }
 
 static int byu_decode(void *state, const struct tm_decode_in *in, void *recs, size_t max,

@@ -141,7 +141,8 @@ static int byu12_name_bid(const char *name)
 	return tm_name_has_extension(name, byu12_tr_extensions) ? 10 : 0;
 }
 
-/* The content bid of a .tr or .byu file: whether its head, read as 6-byte BYU records, is
+/* The content bid of a .tr or .byu file, 96: above BYU's .byu name bid (95), which only
+ * such a head overturns: whether its head, read as 6-byte BYU records, is
  * nearly all INVALID (control >> 4 in {0, 2, 4, 6, 10, 11}) and, read as 12-byte records,
  * has only known request types and sizes of at most a cache line. At least 4 whole 12-byte
  * records are needed: less is no evidence. */
@@ -160,7 +161,7 @@ static int byu12_content_bid(const char *name, const uint8_t *head, size_t head_
 	}
 	for (size_t i = 0; i < n6; i++)
 		invalid6 += byu6_invalid >> (head[i * 6 + 5] >> 4) & 1;
-	return invalid6 * 10 >= n6 * 9 ? 95 : 0;
+	return invalid6 * 10 >= n6 * 9 ? 96 : 0;
 }
 
 static int byu12_decode(void *state, const struct tm_decode_in *in, void *recs, size_t max,
@@ -415,7 +416,7 @@ const struct tm_format tm_format_byu12 = {
     .raw_record_len = BYU12_RECORD_LEN,
     .name_bid = byu12_name_bid,
     .content_bid = byu12_content_bid,
-    .content_bid_max = 95,
+    .content_bid_max = 96,
     .decode = byu12_decode,
     .dump = &byu12_dump_ops,
     .stats_size = sizeof(struct byu12_stats),
