@@ -124,7 +124,6 @@ struct byu12_record {
 
 static const char *const byu12_extensions[] = {"byu12", "tr", "byu", NULL};
 static const char *const byu12_own_extensions[] = {"byu12", NULL};
-static const char *const byu12_tr_extensions[] = {"tr", NULL};
 static const char *const byu12_probe_extensions[] = {"tr", "byu", NULL};
 
 static uint32_t le32(const uint8_t *p)
@@ -132,13 +131,12 @@ static uint32_t le32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* .byu12 is this format's own name; .tr is a weak hint (other tools name traces so), which
- * the content must confirm; .byu is 6-byte BYU's name, which only the content can overturn. */
+/* .byu12 is this format's own name, final. .tr is only a hint that the content must confirm
+ * (other tools name traces so), and .byu is 6-byte BYU's name, which only the content can
+ * overturn: neither bids by name, so an empty or unreadable .tr file is no trace. */
 static int byu12_name_bid(const char *name)
 {
-	if (tm_name_has_extension(name, byu12_own_extensions))
-		return 100;
-	return tm_name_has_extension(name, byu12_tr_extensions) ? 10 : 0;
+	return tm_name_has_extension(name, byu12_own_extensions) ? 100 : 0;
 }
 
 /* The content bid of a .tr or .byu file, 96: above BYU's .byu name bid (95), which only

@@ -266,8 +266,8 @@ START_TEST(test_bids)
 	ck_assert_int_eq(tm_format_bid(F, "a.byu12", NULL, 0), 100);
 	ck_assert_ptr_eq(tm_format_detect("a.byu12", NULL, 0), F);
 	ck_assert(!tm_format_detect_needs_head("a.byu12"));
-	ck_assert_int_lt(tm_format_bid(F, "a.tr", NULL, 0), 50);
-	ck_assert_int_gt(tm_format_bid(F, "a.tr", NULL, 0), 0);
+	ck_assert_int_eq(tm_format_bid(F, "a.tr", NULL, 0), 0);
+	ck_assert_ptr_null(tm_format_detect("a.tr", NULL, 0));
 	ck_assert_int_eq(tm_format_bid(F, "a.byu", NULL, 0), 0);
 	ck_assert_int_eq(tm_format_bid(F, "a.dat", NULL, 0), 0);
 	ck_assert_int_lt(tm_format_bid(byu, "a.byu", NULL, 0), F->content_bid_max);

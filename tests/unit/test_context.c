@@ -25,7 +25,7 @@ static struct tm_context *new_ctx(void)
 	return ctx;
 }
 
-/* Detection by name only: BYU does not read content, and these files do not exist. */
+/* Detection by name only: these files do not exist, so no head is read. */
 START_TEST(test_detect_by_extension)
 {
 	struct tm_context *ctx = new_ctx();
