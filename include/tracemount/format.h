@@ -294,9 +294,15 @@ struct tm_format {
 			    -EINVAL) */
 	/* Records fall into groups by head.group (QEMU4V's processors): group g < TM_MAX_GROUPS
 	 * gets the view group_view, a pattern with one "%u" for g ("cpu/%u.txt"): the trace bytes
-	 * of its records, shown only when it has records (so a listing of cpu/ needs the index).
+	 * of its records (or group_ops' rendering of them), shown only when it has records (so a
+	 * listing of cpu/ needs the index).
 	 * NULL: no groups. */
 	const char *group_view;
+	/* Renders the group views, for a format whose records are not text lines (byu12's
+	 * cpu/N.txt shows its dump lines): measure and render, and a fixed_len that is not 0 for
+	 * any class (the index pass sizes a group view from each record's class; no flag_len).
+	 * NULL: the records' own bytes (tm_raw_copy_ops, view.h). */
+	const struct tm_render_ops *group_ops;
 
 	/* --- Sizes. --- */
 

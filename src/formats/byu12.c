@@ -16,7 +16,8 @@
  * The size of a file cannot tell these from 6-byte BYU traces (byu.c), which .byu files
  * usually hold: a .byu or .tr file is read as 12-byte records when its head read as 6-byte
  * records is nearly all INVALID and read as 12-byte records is plausible (content bid). A
- * trailing partial record is reported, not decoded. */
+ * trailing partial record is reported, not decoded. cpu/N.txt shows the dump lines of
+ * processor N (the proc byte) for N below 64 (group_ops). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -408,7 +409,8 @@ const struct tm_format tm_format_byu12 = {
     .classes = byu12_classes,
     .n_classes = B12_N_CLASSES,
     .class_ext = "byu12",
-    .group_view = "cpu/%u.byu12",
+    .group_view = "cpu/%u.txt",
+    .group_ops = &byu12_dump_ops,
     .record_size = sizeof(struct byu12_record),
     .chunk_records = 8192,
     .raw_record_len = BYU12_RECORD_LEN,

@@ -127,6 +127,10 @@ for t in $TRACES $REAL; do
 	done
 	check_eq "$t: class line counts add up to the records" "$(wc -l <"$e/dump.txt")" \
 		"$(cat "$m"/class/*.txt | wc -l)"
+	for view in $(grep '^cpu/' "$e/views.list"); do
+		check_eq "$t: wc -l $view" "$(wc -l <"$e/$view")" "$(wc -l <"$m/$view")"
+		check_eq "$t: tail -n 2 $view" "$(tail -n 2 "$e/$view")" "$(tail -n 2 "$m/$view")"
+	done
 	bad=
 	for view in raw dump.txt "convert/$stem.din" class/d_read.txt class/d_write.byu12 \
 		$(grep '^cpu/' "$e/views.list"); do
@@ -152,7 +156,7 @@ check "sub/cut.byu12: errors.txt reports the cut record" grep -qx \
 	'offset 98304: trailing partial record: 7 of 12 bytes, not decoded' \
 	"$MNT/sub/cut.byu12/errors.txt"
 check_eq "sub/every.byu12: processors of 64 and more have no cpu/ view" "" \
-	"$(ls "$MNT/sub/every.byu12/cpu" | grep -vE '^[0-4]\.byu12$')"
+	"$(ls "$MNT/sub/every.byu12/cpu" | grep -vE '^[0-4]\.txt$')"
 
 # Not byu12.
 for t in six/real6.byu six/small6.byu six/empty.byu; do

@@ -4,7 +4,7 @@
  *   byu12_model DIR NAME < TRACE
  *       writes into DIR every view the mount shows of TRACE when it is named NAME (raw,
  *       dump.txt, errors.txt, stats.json, class/CLASS.txt and .byu12, convert/STEM.din,
- *       cpu/N.byu12) and DIR/views.list, their paths.
+ *       cpu/N.txt) and DIR/views.list, their paths.
  *
  *   byu12_model -p NAME < HEAD
  *       exits 0 when detection's rule takes a file named NAME with that head as byu12, else 1.

@@ -134,7 +134,7 @@ char **byu12_ref_view_paths(const char *name, const uint8_t *data, size_t len, s
 		char num[8];
 		snprintf(num, sizeof(num), "%u", p);
 		if (procs[p])
-			v[k++] = path_of("cpu/%s%s", num, ".byu12");
+			v[k++] = path_of("cpu/%s%s", num, ".txt");
 	}
 	free(stem);
 	*n = k;
@@ -176,12 +176,10 @@ long byu12_ref_view_render(const char *path, const uint8_t *rec, char *out)
 		if (out)
 			memcpy(out, rec, BYU12_REF_LEN);
 		return BYU12_REF_LEN;
-	} else if (sscanf(path, "cpu/%u%15s", &proc, tail) == 2 && strcmp(tail, ".byu12") == 0) {
+	} else if (sscanf(path, "cpu/%u%15s", &proc, tail) == 2 && strcmp(tail, ".txt") == 0) {
 		if (r.proc != proc)
 			return 0;
-		if (out)
-			memcpy(out, rec, BYU12_REF_LEN);
-		return BYU12_REF_LEN;
+		n = byu12_ref_dump_line(rec, line);
 	} else if (strncmp(path, "convert/", 8) == 0 && strlen(path) > 12 &&
 		   strcmp(path + strlen(path) - 4, ".din") == 0) {
 		int label = byu12_ref_din_label(r.reqtype);

@@ -36,8 +36,9 @@ int byu12_ref_din_label(uint8_t reqtype);
 /* "%08x %02x %02x %02x %02x %08x %s\n": address, reqtype, size, attr, proc, time, name. */
 size_t byu12_ref_dump_line(const uint8_t *rec, char *out);
 
-/* The views of a trace named name with content data, as the mount lists them (cpu/N.byu12
- * for each processor below 64 with records); *n set to their count. The caller frees. */
+/* The views of a trace named name with content data, as the mount lists them (cpu/N.txt,
+ * the dump lines of processor N, for each N below 64 with records); *n set to their count.
+ * The caller frees. */
 char **byu12_ref_view_paths(const char *name, const uint8_t *data, size_t len, size_t *n);
 
 /* The expected content of view path (a record view, raw or errors.txt) of the trace named

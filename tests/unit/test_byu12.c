@@ -42,7 +42,8 @@ START_TEST(test_table)
 	ck_assert_uint_eq(F->raw_record_len, 12);
 	ck_assert_uint_le(F->record_size, REC_ROOM);
 	ck_assert_str_eq(F->class_ext, "byu12");
-	ck_assert_str_eq(F->group_view, "cpu/%u.byu12");
+	ck_assert_str_eq(F->group_view, "cpu/%u.txt");
+	ck_assert_ptr_eq(F->group_ops, F->dump);
 	ck_assert_uint_eq(F->n_classes, BYU12_REF_N_CLASSES);
 	for (unsigned c = 0; c < BYU12_REF_N_CLASSES; c++)
 		ck_assert_str_eq(F->classes[c], byu12_ref_class(c));
@@ -365,7 +366,7 @@ static void check_views(const char *name, const uint8_t *data, size_t len)
 	for (unsigned p = 0; p < TM_MAX_GROUPS; p++) {
 		char path[32];
 		size_t got_len, want_len;
-		snprintf(path, sizeof(path), "cpu/%u.byu12", p);
+		snprintf(path, sizeof(path), "cpu/%u.txt", p);
 		char *got = read_view(&m, path, &got_len);
 		char *want = byu12_ref_view(path, name, data, len, &want_len);
 		expect_same_text(path, want, want_len, got, got_len);
