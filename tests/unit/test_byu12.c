@@ -259,7 +259,7 @@ START_TEST(test_bids)
 	const struct tm_format *byu = tm_format_find("byu");
 	static uint8_t head[4096], six[4096];
 	real_like(head, sizeof(head) / 12);
-	uint8_t *g = byu_ref_gen(4096 / 6, 0, 3, 0);
+	uint8_t *g = byu_ref_gen(4096 / 6 + 1, 0, 3, 0); /* 4098 bytes */
 	memcpy(six, g, sizeof(six));
 	free(g);
 
