@@ -294,9 +294,15 @@ struct tm_format {
 			    -EINVAL) */
 	/* Records fall into groups by head.group (QEMU4V's processors): group g < TM_MAX_GROUPS
 	 * gets the view group_view, a pattern with one "%u" for g ("cpu/%u.txt"): the trace bytes
-	 * of its records, shown only when it has records (so a listing of cpu/ needs the index).
+	 * of its records (or group_ops' rendering of them), shown only when it has records (so a
+	 * listing of cpu/ needs the index).
 	 * NULL: no groups. */
 	const char *group_view;
+	/* Renders the group views, for a format whose records are not text lines (byu12's
+	 * cpu/N.txt shows its dump lines): measure and render, and a fixed_len that is not 0 for
+	 * any class (the index pass sizes a group view from each record's class; no flag_len).
+	 * NULL: the records' own bytes (tm_raw_copy_ops, view.h). */
+	const struct tm_render_ops *group_ops;
 
 	/* --- Sizes. --- */
 
@@ -426,6 +432,13 @@ struct tm_format {
 	 * obj owns what is added to it. Reports whole-trace findings to diag (tm_diag_note),
 	 * which go to errors.txt and its count. Returns 0 or -errno, which fails the pass. */
 	int (*stats_finish)(void *stats, struct json_object *obj, struct tm_diag *diag);
+	/* Whole-trace findings about the file's name against its content, which no other
+	 * operation sees (a .byu name on 12-byte BYU records): name is the trace file's base
+	 * name, escaped as stats.json's "source" shows it, with a final ".gz" kept. Called once
+	 * per pass, after stats_finish; reports to diag (tm_diag_note). The index is kept by
+	 * content, so a copy of the same bytes and times under another name may show the note
+	 * of the name that was indexed first. Optional. */
+	void (*name_finish)(const char *name, struct tm_diag *diag);
 	/* Frees what stats holds, not stats itself. Called once per pass whenever stats was
 	 * allocated, also when stats_init failed or was never called: accept a zeroed state. */
 	void (*stats_free)(void *stats);

@@ -40,6 +40,9 @@ struct builder {
 	/* group_col[g]: the column of group g's view (a copy of its records' bytes), or -1 */
 	int group_col[TM_MAX_GROUPS];
 	bool has_groups;
+	/* with tm_format.group_ops: the bytes of a record of class c in a group view, else all 0
+	 * (a copy of the record's raw_len bytes) */
+	size_t group_fixed[TM_MAX_CLASSES];
 	uint64_t tag_count[TM_FLAG_BITS]; /* records by flag bit, for the tags' class counts */
 	void *recs;			  /* one batch of decoded records */
 	void *stats;
@@ -149,8 +152,12 @@ static int setup(struct builder *b)
 			continue;
 		b->record_views[v->column] = v;
 		if (v->group >= 0) { /* one view per group: sized by one lookup per record */
-			if (v->group >= TM_MAX_GROUPS || v->ops != &tm_raw_copy_ops)
+			if (v->group >= TM_MAX_GROUPS || (v->ops != &tm_raw_copy_ops &&
+							  (!v->ops->fixed_len || v->ops->flag_len)))
 				return -EINVAL;
+			for (unsigned c = 0; v->ops != &tm_raw_copy_ops && c < nc; c++)
+				if (!(b->group_fixed[c] = v->ops->fixed_len(c)))
+					return -EINVAL;
 			b->group_col[v->group] = (int)v->column;
 			b->has_groups = true;
 			continue;
@@ -222,7 +229,8 @@ static int account(struct builder *b, const struct tm_chunk *c)
 	for (size_t i = 0; b->has_groups && i < c->n_records; i++) {
 		const struct tm_record *r = tm_chunk_rec(c, i);
 		if (r->group < TM_MAX_GROUPS && b->group_col[r->group] >= 0)
-			view_off[b->group_col[r->group]] += r->raw_len;
+			view_off[b->group_col[r->group]] +=
+			    b->group_fixed[0] ? b->group_fixed[r->cls] : r->raw_len;
 	}
 	for (unsigned v = 0; v < nv; v++) {
 		const struct tm_view *view = b->record_views[v];
@@ -453,6 +461,8 @@ static int finish(struct builder *b, const char *source_name)
 	classes = NULL;
 	if (err || (fmt->stats_finish && (err = fmt->stats_finish(b->stats, own, &b->diag)) < 0))
 		goto out;
+	if (fmt->name_finish)
+		fmt->name_finish(source_name, &b->diag);
 	if ((err = tables(b)) < 0)
 		goto out;
 	if (b->src->ops->report)

@@ -13,6 +13,7 @@
  * table tm_format_x of src/formats/. */
 #define TM_FORMAT_LIST(FORMAT)                                                                     \
 	FORMAT(byu)	   /* BYU Pentium bus traces, 6-byte records */                            \
+	FORMAT(byu12)	   /* BYU 12-byte "p2AddrTr" traces */                                     \
 	FORMAT(tt6)	   /* PowerPC TT6 (Amber) */                                               \
 	FORMAT(tt6e)	   /* PowerPC TT6E */                                                      \
 	FORMAT(cis501)	   /* Penn CIS501 x86 micro-op text */                                     \

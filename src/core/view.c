@@ -197,7 +197,9 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 	for (unsigned g = 0; fmt->group_view && g < TM_MAX_GROUPS && !err; g++) {
 		char *path;
 		err = asprintf(&path, fmt->group_view, g) < 0 ? -ENOMEM : 0;
-		err = err ? err : add_view(t, path, TM_VIEW_RECORDS, &tm_raw_copy_ops, ~0ull, 0);
+		err = err ? err
+			  : add_view(t, path, TM_VIEW_RECORDS,
+				     fmt->group_ops ? fmt->group_ops : &tm_raw_copy_ops, ~0ull, 0);
 		if (!err)
 			t->views[t->n_views - 1].group = (int)g;
 	}

@@ -80,11 +80,12 @@ struct byu_record {
 static const char *const byu_extensions[] = {"byu", NULL};
 
 /* Six-byte records carry no magic, so any bytes are a BYU trace and the name is the only
- * evidence there can be: a .byu name is final (100, above any content bid), and detection
- * never opens a .byu file. No other format's files are named so. */
+ * evidence there can be: 95 on a .byu name, as high as any magic number's content bid (an
+ * equal name bid wins), and just below byu12's content bid (96), which takes a .byu file
+ * whose records are 12-byte BYU. So detection reads the head of each .byu file. */
 static int byu_name_bid(const char *name)
 {
-	return tm_name_has_extension(name, byu_extensions) ? 100 : 0;
+	return tm_name_has_extension(name, byu_extensions) ? 95 : 0;
 }
 
 static int byu_decode(void *state, const struct tm_decode_in *in, void *recs, size_t max,
@@ -325,7 +326,7 @@ static unsigned byu_accesses(const struct tm_chunk *c, size_t i, struct tm_acces
 const struct tm_format tm_format_byu = {
     .name = "byu",
     .description = "BYU Pentium address trace, 6-byte records",
-    .recognition = "extension .byu",
+    .recognition = "extension .byu (unless its head reads as 12-byte BYU: byu12)",
     .extensions = byu_extensions,
     .classes = byu_classes,
     .n_classes = BYU_N_CLASSES,

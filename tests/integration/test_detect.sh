@@ -1,14 +1,15 @@
 #!/bin/bash
 # Detection reads a file only when its name leaves the format open (format.h, "Detection"):
-# `ls -l` of a mounted folder of .byu traces opens none of them, as strace on the daemon shows.
-# In the same folder a .tt6 file, whose name a FULL trace's magic word would outbid, is opened:
-# so strace does see the daemon's opens, and the first check cannot pass by missing them.
-# A .byu file that starts with FULL's magic word is BYU (its name is final), in the mount and
-# in `tracemount ls`, which reads the head but is given the same answer.
+# `ls -l` of a mounted folder of .byu12 traces opens none of them, as strace on the daemon
+# shows. In the same folder a .tt6 file, whose name a FULL trace's magic word would outbid, is
+# opened, and so are the .byu files, whose name byu12's content bid may overturn: so strace
+# does see the daemon's opens, and the first check cannot pass by missing them. A .byu file
+# that starts with FULL's magic word is BYU (FULL's bid only equals the name's), and one that
+# holds 12-byte records is byu12, in the mount and in `tracemount ls`.
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v strace >/dev/null; then
-	echo "SKIP: strace not installed (test_context.c checks that a .byu file is not read)"
+	echo "SKIP: strace not installed (test_context.c checks that a .byu12 file is not read)"
 	exit 77
 fi
 if [ -n "${TM_DAEMON_WRAP:-}" ]; then
@@ -28,6 +29,12 @@ done
 	"$GEN_BYU" -n 100 -s 8
 } >"$SRC/folder/magic.byu"
 BYU="t1.byu t2.byu t3.byu t4.byu t5.byu zipped.byu.gz"
+for i in 1 2 3; do
+	"$GEN_BYU12" -n 1000 -s "$i" >"$SRC/folder/u$i.byu12"
+done
+"$GEN_BYU12" -n 1000 -s 4 | gzip >"$SRC/folder/zipped.byu12.gz"
+BYU12="u1.byu12 u2.byu12 u3.byu12 zipped.byu12.gz"
+"$GEN_BYU12" -n 1000 -s 5 >"$SRC/folder/twelve.byu"
 
 # An open of PATH (relative to SOURCE) in the strace log: open, openat or openat2.
 opens_of() {
@@ -43,19 +50,28 @@ TM_DAEMON_WRAP="env ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
 strace -f -qq -e trace=open,openat,openat2 -o $TM_TMP/strace.log" mount_tm "$SRC"
 TM_DAEMON_WRAP=
 ls -l "$TM_MNT/folder" >"$TM_TMP/ls.out"
-check_eq "ls -l lists the folder's traces" "control.tt6 magic.byu $BYU" \
+check_eq "ls -l lists the folder's traces" \
+	"$(printf '%s\n' control.tt6 magic.byu $BYU twelve.byu $BYU12 | LC_ALL=C sort | xargs)" \
 	"$(awk 'NR > 1 { print $NF }' "$TM_TMP/ls.out" | LC_ALL=C sort | xargs)"
 check_eq "each as a folder" "" "$(awk 'NR > 1 && !/^d/' "$TM_TMP/ls.out")"
 check "magic.byu has BYU's views" test -f "$TM_MNT/folder/magic.byu/class/i_fetch.byu"
+check "twelve.byu has byu12's views" test -f "$TM_MNT/folder/twelve.byu/class/i_fetch.byu12"
 unmount_tm
 
 check "strace logged the daemon's opens" test -s "$TM_TMP/strace.log"
 check "the .tt6 file was opened: its name leaves its format open" opens_of 'folder/control\.tt6'
 bad=
-for t in $BYU; do
+for t in $BYU12; do
 	opens_of "folder/${t//./\\.}" && bad="$bad $t"
 done
-check_eq "none of the .byu traces was opened (magic.byu was, for its views)" "" "$bad"
+check_eq "none of the .byu12 traces was opened" "" "$bad"
+bad=
+for t in $BYU twelve.byu; do
+	opens_of "folder/${t//./\\.}" || bad="$bad $t"
+done
+check_eq "the .byu traces were opened: byu12's content bid may overturn their name" "" "$bad"
 (cd "$SRC/folder" && "$TRACEMOUNT" ls magic.byu) >"$TM_TMP/cli.out" 2>&1
 check "tracemount ls magic.byu: BYU's views" grep -q ' class/i_fetch\.byu$' "$TM_TMP/cli.out"
+(cd "$SRC/folder" && "$TRACEMOUNT" ls twelve.byu) >"$TM_TMP/cli.out" 2>&1
+check "tracemount ls twelve.byu: byu12's views" grep -q ' class/i_fetch\.byu12$' "$TM_TMP/cli.out"
 finish

@@ -25,7 +25,7 @@ static struct tm_context *new_ctx(void)
 	return ctx;
 }
 
-/* Detection by name only: BYU does not read content, and these files do not exist. */
+/* Detection by name only: these files do not exist, so no head is read. */
 START_TEST(test_detect_by_extension)
 {
 	struct tm_context *ctx = new_ctx();
@@ -195,14 +195,16 @@ START_TEST(test_bid_rule)
 END_TEST
 
 /* The registry's formats: which names leave detection open, and that a file whose name
- * settles it is not read. Both files hold FULL's magic word, which outbids a .tt6 name but not
- * a .byu one: had t.byu been read, it would be FULL. */
+ * settles it is not read. Both files hold FULL's magic word, which outbids a .tt6 name but
+ * only equals a .byu one (95, which the name wins): t.byu is read, since byu12's content can
+ * overturn its name, and stays BYU. */
 START_TEST(test_detect_reads_only_when_needed)
 {
-	ck_assert(!tm_format_detect_needs_head("x.byu"));
-	ck_assert(!tm_format_detect_needs_head("x.byu.gz"));
-	const char *open_names[] = {"x.tt6", "x.tt6e", "x.trace", "x.tarmac", "tracer_0001.log",
-				    "x.bb",  "x.full", "x",	  "x.byu.txt"};
+	ck_assert(!tm_format_detect_needs_head("x.byu12"));
+	ck_assert(!tm_format_detect_needs_head("x.byu12.gz"));
+	const char *open_names[] = {"x.tt6",	       "x.tt6e", "x.trace",  "x.tarmac",
+				    "tracer_0001.log", "x.bb",	 "x.full",   "x",
+				    "x.byu.txt",       "x.byu",	 "x.byu.gz", "x.tr"};
 	for (size_t i = 0; i < sizeof(open_names) / sizeof(open_names[0]); i++)
 		ck_assert_msg(tm_format_detect_needs_head(open_names[i]), "%s", open_names[i]);
 
@@ -221,7 +223,7 @@ START_TEST(test_detect_reads_only_when_needed)
 	struct tm_context *ctx = new_ctx();
 	ck_assert_ptr_eq(tm_context_detect(ctx, dirfd, "t.byu"), F);
 	ck_assert_ptr_eq(tm_context_detect(ctx, dirfd, "t.tt6"), tm_format_find("full"));
-	/* given the head, detection answers the same: the name settles t.byu */
+	/* given the head, detection answers the same: FULL's magic only equals the name */
 	ck_assert_ptr_eq(tm_context_detect_head(ctx, "t.byu", full_magic, sizeof(full_magic)), F);
 	tm_context_free(ctx);
 	for (size_t i = 0; i < 2; i++)
