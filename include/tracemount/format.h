@@ -434,7 +434,8 @@ struct tm_format {
 	int (*stats_finish)(void *stats, struct json_object *obj, struct tm_diag *diag);
 	/* Whole-trace findings about the file's name against its content, which no other
 	 * operation sees (a .byu name on 12-byte BYU records): name is the trace file's base
-	 * name, escaped as stats.json's "source" shows it, with a final ".gz" kept. Called once
+	 * name, escaped as stats.json's "source" shows it, less a compression suffix (".gz",
+	 * ".xz", ".zst"), as name_bid sees it. Called once
 	 * per pass, after stats_finish; reports to diag (tm_diag_note). The index is kept by
 	 * content, so a copy of the same bytes and times under another name may show the note
 	 * of the name that was indexed first. Optional. */

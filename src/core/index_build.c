@@ -1,12 +1,14 @@
 /* The index pass: one streaming read of the trace that decodes every record once, records a
  * checkpoint every chunk_records records, sizes every record view and gathers statistics. */
 #include <errno.h>
+#include <limits.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
 
+#include "tracemount/compress.h"
 #include "tracemount/derive.h"
 #include "tracemount/diag.h"
 #include "tracemount/format.h"
@@ -461,8 +463,10 @@ static int finish(struct builder *b, const char *source_name)
 	classes = NULL;
 	if (err || (fmt->stats_finish && (err = fmt->stats_finish(b->stats, own, &b->diag)) < 0))
 		goto out;
-	if (fmt->name_finish)
-		fmt->name_finish(source_name, &b->diag);
+	if (fmt->name_finish) {
+		char stem[NAME_MAX + 1];
+		fmt->name_finish(tm_codec_strip(source_name, stem), &b->diag);
+	}
 	if ((err = tables(b)) < 0)
 		goto out;
 	if (b->src->ops->report)

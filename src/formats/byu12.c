@@ -379,7 +379,7 @@ static void byu12_stats_free(void *p)
 /* A file named as a 6-byte BYU trace that detection read as 12-byte records. */
 static void byu12_name_finish(const char *name, struct tm_diag *diag)
 {
-	static const char *const byu6[] = {"byu", "byu.gz", NULL};
+	static const char *const byu6[] = {"byu", NULL};
 	if (tm_name_has_extension(name, byu6))
 		tm_diag_note(diag, "named .byu, but its records are 12-byte BYU (p2AddrTr): "
 				   "decoded as byu12");

@@ -86,13 +86,24 @@ size_t byu12_ref_dump_line(const uint8_t *rec, char *out)
 	return (size_t)n;
 }
 
-/* NAME less ".gz" and its last extension, as convert/NAME.din names it. */
+/* Bytes of a compression suffix ending name: ".gz", ".xz", ".zst", or 0. */
+static size_t suffix_len(const char *name)
+{
+	static const char *const suffixes[] = {".gz", ".xz", ".zst"};
+	size_t n = strlen(name);
+	for (size_t i = 0; i < 3; i++) {
+		size_t s = strlen(suffixes[i]);
+		if (n > s && strcmp(name + n - s, suffixes[i]) == 0)
+			return s;
+	}
+	return 0;
+}
+
+/* NAME less its compression suffix and its last extension, as convert/NAME.din names it. */
 static char *stem_of(const char *name)
 {
 	const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
-	size_t n = strlen(base);
-	if (n > 3 && strcmp(base + n - 3, ".gz") == 0)
-		n -= 3;
+	size_t n = strlen(base) - suffix_len(base);
 	char *stem = strndup(base, n);
 	char *dot = stem ? strrchr(stem, '.') : NULL;
 	if (!stem)
@@ -196,9 +207,8 @@ long byu12_ref_view_render(const char *path, const uint8_t *rec, char *out)
 
 static int named_byu(const char *name)
 {
-	size_t n = strlen(name);
-	return (n > 4 && strcmp(name + n - 4, ".byu") == 0) ||
-	       (n > 7 && strcmp(name + n - 7, ".byu.gz") == 0);
+	size_t n = strlen(name) - suffix_len(name);
+	return n > 4 && strncmp(name + n - 4, ".byu", 4) == 0;
 }
 
 /* errors.txt (doc/views.md's byu12 messages) in the order found: invalid request types and

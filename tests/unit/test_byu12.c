@@ -390,6 +390,8 @@ START_TEST(test_views_generated)
 	    {300, 7, 4, "small.byu"},
 	    {3 * chunk + 5, 0, 64, "big.byu12"},
 	    {chunk, 11, 2, "edge.byu.gz"},
+	    {7, 0, 2, "seven.byu.xz"},
+	    {9, 0, 3, "nine.byu.zst"},
 	};
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		uint8_t *data = gen(cases[k].n, cases[k].trailing, k + 1, cases[k].procs);
