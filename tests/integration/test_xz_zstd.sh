@@ -7,7 +7,8 @@
 #     plain name (found by its magic);
 #   - zstd: one frame (`zstd`), many frames (parts compressed apart and concatenated, as pzstd
 #     writes them), the seekable format (the same frames and a seek table in a skippable frame),
-#     zstd data under the plain name; pzstd's frames and skippable frames for a large trace.
+#     zstd data under the plain name; pzstd's frames and skippable frames for a large trace;
+#   - 12-byte BYU records named .byu.xz and .byu.zst, recognised by their decompressed head.
 # Expectations come from the plain files, xz, zstd and Python's lzma, never from tracemount:
 #
 # - every compressed folder lists the views of the plain one with the same sizes and bytes
@@ -99,6 +100,11 @@ for t in prog.byu bad.trace; do
 	[ -n "$PIXZ" ] && pixz -t -p 2 <"$SRC/a/$t" >"$SRC/pixz/$t.xz"
 done
 xz -c "$SRC/a/prog.byu" >"$SRC/magic/prog.byu"
+# 12-byte BYU records under a .byu name: detected by the decompressed head's content.
+mkdir -p "$SRC/byu12"
+"$GEN_BYU12" -n 50000 -s 86 >"$TM_TMP/twelve.byu"
+xz -c "$TM_TMP/twelve.byu" >"$SRC/byu12/twelve.byu.xz"
+zstd -q -c "$TM_TMP/twelve.byu" >"$SRC/byu12/twelve.byu.zst"
 zstd -q -c "$SRC/a/bad.trace" >"$SRC/magic/bad.trace"
 VARIANTS="xz1 xzm xzs zst1 zstm seek${PIXZ:+ pixz}"
 
@@ -224,6 +230,13 @@ same_views magic/prog.byu "$MNT/a/prog.byu" "$MNT/magic/prog.byu"
 check "magic/bad.trace (zstd data, plain name): raw is the trace" \
 	cmp "$SRC/a/bad.trace" "$MNT/magic/bad.trace/raw"
 same_views magic/bad.trace "$MNT/a/bad.trace" "$MNT/magic/bad.trace"
+
+for f in twelve.byu.xz twelve.byu.zst; do
+	check_eq "byu12/$f: detected as 12-byte BYU by its decompressed head" True \
+		"$(json_get "$MNT/byu12/$f/stats.json" '"byu12" in d')"
+	check "byu12/$f: errors.txt notes the .byu name" grep -q "named .byu" "$MNT/byu12/$f/errors.txt"
+	check "byu12/$f: raw is the trace" cmp "$TM_TMP/twelve.byu" "$MNT/byu12/$f/raw"
+done
 
 # `tracemount cat` and `tracemount ls` of a compressed trace from SOURCE.
 check_cli "$SRC" xz1/prog.byu.xz "$MNT/xz1/prog.byu.xz" raw dump.txt stats.json errors.txt
