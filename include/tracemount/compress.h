@@ -81,16 +81,18 @@ struct tm_codec {
 	 * its start into the scan's ring and adds the access points. Returns 0 (the problems
 	 * that ended the data early are the scan's `problem`) or -errno. */
 	int (*scan)(struct tm_zscan *sc);
-	/* Decompresses the bytes [skip, skip + want) of span k of file into out. *resume is a
-	 * decoder an earlier call left (NULL: none), which the call may use when it stands in
-	 * span k at or before skip, and must otherwise free; the call may leave its own there
-	 * for the next piece. Returns 0, or -EIO when the file no longer decompresses as
-	 * indexed, or -errno, with the reason in why (may be NULL). Thread-safe. */
-	int (*decompress_range)(struct tm_source *file, const struct tm_zindex *ix, uint64_t k,
-				uint64_t skip, size_t want, uint8_t *out, void **resume, char *why,
-				size_t why_len);
-	/* Frees what decompress_range left in *resume. NULL: it never leaves one. */
-	void (*resume_free)(void *resume);
+	/* Opens a decoder of span k of file standing at the span's start, its point, into *dec.
+	 * Returns 0 or -errno. */
+	int (*open_span)(struct tm_source *file, const struct tm_zindex *ix, uint64_t k,
+			 void **dec);
+	/* Decompresses the decoder's next bytes into out[0..cap): *got of them, fewer than cap
+	 * only where the data ends or with an error. file holds the same bytes as the one the
+	 * decoder was opened on, perhaps through another handle. Returns 0, or -EIO when the
+	 * file no longer decompresses as indexed, with the reason in why (may be NULL), or
+	 * -errno. Thread-safe for distinct decoders. */
+	int (*read)(void *dec, struct tm_source *file, uint8_t *out, size_t cap, size_t *got,
+		    char *why, size_t why_len);
+	void (*close)(void *dec);
 };
 
 /* NULL-terminated list of every codec. */

@@ -227,69 +227,90 @@ static int start_at(z_stream *z, struct tm_source *file, const struct tm_zindex 
 	return p->window_len ? set_window(z, ix, p) : 0;
 }
 
-/* Decompresses the bytes [skip, skip + want) of span k into out: those before are inflated
- * into a scratch buffer and dropped. gzip parks no decoder: its spans are short. */
-static int gz_range(struct tm_source *file, const struct tm_zindex *ix, uint64_t k, uint64_t skip,
-		    size_t want, uint8_t *out, void **resume, char *why, size_t why_len)
-{
-	(void)resume;
-	const struct tm_zpoint *p = &ix->points[k];
-	size_t done = 0, trailer = 0;
-	bool raw = !(p->flags & TM_GZ_MEMBER);
-	uint64_t in_off = p->in;
-	uint8_t *in = malloc(INPUT_BLOCK), *scratch = skip ? malloc(INPUT_BLOCK) : NULL;
-	z_stream z = {0};
-	int err = in && (scratch || !skip) ? start_at(&z, file, ix, p) : -ENOMEM;
+/* A decoder of one span: the point's stream, and a member's trailer to step over when the
+ * span started inside a member (raw deflate knows nothing of it). */
+struct gz_dec {
+	z_stream z;
+	uint64_t in_off; /* the next compressed byte to read */
+	size_t trailer;
+	bool raw;
+	uint8_t in[INPUT_BLOCK];
+};
 
-	while (!err && done < want) {
-		if (!z.avail_in) {
-			ssize_t n = tm_source_read(file, in, INPUT_BLOCK, in_off);
+static void gz_close(void *dec)
+{
+	struct gz_dec *g = dec;
+	inflateEnd(&g->z);
+	free(g);
+}
+
+static int gz_open_span(struct tm_source *file, const struct tm_zindex *ix, uint64_t k, void **dec)
+{
+	const struct tm_zpoint *p = &ix->points[k];
+	struct gz_dec *g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->raw = !(p->flags & TM_GZ_MEMBER);
+	g->in_off = p->in;
+	int err = start_at(&g->z, file, ix, p);
+	if (err) {
+		gz_close(g);
+		return err;
+	}
+	*dec = g;
+	return 0;
+}
+
+static int gz_read(void *dec, struct tm_source *file, uint8_t *out, size_t cap, size_t *got,
+		   char *why, size_t why_len)
+{
+	struct gz_dec *g = dec;
+	z_stream *z = &g->z;
+	size_t done = 0;
+	int err = 0;
+	while (!err && done < cap) {
+		if (!z->avail_in) {
+			ssize_t n = tm_source_read(file, g->in, INPUT_BLOCK, g->in_off);
 			if (n <= 0) {
 				err = n < 0 ? (int)n : -EIO;
 				if (!n && why)
-					snprintf(why, why_len, "the file ends at %" PRIu64, in_off);
+					snprintf(why, why_len, "the file ends at %" PRIu64,
+						 g->in_off);
 				break;
 			}
-			in_off += (uint64_t)n;
-			z.next_in = in;
-			z.avail_in = (uInt)n;
+			g->in_off += (uint64_t)n;
+			z->next_in = g->in;
+			z->avail_in = (uInt)n;
 		}
-		if (trailer) { /* the trailer of a member entered in raw mode */
-			size_t s = trailer < z.avail_in ? trailer : z.avail_in;
-			z.next_in += s;
-			z.avail_in -= (uInt)s;
-			trailer -= s;
+		if (g->trailer) { /* the trailer of a member entered in raw mode */
+			size_t s = g->trailer < z->avail_in ? g->trailer : z->avail_in;
+			z->next_in += s;
+			z->avail_in -= (uInt)s;
+			g->trailer -= s;
 			continue;
 		}
-		size_t room =
-		    skip ? (skip < INPUT_BLOCK ? (size_t)skip : INPUT_BLOCK) : want - done;
-		z.next_out = skip ? scratch : out + done;
-		z.avail_out = (uInt)room;
-		int ret = inflate(&z, Z_NO_FLUSH);
-		size_t got = room - z.avail_out;
-		if (skip)
-			skip -= got;
-		else
-			done += got;
+		z->next_out = out + done;
+		z->avail_out = (uInt)(cap - done);
+		int ret = inflate(z, Z_NO_FLUSH);
+		size_t made = cap - done - z->avail_out;
+		done += made;
 		if (ret == Z_STREAM_END) {
 			/* the next member: a raw stream has not read this one's 8-byte trailer */
-			if (raw)
-				trailer = 8;
-			raw = false;
-			if (inflateReset2(&z, 15 + 16) != Z_OK)
+			if (g->raw)
+				g->trailer = 8;
+			g->raw = false;
+			if (inflateReset2(z, 15 + 16) != Z_OK)
 				err = -EIO;
-		} else if (ret != Z_OK && ret != Z_BUF_ERROR && (skip || done < want)) {
+		} else if (ret != Z_OK && ret != Z_BUF_ERROR) {
 			err = ret == Z_MEM_ERROR ? -ENOMEM : -EIO;
-		} else if (ret == Z_BUF_ERROR && !got && z.avail_in) {
+		} else if (ret == Z_BUF_ERROR && !made && z->avail_in) {
 			err = -EIO; /* no progress with input to spare */
 		}
 		if (err && why)
 			snprintf(why, why_len, "zlib: %s, in the bytes before %" PRIu64,
-				 z.msg ? z.msg : zError(ret), in_off);
+				 z->msg ? z->msg : zError(ret), g->in_off);
 	}
-	inflateEnd(&z);
-	free(in);
-	free(scratch);
+	*got = done;
 	return err;
 }
 
@@ -301,5 +322,7 @@ const struct tm_codec tm_codec_gzip = {
     .detect = tm_gz_detect,
     .decompress_head = tm_gz_inflate_head,
     .scan = gz_scan,
-    .decompress_range = gz_range,
+    .open_span = gz_open_span,
+    .read = gz_read,
+    .close = gz_close,
 };

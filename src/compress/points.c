@@ -1,7 +1,9 @@
 /* The point table of a compressed trace: spans, and the pieces readers take them in. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "tracemount/compress.h"
@@ -11,47 +13,53 @@
  * again. Few, since each holds a codec's whole window (up to 64 MiB for xz -9). */
 #define PARKED 4
 
+struct decoder {
+	void *dec;   /* the codec's */
+	uint64_t at; /* span offset of its next byte */
+	bool spent;  /* it failed past the bytes it gave: they are right, the next are not */
+};
+
 static struct parked {
-	uint64_t serial;   /* of the point table; 0: a free slot */
-	uint64_t span, at; /* where the decoder stands: span offset at */
-	uint64_t used;	   /* when it was parked, for eviction */
-	void *state;
+	uint64_t serial; /* of the point table; 0: a free slot */
+	uint64_t span;
+	uint64_t used; /* when it was parked, for eviction */
+	struct decoder d;
 	const struct tm_codec *codec;
 } parked[PARKED];
 static uint64_t parked_clock;
 static pthread_mutex_t parked_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Takes out the decoder parked furthest into span k of ix not past skip, or NULL. */
-static void *unpark(const struct tm_zindex *ix, uint64_t k, uint64_t skip)
+/* Takes out the decoder parked furthest into span k of ix not past skip, if any. */
+static struct decoder unpark(const struct tm_zindex *ix, uint64_t k, uint64_t skip)
 {
 	struct parked *best = NULL;
-	void *state = NULL;
+	struct decoder d = {0};
 	pthread_mutex_lock(&parked_lock);
 	for (struct parked *p = parked; p < parked + PARKED; p++)
-		if (p->serial == ix->serial && p->span == k && p->at <= skip &&
-		    (!best || p->at > best->at))
+		if (p->serial == ix->serial && p->span == k && p->d.at <= skip &&
+		    (!best || p->d.at > best->d.at))
 			best = p;
 	if (best) {
-		state = best->state;
+		d = best->d;
 		*best = (struct parked){0};
 	}
 	pthread_mutex_unlock(&parked_lock);
-	return state;
+	return d;
 }
 
-/* Parks state at span offset at of span k of ix, in place of the oldest if all are taken. */
-static void park(const struct tm_zindex *ix, uint64_t k, uint64_t at, void *state)
+/* Parks d in span k of ix, in place of the oldest if all are taken. */
+static void park(const struct tm_zindex *ix, uint64_t k, struct decoder d)
 {
-	struct parked *slot = parked, old = {0};
+	struct parked *slot = parked, old;
 	pthread_mutex_lock(&parked_lock);
 	for (struct parked *p = parked; p < parked + PARKED; p++)
 		if (!p->serial || (slot->serial && p->used < slot->used))
 			slot = p;
 	old = *slot;
-	*slot = (struct parked){ix->serial, k, at, ++parked_clock, state, ix->codec};
+	*slot = (struct parked){ix->serial, k, ++parked_clock, d, ix->codec};
 	pthread_mutex_unlock(&parked_lock);
 	if (old.serial)
-		old.codec->resume_free(old.state);
+		old.codec->close(old.d.dec);
 }
 
 /* Frees the decoders parked in ix's spans. */
@@ -61,15 +69,65 @@ static void forget(const struct tm_zindex *ix)
 		struct parked gone = {0};
 		pthread_mutex_lock(&parked_lock);
 		for (struct parked *p = parked; p < parked + PARKED && !gone.serial; p++)
-			if (p->serial && p->serial == ix->serial) {
+			if (p->serial == ix->serial) {
 				gone = *p;
 				*p = (struct parked){0};
 			}
 		pthread_mutex_unlock(&parked_lock);
 		if (!gone.serial)
 			return;
-		gone.codec->resume_free(gone.state);
+		gone.codec->close(gone.d.dec);
 	}
+}
+
+/* Reads exactly cap bytes from d into out, or fails: a short read means the data ends before
+ * the index says it does. */
+static int read_exactly(const struct tm_codec *c, struct decoder *d, struct tm_source *file,
+			uint8_t *out, size_t cap, char *why, size_t why_len)
+{
+	size_t got = 0;
+	if (d->spent)
+		return -EIO;
+	int err = c->read(d->dec, file, out, cap, &got, why, why_len);
+	d->at += got;
+	if (err && got == cap) {
+		d->spent = true; /* the error is the next bytes': they are not asked for here */
+		err = 0;
+	} else if (!err && got < cap) {
+		if (why)
+			snprintf(why, why_len, "%s: the data ends %zu bytes early", c->name,
+				 cap - got);
+		err = -EIO;
+	}
+	return err;
+}
+
+/* Decompresses the bytes [skip, skip + want) of span k into out, with d's decoder or a new
+ * one, which it leaves in d (or NULL when it failed). */
+static int decompress_range(struct tm_source *file, const struct tm_zindex *ix, uint64_t k,
+			    uint64_t skip, size_t want, uint8_t *out, struct decoder *d, char *why,
+			    size_t why_len)
+{
+	const struct tm_codec *c = ix->codec;
+	int err = 0;
+	if (!d->dec) {
+		d->at = 0;
+		if ((err = c->open_span(file, ix, k, &d->dec)) < 0)
+			return err;
+	}
+	uint8_t scratch[16384]; /* the bytes before the range, decompressed and dropped */
+	while (!err && d->at < skip) {
+		uint64_t n = skip - d->at;
+		err = read_exactly(c, d, file, scratch, n < sizeof(scratch) ? n : sizeof(scratch),
+				   why, why_len);
+	}
+	if (!err)
+		err = read_exactly(c, d, file, out, want, why, why_len);
+	if (err) {
+		c->close(d->dec);
+		d->dec = NULL;
+	}
+	return err;
 }
 
 int tm_z_decompress_piece(struct tm_source *file, const struct tm_zindex *ix, uint64_t p,
@@ -78,27 +136,26 @@ int tm_z_decompress_piece(struct tm_source *file, const struct tm_zindex *ix, ui
 	uint64_t k = tm_zindex_span_of_piece(ix, p), start = tm_zindex_piece_start(ix, p);
 	uint64_t skip = start - ix->points[k].out;
 	size_t want = (size_t)(tm_zindex_piece_start(ix, p + 1) - start);
-	const struct tm_codec *c = ix->codec;
-	void *state = c->resume_free ? unpark(ix, k, skip) : NULL;
-	int err = c->decompress_range(file, ix, k, skip, want, out, &state, why, why_len);
-	if (!state)
+	struct decoder d = unpark(ix, k, skip);
+	int err = decompress_range(file, ix, k, skip, want, out, &d, why, why_len);
+	if (!d.dec)
 		return err;
-	if (!err && start + want < ix->points[k + 1].out)
-		park(ix, k, skip + want, state);
+	if (start + want < ix->points[k + 1].out && !d.spent)
+		park(ix, k, d);
 	else
-		c->resume_free(state);
-	return err;
+		ix->codec->close(d.dec);
+	return 0;
 }
 
 int tm_z_decompress_span(struct tm_source *file, const struct tm_zindex *ix, uint64_t k,
 			 uint8_t *out, char *why, size_t why_len)
 {
-	void *state = NULL;
-	int err = ix->codec->decompress_range(file, ix, k, 0,
-					      (size_t)(ix->points[k + 1].out - ix->points[k].out),
-					      out, &state, why, why_len);
-	if (state)
-		ix->codec->resume_free(state);
+	struct decoder d = {0};
+	int err =
+	    decompress_range(file, ix, k, 0, (size_t)(ix->points[k + 1].out - ix->points[k].out),
+			     out, &d, why, why_len);
+	if (d.dec)
+		ix->codec->close(d.dec);
 	return err;
 }
 
@@ -106,7 +163,7 @@ void tm_zindex_free(struct tm_zindex *ix)
 {
 	if (!ix)
 		return;
-	if (ix->serial && ix->codec && ix->codec->resume_free)
+	if (ix->serial)
 		forget(ix);
 	free(ix->points);
 	free(ix->windows);

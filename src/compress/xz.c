@@ -282,75 +282,46 @@ static int xz_scan(struct tm_zscan *sc)
 	return err;
 }
 
-/* A walker parked where a piece ended. */
-struct xz_resume {
-	struct xz_walk w;
-	uint64_t span, at;
-};
-
-static void xz_resume_free(void *resume)
+/* The reader's side: a walker opened at a point. */
+static int xz_open_span(struct tm_source *file, const struct tm_zindex *ix, uint64_t k, void **dec)
 {
-	struct xz_resume *r = resume;
-	walk_end(&r->w);
-	free(r);
+	const struct tm_zpoint *p = &ix->points[k];
+	struct xz_walk *w = malloc(sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	walk_init(w, file, p->in, p->flags & XZ_STREAM ? EXPECT_STREAM : EXPECT_BLOCK, p->check);
+	*dec = w;
+	return 0;
 }
 
-static int xz_range(struct tm_source *file, const struct tm_zindex *ix, uint64_t k, uint64_t skip,
-		    size_t want, uint8_t *out, void **resume, char *why, size_t why_len)
+static int xz_read(void *dec, struct tm_source *file, uint8_t *out, size_t cap, size_t *got,
+		   char *why, size_t why_len)
 {
-	struct xz_resume *r = *resume;
-	*resume = NULL;
-	if (r && (r->span != k || r->at > skip)) {
-		xz_resume_free(r);
-		r = NULL;
-	}
-	if (!r) {
-		const struct tm_zpoint *p = &ix->points[k];
-		if (!(r = malloc(sizeof(*r))))
-			return -ENOMEM;
-		walk_init(&r->w, file, p->in, p->flags & XZ_STREAM ? EXPECT_STREAM : EXPECT_BLOCK,
-			  p->check);
-		r->span = k;
-		r->at = 0;
-	}
-	r->w.file = file;
-	uint8_t scratch[16384];
-	uint64_t drop = skip - r->at;
-	size_t done = 0;
+	struct xz_walk *w = dec;
 	int err = 0;
-	while (!err && done < want) {
-		if (!r->w.in_block) {
-			uint64_t at;
-			int n = next_block(&r->w, &at);
-			if (n <= 0) {
-				err = n ? n : -EIO;
-				if (!n)
-					snprintf(r->w.why, sizeof(r->w.why),
-						 "xz: the data ends at compressed byte %" PRIu64,
-						 consumed(&r->w));
-				break;
-			}
-		}
-		size_t got = 0;
-		int n = drop ? decode(&r->w, scratch,
-				      drop < sizeof(scratch) ? drop : sizeof(scratch), &got)
-			     : decode(&r->w, out + done, want - done, &got);
-		if (drop)
-			drop -= got;
-		else
-			done += got;
-		if (n < 0 && (drop || done < want))
-			err = n; /* an error past the bytes wanted is the next piece's */
+	w->file = file;
+	*got = 0;
+	while (*got < cap) {
+		uint64_t at;
+		if (!w->in_block && (err = next_block(w, &at)) <= 0)
+			break; /* 0: the end of the data */
+		size_t n = 0;
+		err = decode(w, out + *got, cap - *got, &n);
+		*got += n;
+		if (err < 0)
+			break;
 	}
-	if (err) {
-		if (why)
-			snprintf(why, why_len, "%s", r->w.why);
-		xz_resume_free(r);
-		return err == -EBADMSG ? -EIO : err;
-	}
-	r->at = skip + want;
-	*resume = r;
-	return 0;
+	if (err >= 0)
+		return 0;
+	if (why)
+		snprintf(why, why_len, "%s", w->why);
+	return err == -EBADMSG ? -EIO : err;
+}
+
+static void xz_close(void *dec)
+{
+	walk_end(dec);
+	free(dec);
 }
 
 static bool xz_detect(const char *name, const uint8_t *head, size_t head_len)
@@ -388,6 +359,7 @@ const struct tm_codec tm_codec_xz = {
     .detect = xz_detect,
     .decompress_head = xz_head,
     .scan = xz_scan,
-    .decompress_range = xz_range,
-    .resume_free = xz_resume_free,
+    .open_span = xz_open_span,
+    .read = xz_read,
+    .close = xz_close,
 };

@@ -175,69 +175,43 @@ static int zstd_scan(struct tm_zscan *sc)
 	return err;
 }
 
-struct zstd_resume {
-	struct zstd_walk w;
-	uint64_t span, at;
-};
-
-static void zstd_resume_free(void *resume)
+/* The reader's side: a walker opened at a frame's start. */
+static int zstd_open_span(struct tm_source *file, const struct tm_zindex *ix, uint64_t k,
+			  void **dec)
 {
-	struct zstd_resume *r = resume;
-	ZSTD_freeDCtx(r->w.d);
-	free(r);
+	struct zstd_walk *w = malloc(sizeof(*w));
+	if (!w || walk_init(w, file, ix->points[k].in) < 0) {
+		free(w);
+		return -ENOMEM;
+	}
+	*dec = w;
+	return 0;
 }
 
-static int zstd_range(struct tm_source *file, const struct tm_zindex *ix, uint64_t k, uint64_t skip,
-		      size_t want, uint8_t *out, void **resume, char *why, size_t why_len)
+static int zstd_read(void *dec, struct tm_source *file, uint8_t *out, size_t cap, size_t *got,
+		     char *why, size_t why_len)
 {
-	struct zstd_resume *r = *resume;
-	*resume = NULL;
-	if (r && (r->span != k || r->at > skip)) {
-		zstd_resume_free(r);
-		r = NULL;
+	struct zstd_walk *w = dec;
+	int r = 0;
+	w->file = file;
+	*got = 0;
+	while (*got < cap && r >= 0 && r != 2) { /* 2: the end of the data */
+		size_t n = 0;
+		r = decode(w, out + *got, cap - *got, &n);
+		*got += n;
 	}
-	if (!r) {
-		if (!(r = malloc(sizeof(*r))))
-			return -ENOMEM;
-		if (walk_init(&r->w, file, ix->points[k].in) < 0) {
-			free(r);
-			return -ENOMEM;
-		}
-		r->span = k;
-		r->at = 0;
-	}
-	r->w.file = file;
-	uint8_t scratch[16384];
-	uint64_t drop = skip - r->at;
-	size_t done = 0;
-	int err = 0;
-	while (!err && done < want) {
-		size_t got = 0;
-		int n = drop ? decode(&r->w, scratch,
-				      drop < sizeof(scratch) ? drop : sizeof(scratch), &got)
-			     : decode(&r->w, out + done, want - done, &got);
-		if (drop)
-			drop -= got;
-		else
-			done += got;
-		if (n == 2 && done < want) {
-			snprintf(r->w.why, sizeof(r->w.why),
-				 "zstd: the data ends at compressed byte %" PRIu64,
-				 consumed(&r->w));
-			err = -EIO;
-		} else if (n < 0 && (drop || done < want)) {
-			err = n; /* an error past the bytes wanted is the next piece's */
-		}
-	}
-	if (err) {
-		if (why)
-			snprintf(why, why_len, "%s", r->w.why);
-		zstd_resume_free(r);
-		return err == -EBADMSG ? -EIO : err;
-	}
-	r->at = skip + want;
-	*resume = r;
-	return 0;
+	if (r >= 0)
+		return 0;
+	if (why)
+		snprintf(why, why_len, "%s", w->why);
+	return r == -EBADMSG ? -EIO : r;
+}
+
+static void zstd_close(void *dec)
+{
+	struct zstd_walk *w = dec;
+	ZSTD_freeDCtx(w->d);
+	free(w);
 }
 
 static bool zstd_detect(const char *name, const uint8_t *head, size_t head_len)
@@ -274,6 +248,7 @@ const struct tm_codec tm_codec_zstd = {
     .detect = zstd_detect,
     .decompress_head = zstd_head,
     .scan = zstd_scan,
-    .decompress_range = zstd_range,
-    .resume_free = zstd_resume_free,
+    .open_span = zstd_open_span,
+    .read = zstd_read,
+    .close = zstd_close,
 };
