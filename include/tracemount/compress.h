@@ -92,6 +92,12 @@ struct tm_codec {
 	 * -errno. Thread-safe for distinct decoders. */
 	int (*read)(void *dec, struct tm_source *file, uint8_t *out, size_t cap, size_t *got,
 		    char *why, size_t why_len);
+	/* Verifies what the codec can once a decoder has given the last byte of span k (xz:
+	 * decodes on to the end of the span's last block, where its check is, so that bytes
+	 * damaged since the index pass are not served unchecked). Returns 0, or -EIO with the
+	 * reason in why, or -errno. Optional. */
+	int (*finish)(void *dec, struct tm_source *file, const struct tm_zindex *ix, uint64_t k,
+		      char *why, size_t why_len);
 	void (*close)(void *dec);
 };
 
