@@ -1,0 +1,526 @@
+/* xz and zstd access: detection, the scan's output and access points, pieces of a long span
+ * (the parked decoder), many blocks and frames, streams with padding and different checks,
+ * cut, corrupt, padded and empty files, and files changed after indexing. Compressed data is
+ * made here with liblzma and libzstd; expectations are the original bytes. */
+#include <check.h>
+#include <errno.h>
+#include <lzma.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "mem_source.h"
+#include "zscan.h"
+#include "tracemount/compress.h"
+
+/* Appends one xz stream of data written as one block to *out (grown), with check. */
+static void xz_one(const uint8_t *data, size_t len, lzma_check check, uint8_t **out,
+		   size_t *out_len)
+{
+	size_t bound = lzma_stream_buffer_bound(len);
+	*out = realloc(*out, *out_len + bound);
+	ck_assert_int_eq(
+	    lzma_easy_buffer_encode(1, check, NULL, data, len, *out, out_len, *out_len + bound),
+	    LZMA_OK);
+}
+
+/* Appends one xz stream of data in blocks of block bytes (the threaded encoder, one thread). */
+static void xz_blocks(const uint8_t *data, size_t len, size_t block, lzma_check check,
+		      uint8_t **out, size_t *out_len)
+{
+	lzma_mt mt = {.threads = 1, .block_size = block, .preset = 1, .check = check};
+	lzma_stream s = LZMA_STREAM_INIT;
+	ck_assert_int_eq(lzma_stream_encoder_mt(&s, &mt), LZMA_OK);
+	size_t bound = lzma_stream_buffer_bound(len) + len / block * 64 + 4096;
+	*out = realloc(*out, *out_len + bound);
+	s.next_in = data;
+	s.avail_in = len;
+	s.next_out = *out + *out_len;
+	s.avail_out = bound;
+	lzma_ret ret;
+	while ((ret = lzma_code(&s, LZMA_FINISH)) == LZMA_OK)
+		;
+	ck_assert_int_eq(ret, LZMA_STREAM_END);
+	*out_len += bound - s.avail_out;
+	lzma_end(&s);
+}
+
+/* Appends one zstd frame of data to *out (grown), with a checksum, as the zstd tool writes. */
+static void zstd_one(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len)
+{
+	size_t bound = ZSTD_compressBound(len);
+	*out = realloc(*out, *out_len + bound);
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	ck_assert(!ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, 1)));
+	ck_assert(!ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1)));
+	size_t n = ZSTD_compress2(cc, *out + *out_len, bound, data, len);
+	ck_assert(!ZSTD_isError(n));
+	*out_len += n;
+	ZSTD_freeCCtx(cc);
+}
+
+/* Appends a skippable frame of n payload bytes. */
+static void zstd_skippable(size_t n, uint8_t **out, size_t *out_len)
+{
+	*out = realloc(*out, *out_len + 8 + n);
+	uint8_t *p = *out + *out_len;
+	uint32_t magic = 0x184D2A53, size = (uint32_t)n;
+	for (int i = 0; i < 4; i++) {
+		p[i] = (uint8_t)(magic >> 8 * i);
+		p[4 + i] = (uint8_t)(size >> 8 * i);
+	}
+	memset(p + 8, 0xa5, n);
+	*out_len += 8 + n;
+}
+
+/* Appends data as zstd frames of part bytes each, a skippable frame after the second. */
+static void zstd_frames(const uint8_t *data, size_t len, size_t part, uint8_t **out,
+			size_t *out_len)
+{
+	for (size_t at = 0, i = 0; at < len; at += part, i++) {
+		zstd_one(data + at, len - at < part ? len - at : part, out, out_len);
+		if (i == 1)
+			zstd_skippable(1000, out, out_len);
+	}
+}
+
+/* Every span decompresses on its own to the bytes the scan produced there; spans after the
+ * first start a quarter span or more after the last point. */
+static void check_spans(struct mem_source *file, const struct scanned *s)
+{
+	const struct tm_zindex *ix = s->ix;
+	ck_assert_uint_eq(ix->out_size, s->len);
+	ck_assert_uint_eq(ix->points[0].out, 0);
+	ck_assert_uint_eq(ix->points[ix->n_points].out, s->len);
+	for (uint64_t k = 0; k < ix->n_points; k++) {
+		const struct tm_zpoint *p = &ix->points[k];
+		size_t len = (size_t)(ix->points[k + 1].out - p->out);
+		if (k + 1 < ix->n_points)
+			ck_assert_uint_ge(len, TM_Z_SPAN / 4);
+		uint8_t *buf = malloc(len + 1);
+		char why[192] = "";
+		ck_assert_msg(tm_z_decompress_span(&file->src, ix, k, buf, why, sizeof(why)) == 0,
+			      "span %llu: %s", (unsigned long long)k, why);
+		ck_assert_int_eq(memcmp(buf, s->out + p->out, len), 0);
+		free(buf);
+	}
+}
+
+/* The compressed offset a report names, or -1. */
+static long long report_offset(const char *report)
+{
+	const char *at = strstr(report, "at compressed byte ");
+	return at ? atoll(at + strlen("at compressed byte ")) : -1;
+}
+
+/* Compresses data as codec c, in one block or frame (many: in blocks or frames of 100 KiB). */
+static void compress(const struct tm_codec *c, const uint8_t *data, size_t len, bool many,
+		     uint8_t **out, size_t *out_len)
+{
+	if (c == &tm_codec_xz && many)
+		xz_blocks(data, len, 100 << 10, LZMA_CHECK_CRC64, out, out_len);
+	else if (c == &tm_codec_xz)
+		xz_one(data, len, LZMA_CHECK_CRC64, out, out_len);
+	else if (many)
+		zstd_frames(data, len, 100 << 10, out, out_len);
+	else
+		zstd_one(data, len, out, out_len);
+}
+
+static const struct tm_codec *const codecs[] = {&tm_codec_xz, &tm_codec_zstd};
+
+/* Magic and name: detection, the probe length, the suffix, and the decompressed head. */
+START_TEST(detects_by_magic_and_name)
+{
+	const struct tm_codec *c = codecs[_i];
+	size_t len = 300000;
+	uint8_t *data = zscan_data(len, 1), *z = NULL;
+	size_t z_len = 0;
+	compress(c, data, len, false, &z, &z_len);
+	char named[64];
+	snprintf(named, sizeof(named), "t.byu%s", c->suffix);
+	ck_assert_ptr_eq(tm_codec_detect(named, z, z_len), c);
+	ck_assert_ptr_eq(tm_codec_detect("t.byu", z, z_len), c); /* mislabelled: magic decides */
+	ck_assert_ptr_eq(tm_codec_detect(named, z, 4096), c);
+	ck_assert_ptr_null(tm_codec_detect(named, data, 4096)); /* no magic */
+	ck_assert_ptr_null(tm_codec_detect(named, z, 3));	/* too short for a magic */
+	uint8_t bad[4096];
+	memcpy(bad, z, sizeof(bad));
+	bad[0] ^= 0x40;
+	ck_assert_ptr_null(tm_codec_detect(named, bad, sizeof(bad)));
+	ck_assert_ptr_null(tm_codec_detect("t.byu", bad, sizeof(bad)));
+
+	char stem[NAME_MAX + 1];
+	ck_assert_uint_eq(tm_codec_suffix_len(named), strlen(c->suffix));
+	ck_assert_str_eq(tm_codec_strip(named, stem), "t.byu");
+	ck_assert_uint_eq(tm_codec_suffix_len(c->suffix), 0); /* only a suffix */
+	ck_assert_str_eq(tm_codec_strip(c->suffix, stem), c->suffix);
+	ck_assert_str_eq(tm_codec_strip("t.byu", stem), "t.byu");
+	ck_assert_ptr_eq(tm_codec_by_id(c->id), c);
+
+	/* zstd decodes whole blocks of up to 128 KiB: it asks for more than 4096 bytes */
+	size_t want = tm_codec_probe_len(named, z, 4096);
+	if (c == &tm_codec_zstd)
+		ck_assert_uint_gt(want, 4096);
+	else
+		ck_assert_uint_eq(want, 4096);
+	ck_assert_uint_ge(tm_codec_probe_max(), c->probe_len);
+	ck_assert_uint_eq(tm_codec_probe_len("t.byu", data, 4096), 4096);
+
+	uint8_t head[8192];
+	size_t have = z_len < c->probe_len ? z_len : c->probe_len;
+	ck_assert_uint_eq(c->decompress_head(z, have, head, sizeof(head)), sizeof(head));
+	ck_assert_int_eq(memcmp(head, data, sizeof(head)), 0);
+	ck_assert_uint_eq(tm_codec_head(named, z, have, head, sizeof(head)), sizeof(head));
+	ck_assert_int_eq(memcmp(head, data, sizeof(head)), 0);
+	size_t n = c->decompress_head(z, have / 2, head, sizeof(head)); /* a cut head */
+	ck_assert_int_eq(memcmp(head, data, n), 0);
+	ck_assert_uint_eq(c->decompress_head(data, 4096, head, sizeof(head)), 0);
+	free(data);
+	free(z);
+}
+END_TEST
+
+/* Reads every piece of s in the order given and checks each against data. */
+static void read_pieces(struct mem_source *file, const struct scanned *s, const uint8_t *data,
+			const uint64_t *order, uint64_t n)
+{
+	uint8_t *buf = malloc(TM_Z_PIECE);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t p = order[i], start = tm_zindex_piece_start(s->ix, p),
+			 end = tm_zindex_piece_start(s->ix, p + 1);
+		char why[192] = "";
+		ck_assert_msg(tm_z_decompress_piece(&file->src, s->ix, p, buf, why, sizeof(why)) ==
+				  0,
+			      "piece %llu: %s", (unsigned long long)p, why);
+		ck_assert_int_eq(memcmp(buf, data + start, (size_t)(end - start)), 0);
+	}
+	free(buf);
+}
+
+/* One block (xz) or one frame (zstd) of about 9 MiB: one span of three pieces. Every piece
+ * decompresses to the data's bytes in any order, repeated; and reading them in order continues
+ * the decoder the previous piece parked, so it costs about one decompression of the span. */
+START_TEST(one_block_is_read_in_pieces)
+{
+	const struct tm_codec *c = codecs[_i];
+	size_t len = 9 * (1u << 20) + 12345;
+	uint8_t *data = zscan_data(len, 2), *z = NULL;
+	size_t z_len = 0;
+	compress(c, data, len, false, &z, &z_len);
+	struct mem_source file;
+	mem_source_init(&file, z, z_len);
+	struct scanned s = zscan(c, &file, 100000 - 7);
+	ck_assert_uint_eq(s.len, len);
+	ck_assert_int_eq(memcmp(s.out, data, len), 0);
+	ck_assert_uint_eq(s.ix->n_points, 1);
+	ck_assert_uint_eq(s.ix->in_size, z_len);
+	ck_assert_msg(strstr(s.report, "random reads decode from the start") &&
+			  strstr(s.report, c->name),
+		      "%s", s.report);
+	uint64_t n = tm_zindex_n_pieces(s.ix);
+	ck_assert_uint_ge(n, 3);
+
+	/* the whole span, once: the cost of a decompression */
+	uint8_t *all = malloc(len);
+	unsigned long before = file.reads;
+	ck_assert_int_eq(tm_z_decompress_span(&file.src, s.ix, 0, all, NULL, 0), 0);
+	unsigned long span_reads = file.reads - before;
+	ck_assert_int_eq(memcmp(all, data, len), 0);
+	free(all);
+
+	uint64_t order[16];
+	for (uint64_t i = 0; i < n; i++)
+		order[i] = i;
+	before = file.reads;
+	read_pieces(&file, &s, data, order, n);
+	unsigned long in_order = file.reads - before;
+	/* from the span's start each time would read the span about n(n+1)/2n times over */
+	ck_assert_msg(in_order < span_reads * 3 / 2 + 2, "in order: %lu reads; the span: %lu",
+		      in_order, span_reads);
+
+	for (uint64_t i = 0; i < n; i++)
+		order[i] = n - 1 - i;
+	read_pieces(&file, &s, data, order, n);
+	uint64_t shuffled[] = {1, 0, 2, 2, 1, 1, 0, 0, 2};
+	read_pieces(&file, &s, data, shuffled, sizeof(shuffled) / sizeof(shuffled[0]));
+	read_pieces(&file, &s, data, order, n); /* repeated */
+	scanned_free(&s);
+	mem_source_free(&file);
+	free(data);
+	free(z);
+}
+END_TEST
+
+/* Blocks or frames of 100 KiB: several points, each a quarter span or more after the last,
+ * every span decompresses on its own, and no note about random reads. */
+START_TEST(many_blocks_make_many_points)
+{
+	const struct tm_codec *c = codecs[_i];
+	size_t len = 3 * TM_Z_SPAN + 4321;
+	uint8_t *data = zscan_data(len, 3), *z = NULL;
+	size_t z_len = 0;
+	compress(c, data, len, true, &z, &z_len);
+	struct mem_source file;
+	mem_source_init(&file, z, z_len);
+	struct scanned s = zscan(c, &file, 65536);
+	ck_assert_uint_eq(s.len, len);
+	ck_assert_int_eq(memcmp(s.out, data, len), 0);
+	ck_assert_msg(strcmp(s.report, "") == 0, "%s", s.report);
+	ck_assert_uint_ge(s.ix->n_points, 4);
+	ck_assert_uint_le(s.ix->n_points, 12);
+	ck_assert_uint_eq(s.ix->in_size, z_len);
+	for (uint64_t k = 1; k <= s.ix->n_points; k++)
+		ck_assert_uint_gt(s.ix->points[k].in, s.ix->points[k - 1].in);
+	check_spans(&file, &s);
+	uint64_t n = tm_zindex_n_pieces(s.ix), order[64];
+	ck_assert_uint_le(n, 64);
+	for (uint64_t i = 0; i < n; i++)
+		order[i] = (i * 5) % n; /* out of order when n is not a multiple of 5 */
+	read_pieces(&file, &s, data, order, n);
+	scanned_free(&s);
+	mem_source_free(&file);
+	free(data);
+	free(z);
+}
+END_TEST
+
+/* xz: three streams, with stream padding between them, each with its own check (CRC32,
+ * SHA-256, none), the first of one block, the others of many. */
+START_TEST(xz_streams_with_padding_and_checks)
+{
+	size_t sizes[] = {TM_Z_SPAN / 2, TM_Z_SPAN + 777, TM_Z_SPAN};
+	size_t len = sizes[0] + sizes[1] + sizes[2];
+	uint8_t *data = zscan_data(len, 4), *z = NULL;
+	size_t z_len = 0;
+	xz_one(data, sizes[0], LZMA_CHECK_CRC32, &z, &z_len);
+	z = realloc(z, z_len + 8);
+	memset(z + z_len, 0, 8); /* stream padding: a multiple of 4 zeros */
+	z_len += 8;
+	xz_blocks(data + sizes[0], sizes[1], 100 << 10, LZMA_CHECK_SHA256, &z, &z_len);
+	z = realloc(z, z_len + 4);
+	memset(z + z_len, 0, 4);
+	z_len += 4;
+	xz_blocks(data + sizes[0] + sizes[1], sizes[2], 100 << 10, LZMA_CHECK_NONE, &z, &z_len);
+	z = realloc(z, z_len + 4);
+	memset(z + z_len, 0, 4); /* padding at the end too */
+	z_len += 4;
+	struct mem_source file;
+	mem_source_init(&file, z, z_len);
+	struct scanned s = zscan(&tm_codec_xz, &file, 12345);
+	ck_assert_uint_eq(s.len, len);
+	ck_assert_int_eq(memcmp(s.out, data, len), 0);
+	ck_assert_msg(strcmp(s.report, "") == 0, "%s", s.report);
+	ck_assert_uint_ge(s.ix->n_points, 3);
+	bool sha256 = false, none = false;
+	for (uint64_t k = 0; k < s.ix->n_points; k++) {
+		sha256 |= s.ix->points[k].check == LZMA_CHECK_SHA256;
+		none |= k > 0 && s.ix->points[k].check == LZMA_CHECK_NONE;
+	}
+	ck_assert(sha256);
+	ck_assert(none);
+	check_spans(&file, &s);
+	uint64_t n = tm_zindex_n_pieces(s.ix), order[64];
+	for (uint64_t i = 0; i < n; i++)
+		order[i] = n - 1 - i;
+	read_pieces(&file, &s, data, order, n);
+	scanned_free(&s);
+	mem_source_free(&file);
+	free(data);
+	free(z);
+}
+END_TEST
+
+/* Cut files, at lengths inside the first header, inside the data and near the end: the output
+ * is a prefix of the data, the report names the codec and a compressed offset no further than
+ * the cut, and what was served is served again. */
+START_TEST(cut_files_give_a_prefix)
+{
+	const struct tm_codec *c = codecs[_i / 2];
+	bool many = _i % 2;
+	size_t len = 2 * TM_Z_SPAN;
+	uint8_t *data = zscan_data(len, 5), *z = NULL;
+	size_t z_len = 0;
+	compress(c, data, len, many, &z, &z_len);
+	size_t cuts[] = {1, 4, 5, 11, 12, 13, 20, z_len / 3, z_len / 2, z_len - 13, z_len - 1};
+	for (unsigned i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		struct mem_source file;
+		mem_source_init(&file, z, cuts[i]);
+		struct scanned s = zscan(c, &file, 65536);
+		ck_assert_uint_le(s.len, len);
+		ck_assert_int_eq(memcmp(s.out, data, s.len), 0);
+		char name[16];
+		snprintf(name, sizeof(name), "%s: ", c->name);
+		long long at = report_offset(s.report);
+		ck_assert_msg(strstr(s.report, name) && at >= 0 && at <= (long long)cuts[i],
+			      "cut at %zu: %s", cuts[i], s.report);
+		if (cuts[i] >= z_len / 2 && many)
+			ck_assert_uint_gt(s.len, len / 4);
+		check_spans(&file, &s);
+		scanned_free(&s);
+		mem_source_free(&file);
+	}
+	free(data);
+	free(z);
+}
+END_TEST
+
+/* Bytes flipped in the middle: the scan ends and reports the codec; it never crashes. */
+START_TEST(corrupt_files_are_reported)
+{
+	const struct tm_codec *c = codecs[_i / 2];
+	bool many = _i % 2;
+	size_t len = 2 * TM_Z_SPAN;
+	uint8_t *data = zscan_data(len, 6), *z = NULL;
+	size_t z_len = 0;
+	compress(c, data, len, many, &z, &z_len);
+	for (size_t at = 100; at < z_len - 16; at += z_len / 7) {
+		uint8_t *bad = malloc(z_len);
+		memcpy(bad, z, z_len);
+		for (unsigned k = 0; k < 16; k++)
+			bad[at + k] ^= 0x5a;
+		struct mem_source file;
+		mem_source_init(&file, bad, z_len);
+		struct scanned s = zscan(c, &file, 65536);
+		ck_assert_uint_le(s.len, len);
+		ck_assert_msg(strstr(s.report, c->name) && report_offset(s.report) >= 0,
+			      "flip at %zu: %s", at, s.report);
+		scanned_free(&s);
+		mem_source_free(&file);
+		free(bad);
+	}
+	free(data);
+	free(z);
+}
+END_TEST
+
+/* Garbage after the end: the whole data, and a line saying what follows is ignored. */
+START_TEST(trailing_garbage_is_ignored)
+{
+	const struct tm_codec *c = codecs[_i / 2];
+	bool many = _i % 2;
+	size_t len = TM_Z_SPAN + 99;
+	uint8_t *data = zscan_data(len, 7), *z = NULL;
+	size_t z_len = 0;
+	compress(c, data, len, many, &z, &z_len);
+	static const char *const junks[] = {"junk\n", "x", "\0\0\0\0junk"};
+	static const size_t junk_lens[] = {5, 1, 8};
+	for (unsigned j = 0; j < 3; j++) {
+		if (c == &tm_codec_zstd && j == 2)
+			continue; /* zero padding is xz's */
+		uint8_t *padded = malloc(z_len + junk_lens[j]);
+		memcpy(padded, z, z_len);
+		memcpy(padded + z_len, junks[j], junk_lens[j]);
+		struct mem_source file;
+		mem_source_init(&file, padded, z_len + junk_lens[j]);
+		struct scanned s = zscan(c, &file, 65536);
+		ck_assert_uint_eq(s.len, len);
+		ck_assert_int_eq(memcmp(s.out, data, len), 0);
+		char want[128];
+		snprintf(want, sizeof(want),
+			 "%s: data after the last %s at compressed byte %zu ignored", c->name,
+			 c == &tm_codec_xz ? "stream" : "frame", z_len + (j == 2 ? 4 : 0));
+		ck_assert_msg(strstr(s.report, want), "%s", s.report);
+		check_spans(&file, &s);
+		scanned_free(&s);
+		mem_source_free(&file);
+		free(padded);
+	}
+	free(data);
+	free(z);
+}
+END_TEST
+
+/* The compressed form of zero bytes is an empty trace with nothing to report; an empty file
+ * is an empty trace with a problem. */
+START_TEST(empty_inputs)
+{
+	const struct tm_codec *c = codecs[_i];
+	uint8_t *z = NULL;
+	size_t z_len = 0;
+	compress(c, NULL, 0, false, &z, &z_len);
+	struct mem_source file;
+	mem_source_init(&file, z, z_len);
+	struct scanned s = zscan(c, &file, 4096);
+	ck_assert_uint_eq(s.len, 0);
+	ck_assert_msg(strcmp(s.report, "") == 0, "%s", s.report);
+	ck_assert_uint_eq(s.ix->out_size, 0);
+	ck_assert_uint_eq(tm_zindex_n_pieces(s.ix), 0);
+	scanned_free(&s);
+	mem_source_free(&file);
+
+	mem_source_init(&file, NULL, 0);
+	s = zscan(c, &file, 4096);
+	ck_assert_uint_eq(s.len, 0);
+	scanned_free(&s);
+	mem_source_free(&file);
+	free(z);
+}
+END_TEST
+
+/* A file changed after indexing: a piece gives -EIO and a reason, never other bytes. */
+START_TEST(pieces_of_a_changed_file_fail)
+{
+	const struct tm_codec *c = codecs[_i];
+	size_t len = 3 * TM_Z_SPAN;
+	uint8_t *data = zscan_data(len, 8), *z = NULL;
+	size_t z_len = 0;
+	compress(c, data, len, true, &z, &z_len);
+	struct mem_source file;
+	mem_source_init(&file, z, z_len);
+	struct scanned s = zscan(c, &file, 65536);
+	ck_assert_uint_ge(s.ix->n_points, 3);
+	uint64_t last = s.ix->n_points - 1,
+		 lastp = tm_zindex_piece_of(s.ix, s.ix->points[last].out);
+	uint8_t *buf = malloc(TM_Z_PIECE);
+	char why[192] = "";
+	file.len = (size_t)s.ix->points[last].in + 10; /* the file shrank */
+	ck_assert_int_eq(tm_z_decompress_piece(&file.src, s.ix, lastp, buf, why, sizeof(why)),
+			 -EIO);
+	ck_assert_msg(strstr(why, c->name) && strstr(why, "compressed byte"), "%s", why);
+	file.len = z_len;
+	/* damaged since it was indexed: the first byte of span 1's block header or frame magic */
+	uint64_t p1 = tm_zindex_piece_of(s.ix, s.ix->points[1].out);
+	uint8_t was = file.data[s.ix->points[1].in];
+	file.data[s.ix->points[1].in] ^= 0x21;
+	why[0] = '\0';
+	ck_assert_int_eq(tm_z_decompress_piece(&file.src, s.ix, p1, buf, why, sizeof(why)), -EIO);
+	ck_assert_msg(strstr(why, c->name) != NULL, "%s", why);
+	file.data[s.ix->points[1].in] = was;
+	ck_assert_int_eq(tm_z_decompress_piece(&file.src, s.ix, p1, buf, NULL, 0), 0);
+	ck_assert_int_eq(
+	    memcmp(buf, data + s.ix->points[1].out,
+		   (size_t)(tm_zindex_piece_start(s.ix, p1 + 1) - s.ix->points[1].out)),
+	    0);
+	file.fail = -EIO;
+	ck_assert_int_eq(tm_z_decompress_piece(&file.src, s.ix, 0, buf, NULL, 0), -EIO);
+	free(buf);
+	scanned_free(&s);
+	mem_source_free(&file);
+	free(data);
+	free(z);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("xz_zstd");
+	TCase *tc = tcase_create("xz_zstd");
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, detects_by_magic_and_name, 0, 2);
+	tcase_add_loop_test(tc, one_block_is_read_in_pieces, 0, 2);
+	tcase_add_loop_test(tc, many_blocks_make_many_points, 0, 2);
+	tcase_add_test(tc, xz_streams_with_padding_and_checks);
+	tcase_add_loop_test(tc, cut_files_give_a_prefix, 0, 4);
+	tcase_add_loop_test(tc, corrupt_files_are_reported, 0, 4);
+	tcase_add_loop_test(tc, trailing_garbage_is_ignored, 0, 4);
+	tcase_add_loop_test(tc, empty_inputs, 0, 2);
+	tcase_add_loop_test(tc, pieces_of_a_changed_file_fail, 0, 2);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
