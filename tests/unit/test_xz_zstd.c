@@ -366,7 +366,8 @@ START_TEST(cut_files_give_a_prefix)
 }
 END_TEST
 
-/* Bytes flipped in the middle: the scan ends and reports the codec; it never crashes. */
+/* Bytes flipped in the middle: the scan ends and reports the codec; it never crashes; and the
+ * spans it served decompress again to the same bytes. */
 START_TEST(corrupt_files_are_reported)
 {
 	const struct tm_codec *c = codecs[_i / 2];
@@ -375,10 +376,17 @@ START_TEST(corrupt_files_are_reported)
 	uint8_t *data = zscan_data(len, 6), *z = NULL;
 	size_t z_len = 0;
 	compress(c, data, len, many, &z, &z_len);
-	for (size_t at = 100; at < z_len - 16; at += z_len / 7) {
+	/* 16 bytes at 7 places, then one byte near the end: in xz's last block's check, in
+	 * zstd's last frame's data */
+	size_t places[9], n_places = 0;
+	for (size_t at = 100; at < z_len - 40; at += z_len / 7)
+		places[n_places++] = at;
+	places[n_places++] = z_len - 25;
+	for (size_t i = 0; i < n_places; i++) {
+		size_t at = places[i], flips = i + 1 < n_places ? 16 : 1;
 		uint8_t *bad = malloc(z_len);
 		memcpy(bad, z, z_len);
-		for (unsigned k = 0; k < 16; k++)
+		for (unsigned k = 0; k < flips; k++)
 			bad[at + k] ^= 0x5a;
 		struct mem_source file;
 		mem_source_init(&file, bad, z_len);
@@ -386,6 +394,7 @@ START_TEST(corrupt_files_are_reported)
 		ck_assert_uint_le(s.len, len);
 		ck_assert_msg(strstr(s.report, c->name) && report_offset(s.report) >= 0,
 			      "flip at %zu: %s", at, s.report);
+		check_spans(&file, &s); /* what was served is served again, the same */
 		scanned_free(&s);
 		mem_source_free(&file);
 		free(bad);
@@ -503,6 +512,48 @@ START_TEST(pieces_of_a_changed_file_fail)
 }
 END_TEST
 
+/* A check damaged since indexing: the last block's (xz) or frame's (zstd) of a span, in a file
+ * of one block or frame and in a span that ends at the next point. The piece that ends the span
+ * decodes to the block's or frame's end, so its check is verified and it fails, where it used to
+ * return the bytes unchecked (and damaged bytes just before the check with them). */
+START_TEST(damaged_checks_fail)
+{
+	const struct tm_codec *c = codecs[_i / 2];
+	bool many = _i % 2;
+	size_t len = TM_Z_SPAN;
+	uint8_t *data = zscan_data(len, 9), *z = NULL;
+	size_t z_len = 0;
+	compress(c, data, len, many, &z, &z_len);
+	struct mem_source file;
+	mem_source_init(&file, z, z_len);
+	struct scanned s = zscan(c, &file, 65536);
+	ck_assert_uint_eq(s.len, len);
+	ck_assert_uint_eq(s.ix->n_points > 1, many);
+	/* the last byte of the check before span 1's point, or of the file's one block or frame
+	 * (xz: then an index of one record, 12 bytes, and the footer, 12) */
+	size_t at = many		? (size_t)s.ix->points[1].in - 1
+		    : c == &tm_codec_xz ? z_len - 25
+					: z_len - 1;
+	file.data[at] ^= 1;
+	uint8_t *buf = malloc(len);
+	char why[192] = "";
+	ck_assert_int_eq(tm_z_decompress_span(&file.src, s.ix, 0, buf, why, sizeof(why)), -EIO);
+	ck_assert_msg(strstr(why, c->name) != NULL, "%s", why);
+	why[0] = '\0';
+	uint64_t n = tm_zindex_piece_of(s.ix, s.ix->points[1].out - 1);
+	for (uint64_t p = 0; p < n; p++) /* the pieces before the last are unchecked */
+		ck_assert_int_eq(tm_z_decompress_piece(&file.src, s.ix, p, buf, NULL, 0), 0);
+	ck_assert_int_eq(tm_z_decompress_piece(&file.src, s.ix, n, buf, why, sizeof(why)), -EIO);
+	file.data[at] ^= 1;
+	check_spans(&file, &s);
+	free(buf);
+	scanned_free(&s);
+	mem_source_free(&file);
+	free(data);
+	free(z);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("xz_zstd");
@@ -517,6 +568,7 @@ int main(void)
 	tcase_add_loop_test(tc, trailing_garbage_is_ignored, 0, 4);
 	tcase_add_loop_test(tc, empty_inputs, 0, 2);
 	tcase_add_loop_test(tc, pieces_of_a_changed_file_fail, 0, 2);
+	tcase_add_loop_test(tc, damaged_checks_fail, 0, 4);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
