@@ -25,10 +25,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const struct tm_codec *const codecs[] = {&tm_codec_gzip, &tm_codec_xz, &tm_codec_zstd};
 static const size_t steps[] = {13, 4096, 65521, 1u << 20};
+/* the scan's output and a piece, kept from one input to the next: allocating them for each
+ * costs more than the rest under the sanitizers */
+static uint8_t *out, *buf;
 
 /* Decompresses piece p of file and checks it against the scan's output. */
-static void check_piece(struct mem_source *file, const struct tm_zindex *ix, uint64_t p,
-			const uint8_t *out, uint8_t *buf)
+static void check_piece(struct mem_source *file, const struct tm_zindex *ix, uint64_t p)
 {
 	uint64_t start = tm_zindex_piece_start(ix, p), end = tm_zindex_piece_start(ix, p + 1);
 	char why[256] = "";
@@ -58,9 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mem_source_init(&file, data + 2, size - 2);
 	if (tm_z_scan_open(c, &file.src, &scan) < 0)
 		abort();
-	size_t len = 0, cap = MAX_OUT + step;
-	uint8_t *out = malloc(cap);
-	if (!out)
+	size_t len = 0;
+	if (!out && (!(out = malloc(MAX_OUT + (1u << 20))) || !(buf = malloc(TM_Z_PIECE))))
 		abort();
 	for (;;) {
 		ssize_t n = tm_source_read(&scan, out + len, step, len);
@@ -72,7 +73,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (len > MAX_OUT) { /* too long to check: the scan stops early */
 			tm_source_close(&scan);
 			mem_source_free(&file);
-			free(out);
 			return 0;
 		}
 	}
@@ -89,17 +89,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ix->out_size != len || ix->points[0].out != 0 || ix->points[ix->n_points].out != len)
 		abort();
 
-	uint8_t *buf = malloc(TM_Z_PIECE);
-	if (!buf)
-		abort();
 	uint64_t n = tm_zindex_n_pieces(ix);
 	for (uint64_t p = 0; p < n; p++)
-		check_piece(&file, ix, p, out, buf);
+		check_piece(&file, ix, p);
 	if (n)
-		check_piece(&file, ix, (n - 1) / 2, out, buf);
-	free(buf);
+		check_piece(&file, ix, (n - 1) / 2);
 	tm_zindex_free(ix);
 	mem_source_free(&file);
-	free(out);
 	return 0;
 }
