@@ -330,8 +330,8 @@ static int xz_finish(void *dec, struct tm_source *file, const struct tm_zindex *
 	w->file = file;
 	uint8_t scratch[256];
 	size_t got = 0;
-	int err = decode(w, scratch, sizeof(scratch), &got);
-	if (err >= 0 && got)
+	int err = -EBADMSG; /* why set in a block: the read of the span's last bytes failed */
+	if (!w->why[0] && (err = decode(w, scratch, sizeof(scratch), &got)) >= 0 && got)
 		err = bad(w, "more data than indexed");
 	else if (err < 0 && k + 1 == ix->n_points && consumed(w) >= ix->in_size)
 		err = 0;
