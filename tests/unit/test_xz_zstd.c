@@ -515,7 +515,8 @@ END_TEST
 /* A check damaged since indexing: the last block's (xz) or frame's (zstd) of a span, in a file
  * of one block or frame and in a span that ends at the next point. The piece that ends the span
  * decodes to the block's or frame's end, so its check is verified and it fails, where it used to
- * return the bytes unchecked (and damaged bytes just before the check with them). */
+ * return the bytes unchecked; and a span whose data was damaged just before the check fails
+ * or gives the right bytes, never wrong ones. */
 START_TEST(damaged_checks_fail)
 {
 	const struct tm_codec *c = codecs[_i / 2];
@@ -545,6 +546,15 @@ START_TEST(damaged_checks_fail)
 		ck_assert_int_eq(tm_z_decompress_piece(&file.src, s.ix, p, buf, NULL, 0), 0);
 	ck_assert_int_eq(tm_z_decompress_piece(&file.src, s.ix, n, buf, why, sizeof(why)), -EIO);
 	file.data[at] ^= 1;
+	/* a byte of the data before the check damaged: the span fails or is right, never wrong */
+	size_t span_len = (size_t)s.ix->points[1].out;
+	for (size_t back = 4; back < 64; back++) {
+		file.data[at - back] ^= 0x10;
+		int err = tm_z_decompress_span(&file.src, s.ix, 0, buf, NULL, 0);
+		ck_assert_msg(err == -EIO || (err == 0 && memcmp(buf, data, span_len) == 0),
+			      "byte %zu damaged: %d", at - back, err);
+		file.data[at - back] ^= 0x10;
+	}
 	check_spans(&file, &s);
 	free(buf);
 	scanned_free(&s);
