@@ -143,8 +143,9 @@ static int byu12_name_bid(const char *name)
 /* The content bid of a .tr or .byu file, 96: above BYU's .byu name bid (95), which only
  * such a head overturns: whether its head, read as 6-byte BYU records, is
  * nearly all INVALID (control >> 4 in {0, 2, 4, 6, 10, 11}) and, read as 12-byte records,
- * has only known request types and sizes of at most a cache line. At least 4 whole 12-byte
- * records are needed: less is no evidence. */
+ * has only known request types, sizes of at most a cache line, and memory requests of at
+ * least a byte (a head of zeros reads as neither). At least 4 whole 12-byte records are
+ * needed: less is no evidence. */
 static int byu12_content_bid(const char *name, const uint8_t *head, size_t head_len)
 {
 	static const uint16_t byu6_invalid =
@@ -155,7 +156,10 @@ static int byu12_content_bid(const char *name, const uint8_t *head, size_t head_
 		return 0;
 	for (size_t i = 0; i < n12; i++) {
 		const uint8_t *p = head + i * BYU12_RECORD_LEN;
-		if (byu12_class_of(p[4]) == B12_INVALID || p[5] > B12_MAX_SIZE)
+		unsigned cls = byu12_class_of(p[4]);
+		/* a memory request moves bytes: zeros (a fetch of none) are no evidence */
+		if (cls == B12_INVALID || p[5] > B12_MAX_SIZE ||
+		    ((CLASS_BIT(cls) & B12_MEMORY) && !p[5]))
 			return 0;
 	}
 	for (size_t i = 0; i < n6; i++)

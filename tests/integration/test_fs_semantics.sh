@@ -222,7 +222,7 @@ formats=$(cat "$MNT/.tracemount/formats")
 check "formats: a stanza for byu" grep -qE '^byu: .+' <<<"$formats"
 byu_stanza=$(awk '/^[^ ]/ {in_byu = ($0 ~ /^byu:/)} in_byu' <<<"$formats")
 check "formats: byu is recognised by extension .byu" \
-	grep -qxF '  recognised by: extension .byu' <<<"$byu_stanza"
+	grep -qE '^  recognised by: extension \.byu( |$)' <<<"$byu_stanza"
 check_eq "formats: byu lists the spec's classes" \
 	"$(printf '%s\n' $CLASSES | LC_ALL=C sort)" \
 	"$(sed -n 's/^  classes: //p' <<<"$byu_stanza" | tr ' ' '\n' | grep . | LC_ALL=C sort)"

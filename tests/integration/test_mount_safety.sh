@@ -270,8 +270,9 @@ done
 run_tm help nosuchcommand
 check_eq "tracemount help with an unknown command: exit status" 2 "$RC"
 run_tm --version
-check "--version names libfuse, zlib, json-c and Capstone" \
-	grep -qE '^libfuse [0-9.]+, zlib [0-9.]+, json-c [0-9.]+, Capstone [0-9.]+$' <<<"$OUT"
+check "--version names libfuse, zlib, liblzma, zstd, json-c and Capstone" \
+	grep -qE '^libfuse [0-9.]+, zlib [0-9.]+, liblzma [0-9.]+, zstd [0-9.]+, json-c [0-9.]+, Capstone [0-9.]+$' \
+	<<<"$OUT"
 
 # ---------------------------------------------------------------------------------------
 # A default cache folder that cannot be made: a warning naming it, indexes in memory.

@@ -411,9 +411,12 @@ int byu12_ref_plausible(const char *name, const uint8_t *head, size_t len)
 		    (nl > 4 && strcmp(name + nl - 4, ".byu") == 0);
 	if (!named || n < 4)
 		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!byu12_ref_class_of(head[i * 12 + 4]) || head[i * 12 + 5] > 64)
+	for (size_t i = 0; i < n; i++) {
+		uint8_t type = head[i * 12 + 4], size = head[i * 12 + 5];
+		/* reqtypes 0 to 3 (fetch, read, read-invalidate, write) move at least a byte */
+		if (!byu12_ref_class_of(type) || size > 64 || (type <= 3 && !size))
 			return 0;
+	}
 	/* 6-byte BYU: control >> 4 of 0, 2, 4, 6, 10 and 11 is INVALID */
 	for (size_t i = 0; i < 2 * n; i++) {
 		unsigned nib = head[i * 6 + 5] >> 4;

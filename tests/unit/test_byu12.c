@@ -304,6 +304,20 @@ START_TEST(test_bids)
 		free(t);
 	}
 
+	/* a head of zeros (fetches of no bytes; all INVALID as 6-byte records) is no evidence:
+	 * a .byu file of zeros stays BYU, and a memory request of no bytes anywhere is no bid */
+	uint8_t zeros[4096] = {0};
+	ck_assert_ptr_eq(tm_format_detect("z.byu", zeros, sizeof(zeros)), byu);
+	ck_assert_int_eq(tm_format_bid(F, "z.tr", zeros, sizeof(zeros)), 0);
+	ck_assert(!byu12_ref_plausible("z.tr", zeros, sizeof(zeros)));
+	real_like(head, sizeof(head) / 12);
+	head[12 * 9 + 4] = 0x03;
+	head[12 * 9 + 5] = 0;
+	ck_assert_int_eq(tm_format_bid(F, "a.tr", head, sizeof(head)), 0);
+	ck_assert(!byu12_ref_plausible("a.tr", head, sizeof(head)));
+	head[12 * 9 + 5] = 8;
+	ck_assert_int_eq(tm_format_bid(F, "a.tr", head, sizeof(head)), F->content_bid_max);
+
 	/* an unknown request type, or an implausible size, anywhere in the head: no bid */
 	head[12 * 300 + 4] = 0x04;
 	ck_assert_int_eq(tm_format_bid(F, "a.tr", head, sizeof(head)), 0);
