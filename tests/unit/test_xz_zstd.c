@@ -85,26 +85,18 @@ static void zstd_frames(const uint8_t *data, size_t len, size_t part, uint8_t **
 	}
 }
 
+/* xz blocks and zstd frames are points a quarter span or more after the last. */
+static uint64_t quarter_span(const struct tm_zpoint *next)
+{
+	(void)next;
+	return TM_Z_SPAN / 4;
+}
+
 /* Every span decompresses on its own to the bytes the scan produced there; spans after the
  * first start a quarter span or more after the last point. */
 static void check_spans(struct mem_source *file, const struct scanned *s)
 {
-	const struct tm_zindex *ix = s->ix;
-	ck_assert_uint_eq(ix->out_size, s->len);
-	ck_assert_uint_eq(ix->points[0].out, 0);
-	ck_assert_uint_eq(ix->points[ix->n_points].out, s->len);
-	for (uint64_t k = 0; k < ix->n_points; k++) {
-		const struct tm_zpoint *p = &ix->points[k];
-		size_t len = (size_t)(ix->points[k + 1].out - p->out);
-		if (k + 1 < ix->n_points)
-			ck_assert_uint_ge(len, TM_Z_SPAN / 4);
-		uint8_t *buf = malloc(len + 1);
-		char why[192] = "";
-		ck_assert_msg(tm_z_decompress_span(&file->src, ix, k, buf, why, sizeof(why)) == 0,
-			      "span %llu: %s", (unsigned long long)k, why);
-		ck_assert_int_eq(memcmp(buf, s->out + p->out, len), 0);
-		free(buf);
-	}
+	zscan_check_spans(file, s, quarter_span);
 }
 
 /* The compressed offset a report names, or -1. */

@@ -58,3 +58,28 @@ void scanned_free(struct scanned *s)
 	free(s->report);
 	tm_zindex_free(s->ix);
 }
+
+void zscan_check_spans(struct mem_source *file, const struct scanned *s,
+		       uint64_t (*min_len)(const struct tm_zpoint *next))
+{
+	const struct tm_zindex *ix = s->ix;
+	ck_assert_uint_eq(ix->out_size, s->len);
+	ck_assert_uint_eq(ix->points[0].out, 0);
+	ck_assert_uint_eq(ix->points[ix->n_points].out, s->len);
+	for (uint64_t k = 0; k < ix->n_points; k++) {
+		const struct tm_zpoint *p = &ix->points[k];
+		size_t len = (size_t)(ix->points[k + 1].out - p->out);
+		if (k + 1 < ix->n_points)
+			ck_assert_uint_ge(len, min_len(&ix->points[k + 1]));
+		ck_assert_uint_le(p->bits, 7);
+		uint8_t *buf = malloc(len + 1);
+		char why[192] = "";
+		ck_assert_msg(tm_z_decompress_span(&file->src, ix, k, buf, why, sizeof(why)) == 0,
+			      "span %llu: %s", (unsigned long long)k, why);
+		ck_assert_int_eq(memcmp(buf, s->out + p->out, len), 0);
+		free(buf);
+		ck_assert_uint_eq(tm_zindex_span_of(ix, p->out), k);
+		if (len > 1)
+			ck_assert_uint_eq(tm_zindex_span_of(ix, p->out + len - 1), k);
+	}
+}

@@ -23,4 +23,10 @@ struct scanned {
 struct scanned zscan(const struct tm_codec *c, struct mem_source *file, size_t step);
 void scanned_free(struct scanned *s);
 
+/* Every span of s decompresses on its own to the bytes the scan produced there, the point
+ * table covers the output, and each span but the last is at least
+ * min_len(its next point) long. */
+void zscan_check_spans(struct mem_source *file, const struct scanned *s,
+		       uint64_t (*min_len)(const struct tm_zpoint *next));
+
 #endif
