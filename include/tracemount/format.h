@@ -435,10 +435,10 @@ struct tm_format {
 	/* Whole-trace findings about the file's name against its content, which no other
 	 * operation sees (a .byu name on 12-byte BYU records): name is the trace file's base
 	 * name, escaped as stats.json's "source" shows it, less a compression suffix (".gz",
-	 * ".xz", ".zst"), as name_bid sees it. Called once
-	 * per pass, after stats_finish; reports to diag (tm_diag_note). The index is kept by
-	 * content, so a copy of the same bytes and times under another name may show the note
-	 * of the name that was indexed first. Optional. */
+	 * ".xz", ".zst"), as name_bid sees it. Called once per pass, after stats_finish; reports
+	 * to diag (tm_diag_note). The index is kept by content, so a copy of the same bytes and
+	 * times under another name may show the note of the name that was indexed first.
+	 * Optional. */
 	void (*name_finish)(const char *name, struct tm_diag *diag);
 	/* Frees what stats holds, not stats itself. Called once per pass whenever stats was
 	 * allocated, also when stats_init failed or was never called: accept a zeroed state. */
