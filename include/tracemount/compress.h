@@ -153,6 +153,10 @@ int tm_z_scan_finish(struct tm_source *scan, struct tm_zindex **out);
 
 void tm_zindex_free(struct tm_zindex *ix);
 
+/* NULL when a point table read from a file is sound for a compressed file of file_size bytes;
+ * else why not. */
+const char *tm_zindex_check(const struct tm_zindex *z, uint64_t file_size);
+
 /* Bytes the point table occupies. */
 size_t tm_zindex_mem(const struct tm_zindex *ix);
 

@@ -74,6 +74,11 @@ void tm_context_stop(struct tm_context *ctx);
 
 /* What the context's traces share. */
 struct tm_chunk_cache *tm_context_cache(const struct tm_context *ctx);
+/* The cache folder, or NULL. */
+const struct tm_index_store *tm_context_store(const struct tm_context *ctx);
+/* A chunk-cache owner key no trace of the context has, for what else caches (an archive's
+ * pieces). */
+uint64_t tm_context_new_owner(struct tm_context *ctx);
 struct tm_readahead *tm_context_readahead(const struct tm_context *ctx);
 
 /* How the context's traces got their indexes. */
@@ -91,7 +96,11 @@ void tm_context_counts(const struct tm_context *ctx, struct tm_index_counts *out
  * answer open (tm_format_detect_needs_head). */
 const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, const char *path);
 
-/* The same, given the file's head (its first TM_PROBE_HEAD_LEN bytes, or fewer). */
+/* The format path's override gives (-o format=), or NULL. */
+const struct tm_format *tm_context_override(struct tm_context *ctx, const char *path);
+
+/* The same as tm_context_detect, given the file's head (its first TM_PROBE_HEAD_LEN bytes, or
+ * fewer). */
 const struct tm_format *tm_context_detect_head(struct tm_context *ctx, const char *path,
 					       const uint8_t *head, size_t head_len);
 

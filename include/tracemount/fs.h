@@ -15,6 +15,8 @@
 #include "tracemount/reader.h"
 #include "tracemount/source.h"
 
+struct tm_archive;
+struct tm_archives;
 struct tm_context;
 struct tm_format;
 struct tm_trace;
@@ -41,19 +43,25 @@ struct tm_fs {
 	 * RELEASE for files closed after a lazy unmount. */
 	pthread_mutex_t files_lock;
 	struct tm_fs_file *files;
+	struct tm_archives *archives; /* the archives seen (archive.h) */
 };
 
 enum tm_node_kind {
-	TM_NODE_DIR,	  /* a source folder */
-	TM_NODE_FILE,	  /* a source file shown as it is */
-	TM_NODE_LINK,	  /* a symbolic link, shown as a link */
-	TM_NODE_TRACE,	  /* a trace file, shown as a folder of views */
-	TM_NODE_VIEW_DIR, /* a folder of views inside a trace, such as class/ */
-	TM_NODE_VIEW,	  /* a view */
-	TM_NODE_META_DIR, /* .tracemount/ */
-	TM_NODE_META,	  /* a file in .tracemount/ */
-	TM_NODE_REPORT,	  /* a trace folder's report.html (trace_report.c) */
+	TM_NODE_DIR,		/* a source folder */
+	TM_NODE_FILE,		/* a source file shown as it is */
+	TM_NODE_LINK,		/* a symbolic link, shown as a link */
+	TM_NODE_TRACE,		/* a trace file, shown as a folder of views */
+	TM_NODE_VIEW_DIR,	/* a folder of views inside a trace, such as class/ */
+	TM_NODE_VIEW,		/* a view */
+	TM_NODE_META_DIR,	/* .tracemount/ */
+	TM_NODE_META,		/* a file in .tracemount/ */
+	TM_NODE_REPORT,		/* a trace folder's report.html (trace_report.c) */
+	TM_NODE_ARCHIVE,	/* an archive shown as a folder, or a folder inside it */
+	TM_NODE_ARCHIVE_ERRORS, /* the archive's .errors.txt */
 };
+
+/* The file at the root of every archive's folder that says what its pass found wrong. */
+#define TM_ARCHIVE_ERRORS ".errors.txt"
 
 /* The name of the page in every trace folder. */
 #define TM_TRACE_REPORT "report.html"
@@ -72,6 +80,13 @@ struct tm_node {
 	enum tm_meta_file meta;	     /* META */
 	struct tm_virtual *virt; /* TRACE, VIEW_DIR, VIEW, REPORT of a virtual trace (virtual.h),
 				    of format fmt: freed by tm_node_put */
+	/* Below an archive (ARCHIVE, ARCHIVE_ERRORS, and the FILE, LINK and trace nodes of its
+	 * members): the archive (a reference, dropped by tm_node_put), the path in it, and the
+	 * entry whose bytes a FILE or trace has; st is then the member's (times, size, mode) on
+	 * the archive file's device, inode and change time, which tell its versions apart. */
+	struct tm_archive *arc;
+	char in_arc[PATH_MAX];
+	uint32_t member;
 };
 
 /* Problems that reach a reader (a failed index build, a failed read) go to the context's log

@@ -24,6 +24,7 @@ struct tm_format;
 struct tm_index;
 struct tm_source;
 struct tm_view_table;
+struct iovec;
 
 #define TM_INDEX_FILE_VERSION 5
 #define TM_KEY_BLOCK	      (64u << 10) /* bytes hashed at each end of the trace */
@@ -114,6 +115,19 @@ int tm_index_store_list(struct tm_index_store *s,
 /* Removes the index file name (a name of tm_index_store_list's, "*.tmi") from the folder.
  * Returns 0, -EINVAL for a name that is not an index file's, or -errno. */
 int tm_index_store_remove(struct tm_index_store *s, const char *name);
+
+/* Writes the n parts, one after the other, as the file name of the cache folder, atomically
+ * (a temporary file renamed). For other files kept beside the index files (archive.h).
+ * Returns 0 or -errno. */
+int tm_index_store_write(const struct tm_index_store *s, const char *name,
+			 const struct iovec *parts, size_t n);
+
+/* Reads the whole file name of the cache folder into *data (free it; a NUL follows its *len
+ * bytes), refusing it as index files are refused (-EBADMSG, with the reason in *bad): what is
+ * not a regular file of this user's that others cannot write, or shorter than least bytes.
+ * Returns 0, -ENOENT, -EBADMSG, or -errno. */
+int tm_index_store_read(const struct tm_index_store *s, const char *name, size_t least,
+			uint8_t **data, size_t *len, const char **bad);
 
 /* The file name for a trace, "0123456789abcdef.tmi", in buf (at least 24 bytes). */
 void tm_index_file_name(const struct tm_format *fmt, const struct tm_trace_key *key, char *buf,

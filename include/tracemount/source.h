@@ -1,5 +1,5 @@
-/* Access to a trace's bytes: a plain file read at any offset, or a gzip scan read in order
- * (gzip.h). */
+/* Access to a trace's bytes: a plain file read at any offset, a decompressing scan read in
+ * order (compress.h), or a member of an archive (archive.h). */
 #ifndef TRACEMOUNT_SOURCE_H
 #define TRACEMOUNT_SOURCE_H
 
@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include <sys/types.h>
+#include <time.h>
 
 struct stat;
 
@@ -24,6 +25,10 @@ struct tm_source_ops {
 	/* Reports problems of the bytes beneath the trace (a corrupt gzip stream) once they
 	 * have been read to their end. Optional. */
 	void (*report)(struct tm_source *s, struct tm_diag *diag);
+	/* The size and modification time that key the bytes in the cache folder
+	 * (index_file.h), when they are not those of the file fd: a member of an archive, whose
+	 * fd is the archive's. Optional. */
+	void (*identity)(struct tm_source *s, uint64_t *size, struct timespec *mtime);
 };
 
 struct tm_source {

@@ -241,3 +241,17 @@ uint64_t tm_zindex_piece_start(const struct tm_zindex *ix, uint64_t p)
 	uint64_t k = tm_zindex_span_of_piece(ix, p);
 	return ix->points[k].out + (p - ix->first_piece[k]) * TM_Z_PIECE;
 }
+
+const char *tm_zindex_check(const struct tm_zindex *z, uint64_t file_size)
+{
+	if (!z->n_points || z->points[0].out != 0 || z->points[z->n_points].out != z->out_size)
+		return "access points do not cover the data";
+	for (uint64_t k = 0; k <= z->n_points; k++) {
+		const struct tm_zpoint *p = &z->points[k];
+		if (p->in > z->in_size || p->bits > 7 || p->window_off > z->windows_len ||
+		    p->window_len > z->windows_len - p->window_off ||
+		    (k && (p->out < p[-1].out || p->in < p[-1].in)))
+			return "access points out of order";
+	}
+	return z->in_size > file_size ? "compressed data past the file's end" : NULL;
+}

@@ -210,6 +210,19 @@ struct tm_chunk_cache *tm_context_cache(const struct tm_context *ctx)
 	return ctx->env.cache;
 }
 
+const struct tm_index_store *tm_context_store(const struct tm_context *ctx)
+{
+	return ctx->env.store;
+}
+
+uint64_t tm_context_new_owner(struct tm_context *ctx)
+{
+	pthread_mutex_lock(&ctx->lock);
+	uint64_t owner = ctx->next_owner++;
+	pthread_mutex_unlock(&ctx->lock);
+	return owner;
+}
+
 struct tm_readahead *tm_context_readahead(const struct tm_context *ctx)
 {
 	return ctx->readahead;
@@ -254,6 +267,11 @@ static const struct tm_format *find_override(struct tm_context *ctx, const char 
 		if (tm_image_glob_match(ctx->overrides[i].glob, path))
 			return ctx->overrides[i].fmt;
 	return NULL;
+}
+
+const struct tm_format *tm_context_override(struct tm_context *ctx, const char *path)
+{
+	return find_override(ctx, path);
 }
 
 const struct tm_format *tm_context_detect_head(struct tm_context *ctx, const char *path,

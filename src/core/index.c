@@ -89,16 +89,7 @@ const char *tm_index_check(const struct tm_index *ix, unsigned chunk_records, ui
 	}
 	if (!gz)
 		return NULL;
-	if (!gz->n_points || gz->points[0].out != 0 || gz->points[gz->n_points].out != gz->out_size)
-		return "access points do not cover the data";
-	for (uint64_t k = 0; k <= gz->n_points; k++) {
-		const struct tm_zpoint *p = &gz->points[k];
-		if (p->in > gz->in_size || p->bits > 7 || p->window_off > gz->windows_len ||
-		    p->window_len > gz->windows_len - p->window_off ||
-		    (k && (p->out < p[-1].out || p->in < p[-1].in)))
-			return "access points out of order";
-	}
-	return gz->in_size > trace_size ? "compressed data past the trace's end" : NULL;
+	return tm_zindex_check(gz, trace_size);
 }
 
 size_t tm_index_mem(const struct tm_index *ix)

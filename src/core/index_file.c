@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -59,12 +60,19 @@ static uint32_t crc(const void *p, size_t n)
 int tm_trace_key_of(struct tm_source *src, struct tm_trace_key *key)
 {
 	struct stat st;
-	if (fstat(src->fd, &st) < 0)
-		return -errno;
 	memset(key, 0, sizeof(*key));
-	key->size = (uint64_t)st.st_size;
-	key->mtime_sec = st.st_mtim.tv_sec;
-	key->mtime_nsec = st.st_mtim.tv_nsec;
+	if (src->ops->identity) {
+		struct timespec mtime;
+		src->ops->identity(src, &key->size, &mtime);
+		key->mtime_sec = mtime.tv_sec;
+		key->mtime_nsec = mtime.tv_nsec;
+	} else {
+		if (fstat(src->fd, &st) < 0)
+			return -errno;
+		key->size = (uint64_t)st.st_size;
+		key->mtime_sec = st.st_mtim.tv_sec;
+		key->mtime_nsec = st.st_mtim.tv_nsec;
+	}
 	uint8_t *buf = malloc(TM_KEY_BLOCK);
 	if (!buf)
 		return -ENOMEM;
@@ -72,9 +80,9 @@ int tm_trace_key_of(struct tm_source *src, struct tm_trace_key *key)
 	uint32_t sums[2];
 	int err = 0;
 	for (int i = 0; i < 2 && !err; i++) {
-		ssize_t n = pread(src->fd, buf, TM_KEY_BLOCK, (off_t)ends[i]);
+		ssize_t n = tm_source_read(src, buf, TM_KEY_BLOCK, ends[i]);
 		if (n < 0)
-			err = -errno;
+			err = (int)n;
 		else
 			sums[i] = crc(buf, (size_t)n);
 	}
@@ -425,7 +433,7 @@ int tm_index_file_store_trace(const struct tm_index_store *s, const struct tm_fo
 			      const struct tm_index *ix, const char *trace)
 {
 	struct file_header h;
-	char name[32], tmp[64];
+	char name[32];
 	uint64_t tables_len;
 	size_t trace_len = trace ? strlen(trace) : 0;
 	if (trace_len >= PATH_MAX)
@@ -454,26 +462,35 @@ int tm_index_file_store_trace(const struct tm_index_store *s, const struct tm_fo
 	h.header_crc = crc(&h, sizeof(h));
 
 	tm_index_file_name(fmt, key, name, sizeof(name));
+	struct iovec iov[ARRAY_SIZE(parts) + 1] = {{&h, sizeof(h)}};
+	for (size_t i = 0; i < ARRAY_SIZE(parts); i++)
+		iov[i + 1] = (struct iovec){(void *)parts[i].p, parts[i].n};
+	int err = tm_index_store_write(s, name, iov, ARRAY_SIZE(iov));
+	free(tables);
+	return err;
+}
+
+int tm_index_store_write(const struct tm_index_store *s, const char *name,
+			 const struct iovec *parts, size_t n)
+{
+	char tmp[NAME_MAX + 1];
 	/* a name of its own per writer: daemons and machines share the folder */
-	snprintf(tmp, sizeof(tmp), ".%s.%ld.%lx", name, (long)getpid(),
-		 (unsigned long)(uintptr_t)&h ^ (unsigned long)random());
+	snprintf(tmp, sizeof(tmp), ".%.200s.%ld.%lx", name, (long)getpid(),
+		 (unsigned long)(uintptr_t)&tmp ^ (unsigned long)random());
 	int dirfd = folder_fd(s); /* one folder for the file and its rename */
 	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		free(tables);
+	if (fd < 0)
 		return -errno;
-	}
-	int err = write_all(fd, &h, sizeof(h));
-	for (size_t i = 0; i < ARRAY_SIZE(parts) && !err; i++)
-		if (parts[i].n)
-			err = write_all(fd, parts[i].p, parts[i].n);
+	int err = 0;
+	for (size_t i = 0; i < n && !err; i++)
+		if (parts[i].iov_len)
+			err = write_all(fd, parts[i].iov_base, parts[i].iov_len);
 	if (close(fd) < 0 && !err)
 		err = -errno;
 	if (!err && renameat(dirfd, tmp, dirfd, name) < 0)
 		err = -errno;
 	if (err)
 		unlinkat(dirfd, tmp, 0);
-	free(tables);
 	return err;
 }
 
@@ -666,7 +683,7 @@ static int take_body(const struct file_header *h, const uint8_t *body, struct tm
  * regular file (a FIFO, a device), and checks it is a regular file of this user's that
  * others cannot write. Returns the fd, with *bad set when the file is refused; -ENOENT; or
  * the -errno of a system error. */
-static int open_index(int dirfd, const char *name, struct stat *st, const char **bad)
+static int open_index(int dirfd, const char *name, size_t least, struct stat *st, const char **bad)
 {
 	*bad = NULL;
 	int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
@@ -691,7 +708,7 @@ static int open_index(int dirfd, const char *name, struct stat *st, const char *
 		*bad = "owned by another user";
 	else if (st->st_mode & 022)
 		*bad = "writable by others";
-	else if ((size_t)st->st_size < sizeof(struct file_header))
+	else if ((uint64_t)st->st_size < least)
 		*bad = "truncated or overlong";
 	/* reads wait again: a file system of the network may honour O_NONBLOCK */
 	else if (fcntl(fd, F_SETFL, 0) < 0) {
@@ -700,6 +717,36 @@ static int open_index(int dirfd, const char *name, struct stat *st, const char *
 		return err;
 	}
 	return fd;
+}
+
+int tm_index_store_read(const struct tm_index_store *s, const char *name, size_t least,
+			uint8_t **data, size_t *len, const char **bad)
+{
+	struct stat st;
+	*data = NULL;
+	int fd = open_index(folder_fd(s), name, least, &st, bad);
+	if (fd < 0 || *bad) {
+		if (fd >= 0)
+			close(fd);
+		return fd < 0 && !*bad ? fd : -EBADMSG;
+	}
+	int err = 0;
+	if ((uint64_t)st.st_size > SIZE_MAX - 1) {
+		*bad = "truncated or overlong";
+		err = -EBADMSG;
+	} else if (!(*data = malloc((size_t)st.st_size + 1))) {
+		err = -ENOMEM;
+	} else if ((err = read_all(fd, *data, (size_t)st.st_size, 0)) == 1) {
+		*bad = "truncated or overlong";
+		err = -EBADMSG;
+	}
+	close(fd);
+	if (err) {
+		free(*data);
+		*data = NULL;
+	}
+	*len = (size_t)st.st_size;
+	return err;
 }
 
 int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *fmt,
@@ -715,7 +762,7 @@ int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *f
 	bool stale = false;
 	int err = 0;
 	tm_index_file_name(fmt, key, name, sizeof(name));
-	int fd = open_index(folder_fd(s), name, &st, &bad);
+	int fd = open_index(folder_fd(s), name, sizeof(struct file_header), &st, &bad);
 	if (fd == -ENOENT)
 		return -ENOENT;
 	if (fd < 0 && !bad)
@@ -773,7 +820,7 @@ static void describe(int dirfd, struct tm_index_file_info *info)
 	struct stat st;
 	struct file_header h;
 	bool stale;
-	int fd = open_index(dirfd, info->name, &st, &info->problem);
+	int fd = open_index(dirfd, info->name, sizeof(struct file_header), &st, &info->problem);
 	if (fd < 0 && !info->problem) {
 		info->problem = "cannot be read";
 		return;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <syslog.h>
 
+#include "tracemount/archive.h"
 #include "tracemount/context.h"
 #include "tracemount/fs.h"
 #include "tracemount/log.h"
@@ -36,7 +37,18 @@ int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file 
 	}
 	f->meta = n.meta;
 	switch (n.kind) {
-	case TM_NODE_FILE: err = tm_source_open(fs->root_fd, n.src, &f->src); break;
+	case TM_NODE_FILE: err = tm_fs_node_source(fs, &n, &f->src); break;
+	case TM_NODE_ARCHIVE_ERRORS: {
+		size_t len;
+		const char *text = tm_archive_errors(n.arc, &len);
+		if (!(f->text = malloc(len ? len : 1))) {
+			err = -ENOMEM;
+			break;
+		}
+		memcpy(f->text, text, len);
+		f->text_len = len;
+		break;
+	}
 	case TM_NODE_VIEW:
 		if ((err = tm_fs_node_source(fs, &n, &f->src)) < 0)
 			break;
@@ -85,12 +97,15 @@ int tm_fs_fgetattr(struct tm_fs *fs, struct tm_fs_file *f, struct stat *st)
 	switch (f->kind) {
 	case TM_NODE_VIEW: tm_fs_view_stat(&f->st, tm_reader_size(&f->reader), st); return 0;
 	case TM_NODE_FILE:
-		if (fstat(f->src.fd, st) < 0)
+		if (f->src.ops->identity) /* an archive's member: as it was at open */
+			*st = f->st;
+		else if (fstat(f->src.fd, st) < 0)
 			return -errno;
 		tm_fs_source_stat(st);
 		return 0;
 	case TM_NODE_META: tm_fs_meta_stat(fs, f->meta, f->text_len, st); return 0;
-	case TM_NODE_REPORT: tm_fs_view_stat(&f->st, f->text_len, st); return 0;
+	case TM_NODE_REPORT:
+	case TM_NODE_ARCHIVE_ERRORS: tm_fs_view_stat(&f->st, f->text_len, st); return 0;
 	default: return -EISDIR;
 	}
 }
@@ -123,6 +138,7 @@ ssize_t tm_fs_read(struct tm_fs *fs, struct tm_fs_file *f, char *buf, size_t siz
 	case TM_NODE_FILE: n = tm_source_read(&f->src, buf, size, (uint64_t)off); break;
 	case TM_NODE_META:
 	case TM_NODE_REPORT:
+	case TM_NODE_ARCHIVE_ERRORS:
 		if ((size_t)off < f->text_len) {
 			n = (ssize_t)(f->text_len - (size_t)off < size ? f->text_len - (size_t)off
 								       : size);
@@ -199,6 +215,18 @@ int tm_fs_getattr(struct tm_fs *fs, const char *path, struct stat *st)
 		tm_fs_source_stat(st);
 		break;
 	case TM_NODE_LINK: *st = n.st; break;
+	case TM_NODE_ARCHIVE:
+		*st = n.st;
+		if (!n.in_arc[0]) /* the archive's file */
+			as_folder(st);
+		tm_fs_source_stat(st);
+		break;
+	case TM_NODE_ARCHIVE_ERRORS: {
+		size_t len;
+		tm_archive_errors(n.arc, &len);
+		tm_fs_view_stat(&n.st, len, st);
+		break;
+	}
 	case TM_NODE_TRACE:
 	case TM_NODE_VIEW_DIR:
 		*st = n.st;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "tracemount/context.h"
+#include "tracemount/archive.h"
 #include "tracemount/fs.h"
 
 int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, char *err,
@@ -25,6 +26,10 @@ int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, cha
 	fs->uid = getuid();
 	fs->gid = getgid();
 	clock_gettime(CLOCK_REALTIME, &fs->mounted);
+	if (tm_archives_new(ctx, &fs->archives) < 0) {
+		snprintf(err, err_len, "%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
 	if (stat(source, &st) < 0) {
 		snprintf(err, err_len, "%s: %s", source, strerror(errno));
 		return -errno;
@@ -71,9 +76,9 @@ int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, cha
 		snprintf(err, err_len, "%s: %s", dir, strerror(errno));
 		goto out;
 	}
-	if (!tm_context_detect(ctx, fs->root_fd, base)) {
-		snprintf(err, err_len, "%s: not a recognised trace (see -o format=GLOB:NAME)",
-			 source);
+	if (!tm_context_detect(ctx, fs->root_fd, base) && !tm_archive_detect(fs->root_fd, base)) {
+		snprintf(err, err_len,
+			 "%s: not a recognised trace or archive (see -o format=GLOB:NAME)", source);
 		goto out;
 	}
 	ret = (fs->single = strdup(base)) && tm_context_set_root(ctx, dir) == 0 ? 0 : -ENOMEM;
@@ -93,6 +98,8 @@ void tm_fs_destroy(struct tm_fs *fs)
 	while (fs->files)
 		tm_fs_release(fs, fs->files);
 	pthread_mutex_destroy(&fs->files_lock);
+	tm_archives_free(fs->archives);
+	fs->archives = NULL;
 	if (fs->root_fd >= 0)
 		close(fs->root_fd);
 	free(fs->single);

@@ -13,10 +13,12 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "tracemount/archive.h"
 #include "tracemount/context.h"
 #include "tracemount/fs.h"
 #include "tracemount/log.h"
 #include "tracemount/trace.h"
+#include "tracemount/util.h"
 #include "tracemount/virtual.h"
 
 /* Copies the next component of *p into comp and advances *p past it and its slashes. */
@@ -55,6 +57,8 @@ static int resolve_meta(const char *rest, struct tm_node *n)
 
 int tm_fs_node_source(struct tm_fs *fs, const struct tm_node *n, struct tm_source *src)
 {
+	if (n->arc)
+		return tm_archive_open(n->arc, n->member, src);
 	if (!n->virt)
 		return tm_source_open(fs->root_fd, n->src, src);
 	return n->fmt->virtual_open(fs->root_fd, n->virt, src);
@@ -154,6 +158,116 @@ static int resolve_virtual(struct tm_fs *fs, const char *rest, struct tm_node *n
 	return err;
 }
 
+/* The attributes of archive entry e: the member's times, size and mode, on the archive file's
+ * device, inode and change time (st), which tell the archive's versions apart. */
+static void entry_stat(const struct stat *st, const struct tm_archive_entry *e, struct stat *out)
+{
+	*out = *st;
+	out->st_mtim = (struct timespec){.tv_sec = (time_t)e->mtime};
+	out->st_atim = out->st_mtim;
+	out->st_size = (off_t)e->size;
+	out->st_nlink = 1;
+	out->st_blocks = (blkcnt_t)((e->size + 511) / 512);
+	mode_t perm = (mode_t)e->mode & 0555;
+	switch (e->type) {
+	case TM_MEMBER_DIR:
+		out->st_mode = S_IFDIR | perm | 0500;
+		out->st_nlink = 2;
+		break;
+	case TM_MEMBER_SYMLINK:
+		out->st_mode = S_IFLNK | 0777;
+		out->st_size = (off_t)strlen(e->link);
+		break;
+	default: out->st_mode = S_IFREG | perm; break;
+	}
+}
+
+/* n->src names an archive whose attributes are n->st: rest is a path inside it. */
+static int resolve_archive(struct tm_fs *fs, const char *rest, struct tm_node *n)
+{
+	char comp[NAME_MAX + 1];
+	struct tm_archive_entry e;
+	int err = tm_archives_get(fs->archives, fs->root_fd, n->src, &n->st, &n->arc);
+	if (err)
+		return err;
+	struct stat archive_st = n->st;
+	n->kind = TM_NODE_ARCHIVE;
+	n->in_arc[0] = '\0';
+	size_t len = 0;
+	while (*rest) {
+		if ((err = next_component(&rest, comp, sizeof(comp))) < 0)
+			goto fail;
+		if (len == 0 && strcmp(comp, TM_ARCHIVE_ERRORS) == 0 &&
+		    tm_archive_lookup(n->arc, comp, &e) < 0) {
+			n->kind = TM_NODE_ARCHIVE_ERRORS;
+			err = *rest ? -ENOTDIR : 0;
+			goto done;
+		}
+		size_t cl = strlen(comp);
+		if (len + cl + 2 > sizeof(n->in_arc)) {
+			err = -ENAMETOOLONG;
+			goto fail;
+		}
+		if (len)
+			n->in_arc[len++] = '/';
+		memcpy(n->in_arc + len, comp, cl + 1);
+		len += cl;
+		if ((err = tm_archive_lookup(n->arc, n->in_arc, &e)) < 0)
+			goto fail;
+		entry_stat(&archive_st, &e, &n->st);
+		if (e.type == TM_MEMBER_DIR)
+			continue;
+		if (e.type == TM_MEMBER_SYMLINK) {
+			n->kind = TM_NODE_LINK;
+			err = *rest ? -ENOTDIR : 0;
+			goto done;
+		}
+		n->member = e.id;
+		if (!e.fmt) {
+			n->kind = TM_NODE_FILE;
+			err = *rest ? -ENOTDIR : 0;
+			goto done;
+		}
+		/* a trace: its path in the context is the archive's and the member's */
+		size_t sl = strlen(n->src);
+		if (sl + 1 + len + 1 > sizeof(n->src)) {
+			err = -ENAMETOOLONG;
+			goto fail;
+		}
+		n->src[sl] = '/';
+		memcpy(n->src + sl + 1, n->in_arc, len + 1);
+		n->fmt = e.fmt;
+		/* the trace's identity: the archive file's, so a new archive makes new traces */
+		n->st.st_dev = archive_st.st_dev;
+		n->st.st_ino = archive_st.st_ino;
+		n->st.st_size = archive_st.st_size;
+		n->st.st_mtim = archive_st.st_mtim;
+		n->st.st_ctim = archive_st.st_ctim;
+		err = resolve_view(fs, rest, n); /* puts the node when it fails */
+		return err;
+	}
+done:
+	if (!err)
+		return 0;
+fail:
+	tm_node_put(n);
+	return err;
+}
+
+/* What a regular file of SOURCE is shown as: an override's trace, an archive by its name, a
+ * trace its name or head gives (*fmt), an archive by its head, or a file. */
+static enum tm_node_kind kind_of_file(struct tm_fs *fs, const char *rel,
+				      const struct tm_format **fmt)
+{
+	if ((*fmt = tm_context_override(fs->ctx, rel)))
+		return TM_NODE_TRACE;
+	if (tm_archive_name(tm_base_name(rel)))
+		return TM_NODE_ARCHIVE;
+	if ((*fmt = tm_context_detect(fs->ctx, fs->root_fd, rel)))
+		return TM_NODE_TRACE;
+	return tm_archive_detect(fs->root_fd, rel) ? TM_NODE_ARCHIVE : TM_NODE_FILE;
+}
+
 /* Walks path below SOURCE one folder descriptor at a time (walk_path does the work). */
 static int walk_path(struct tm_fs *fs, const char *path, struct tm_node *n, int *dirfd);
 
@@ -222,9 +336,11 @@ static int walk_path(struct tm_fs *fs, const char *path, struct tm_node *n, int 
 		}
 		if (!S_ISREG(n->st.st_mode))
 			return -ENOENT; /* devices, fifos and sockets are not shown */
-		n->fmt = tm_context_detect(fs->ctx, fs->root_fd, n->src);
-		if (n->fmt)
+		enum tm_node_kind kind = kind_of_file(fs, n->src, &n->fmt);
+		if (kind == TM_NODE_TRACE)
 			return resolve_view(fs, path, n);
+		if (kind == TM_NODE_ARCHIVE)
+			return resolve_archive(fs, path, n);
 		n->kind = TM_NODE_FILE;
 		return *path ? -ENOTDIR : 0;
 	}
@@ -239,6 +355,9 @@ void tm_node_put(struct tm_node *n)
 	if (n->virt)
 		tm_virtual_free(n->fmt, n->virt, 1);
 	n->virt = NULL;
+	if (n->arc)
+		tm_archive_put(n->arc);
+	n->arc = NULL;
 }
 
 void tm_fs_view_stat(const struct stat *trace, uint64_t size, struct stat *st)
@@ -261,11 +380,19 @@ int tm_fs_readlink(struct tm_fs *fs, const char *path, char *buf, size_t size)
 	int err = tm_fs_resolve(fs, path, &n);
 	if (err)
 		return err;
+	if (n.kind != TM_NODE_LINK || size == 0) {
+		tm_node_put(&n);
+		return -EINVAL;
+	}
+	if (n.arc) {
+		struct tm_archive_entry e;
+		err = tm_archive_lookup(n.arc, n.in_arc, &e);
+		if (!err)
+			snprintf(buf, size, "%s", e.link);
+		tm_node_put(&n);
+		return err;
+	}
 	tm_node_put(&n);
-	if (n.kind != TM_NODE_LINK)
-		return -EINVAL;
-	if (size == 0)
-		return -EINVAL;
 	/* read the link from its folder, opened beneath SOURCE, so no swapped folder leads out */
 	const char *slash = strrchr(n.src, '/'), *name = slash ? slash + 1 : n.src;
 	int dirfd = fs->root_fd;
@@ -371,9 +498,10 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
 		else if (type == DT_LNK)
 			err = fill(arg, name, S_IFLNK);
 		else if (type == DT_REG) {
-			const struct tm_format *fmt = tm_context_detect(fs->ctx, fs->root_fd, rel);
+			const struct tm_format *fmt;
+			enum tm_node_kind kind = kind_of_file(fs, rel, &fmt);
 			tm_virtual_count(&census, fmt);
-			err = fill(arg, name, fmt ? S_IFDIR : S_IFREG);
+			err = fill(arg, name, kind == TM_NODE_FILE ? S_IFREG : S_IFDIR);
 		}
 	}
 	if (!err && errno)
@@ -384,6 +512,29 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
 	/* only folders with enough files of a format that makes virtual traces are read again */
 	struct fill_arg fa = {fill, arg};
 	err = tm_virtual_each(fs->ctx, fs->root_fd, n->src, &census, fill_virtual, &fa);
+	return err > 0 ? 0 : err;
+}
+
+static int fill_entry(void *p, const struct tm_archive_entry *e)
+{
+	const struct fill_arg *a = p;
+	mode_t type = e->type == TM_MEMBER_DIR	     ? S_IFDIR
+		      : e->type == TM_MEMBER_SYMLINK ? S_IFLNK
+		      : e->fmt			     ? S_IFDIR
+						     : S_IFREG;
+	return a->fill(a->arg, e->name, type);
+}
+
+/* The entries of a folder of an archive, and the root's .errors.txt. */
+static int list_archive_dir(const struct tm_node *n,
+			    int (*fill)(void *arg, const char *name, mode_t type), void *arg)
+{
+	struct fill_arg fa = {fill, arg};
+	struct tm_archive_entry e;
+	if (!n->in_arc[0] && tm_archive_lookup(n->arc, TM_ARCHIVE_ERRORS, &e) < 0 &&
+	    fill(arg, TM_ARCHIVE_ERRORS, S_IFREG))
+		return 0;
+	int err = tm_archive_list(n->arc, n->in_arc, fill_entry, &fa);
 	return err > 0 ? 0 : err;
 }
 
@@ -420,6 +571,7 @@ int tm_fs_readdir(struct tm_fs *fs, const char *path,
 			fill(arg, TM_TRACE_REPORT, S_IFREG);
 		err = la.err;
 		break;
+	case TM_NODE_ARCHIVE: err = list_archive_dir(&n, fill, arg); break;
 	case TM_NODE_META_DIR:
 		for (int i = 0; i < TM_META_N; i++)
 			if (fill(arg, tm_meta_names[i], S_IFREG))
