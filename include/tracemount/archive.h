@@ -79,7 +79,7 @@ int tm_archive_lookup(const struct tm_archive *a, const char *path, struct tm_ar
 int tm_archive_list(const struct tm_archive *a, const char *dir,
 		    int (*fn)(void *arg, const struct tm_archive_entry *e), void *arg);
 
-/* What the pass found wrong (the decompression's problems, then the headers'), one line
+/* What the pass found wrong (the headers' problems, then the decompression's), one line
  * each, in *len bytes; "" when nothing. */
 const char *tm_archive_errors(const struct tm_archive *a, size_t *len);
 

@@ -474,6 +474,24 @@ static size_t lay_head(struct reader *r, const struct tm_tar_member *m, const ui
 	return len;
 }
 
+/* A sparse member the archive ends inside: it ends where its stored bytes do, with the runs
+ * they fill. */
+static void cut_runs(struct tm_sparse_run *runs, struct tm_tar_member *m)
+{
+	uint64_t left = m->stored;
+	uint32_t k = 0;
+	for (; k < m->n_runs && left >= runs[k].size; k++)
+		left -= runs[k].size;
+	if (k < m->n_runs && left) {
+		runs[k].size = left;
+		m->size = runs[k].offset + left;
+		m->n_runs = k + 1;
+	} else {
+		m->size = k ? runs[k - 1].offset + runs[k - 1].size : 0;
+		m->n_runs = k;
+	}
+}
+
 static const char *kind_name(uint8_t type)
 {
 	switch (type) {
@@ -658,6 +676,8 @@ static int member(struct reader *r, const uint8_t *h, uint64_t header, tm_tar_me
 		    (unsigned long long)m.stored, (unsigned long long)data);
 		if (!m.runs)
 			m.size = m.stored;
+		else
+			cut_runs(p->runs, &m);
 	}
 	int err = show && (m.type != TM_MEMBER_DIR || len > 0) ? fn(arg, &m) : 0;
 	pending_clear(p);
@@ -720,6 +740,10 @@ int tm_tar_read(struct tm_source *in, const struct tm_tar_options *opt, tm_tar_m
 				tm_diag_at(
 				    diag, at,
 				    "tar: the archive ends without its end blocks: it may be cut");
+			break;
+		}
+		if ((size_t)n < sizeof(h) && at == 0) {
+			tm_diag_note(diag, "tar: not a tar archive: %zd bytes, less than a header", n);
 			break;
 		}
 		if ((size_t)n < sizeof(h)) {

@@ -400,8 +400,9 @@ static int obtain_index_with(struct tm_trace *t, struct tm_source *src, const ch
 	if (memcmp(&after, &key, sizeof(key)) != 0)
 		return 0; /* it or an image changed while read: no file for an index of mixed bytes
 			   */
-	char path[PATH_MAX];
-	trace_path_of(t, path, sizeof(path));
+	char path[PATH_MAX] = "";
+	if (!src->ops->identity) /* a member of an archive has no path --prune could check */
+		trace_path_of(t, path, sizeof(path));
 	int stored = tm_index_file_store_trace(store, t->fmt, &t->views, &key, *out, path);
 	if (stored < 0)
 		tm_log(env->log, LOG_WARNING, "%s: cannot write its index file in %s: %s", t->path,
