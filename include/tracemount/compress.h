@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "tracemount/log.h"
 #include "tracemount/source.h"
 
 #define TM_Z_SPAN  (1u << 20) /* output bytes between access points, at least */
@@ -186,6 +187,26 @@ int tm_z_decompress_piece(struct tm_source *file, const struct tm_zindex *ix, ui
 /* Decompresses span k whole (points[k + 1].out - points[k].out bytes) into out, as above. */
 int tm_z_decompress_span(struct tm_source *file, const struct tm_zindex *ix, uint64_t k,
 			 uint8_t *out, char *why, size_t why_len);
+
+/* A compressed file's decompressed bytes read through a chunk cache (chunk_cache.h), whose
+ * entries under owner are its pieces: what compressed traces and archives share. */
+struct tm_chunk_cache;
+struct tm_cached_chunk;
+struct tm_zcached {
+	struct tm_chunk_cache *cache;
+	uint64_t owner;		   /* the cache's key of the file's pieces */
+	struct tm_source *file;	   /* the compressed file */
+	const struct tm_zindex *z; /* its point table, with its pieces numbered */
+	tm_log_fn *log;		   /* where a piece that no longer decompresses is said */
+	const char *path;	   /* the file's, for that line */
+};
+
+/* Piece k, decompressed on a miss. Returns 0 or -errno; release with
+ * tm_chunk_cache_release. */
+int tm_zcached_piece(const struct tm_zcached *zc, uint64_t k, struct tm_cached_chunk **out);
+
+/* Reads len decompressed bytes at off. Returns the count (short only at the end) or -errno. */
+ssize_t tm_zcached_read(const struct tm_zcached *zc, void *buf, size_t len, uint64_t off);
 
 /* gzip's own: whether head starts a gzip member (1f 8b 08, no reserved flag) and either the
  * name ends in ".gz" or the head inflates; and the start of its data inflated. */

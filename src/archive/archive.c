@@ -303,52 +303,20 @@ int tm_archive_list(const struct tm_archive *a, const char *dir,
 
 /* Reading members. */
 
-struct piece_load {
-	struct tm_archive *a;
-	uint64_t piece;
-};
-
-static int decompress_piece(void *arg, struct tm_cached_chunk *c)
-{
-	const struct piece_load *p = arg;
-	const struct tm_zindex *z = p->a->t.z;
-	size_t size =
-	    (size_t)(tm_zindex_piece_start(z, p->piece + 1) - tm_zindex_piece_start(z, p->piece));
-	if (!(c->bytes = malloc(size ? size : 1)))
-		return -ENOMEM;
-	c->mem = sizeof(*c) + size;
-	c->len = size;
-	char why[192] = "";
-	int err =
-	    tm_z_decompress_piece(&p->a->file, z, p->piece, (uint8_t *)c->bytes, why, sizeof(why));
-	if (err && *why)
-		tm_log(tm_context_logger(p->a->ctx), LOG_ERR,
-		       "%s: decompressing from offset %" PRIu64 ": %s", p->a->path,
-		       tm_zindex_piece_start(z, p->piece), why);
-	return err;
-}
-
 /* Reads len bytes of the archive's data (decompressed) at off. Returns the count or -errno. */
 static ssize_t archive_read(struct tm_archive *a, void *buf, size_t len, uint64_t off)
 {
-	const struct tm_zindex *z = a->t.z;
-	if (!z)
+	if (!a->t.z)
 		return tm_source_read(&a->file, buf, len, off);
-	struct tm_chunk_cache *cache = tm_context_cache(a->ctx);
-	size_t done = 0;
-	while (done < len && off + done < z->out_size) {
-		struct piece_load p = {a, tm_zindex_piece_of(z, off + done)};
-		struct tm_cached_chunk *c;
-		int err = tm_chunk_cache_load(cache, a->owner, p.piece, decompress_piece, &p, &c);
-		if (err)
-			return err;
-		size_t in = (size_t)(off + done - tm_zindex_piece_start(z, p.piece));
-		size_t n = c->len - in < len - done ? c->len - in : len - done;
-		memcpy((char *)buf + done, c->bytes + in, n);
-		done += n;
-		tm_chunk_cache_release(cache, c);
-	}
-	return (ssize_t)done;
+	struct tm_zcached zc = {
+	    .cache = tm_context_cache(a->ctx),
+	    .owner = a->owner,
+	    .file = &a->file,
+	    .z = a->t.z,
+	    .log = tm_context_logger(a->ctx),
+	    .path = a->path,
+	};
+	return tm_zcached_read(&zc, buf, len, off);
 }
 
 struct member_source {

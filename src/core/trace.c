@@ -485,38 +485,24 @@ int tm_trace_index(struct tm_open_trace *ot)
 	return err;
 }
 
-struct piece_load {
-	const struct tm_open_trace *ot;
-	uint64_t piece;
-};
-
-/* Decompresses one piece of a compressed trace into c->bytes. */
-static int decompress_piece(void *arg, struct tm_cached_chunk *c)
+/* The trace's pieces through the context's cache, under its raw view's owner key. */
+static struct tm_zcached zcached_of(const struct tm_open_trace *ot)
 {
-	const struct piece_load *a = arg;
-	const struct tm_zindex *gz = a->ot->index->z;
-	const struct tm_trace *t = a->ot->trace;
-	size_t size =
-	    (size_t)(tm_zindex_piece_start(gz, a->piece + 1) - tm_zindex_piece_start(gz, a->piece));
-	if (!(c->bytes = malloc(size ? size : 1)))
-		return -ENOMEM;
-	c->mem = sizeof(*c) + size;
-	c->len = size;
-	char why[192] = "";
-	int err =
-	    tm_z_decompress_piece(a->ot->src, gz, a->piece, (uint8_t *)c->bytes, why, sizeof(why));
-	if (err && *why) /* the index pass saw it whole: the file changed since */
-		tm_log(t->env->log, LOG_ERR, "%s: decompressing from offset %" PRIu64 ": %s",
-		       t->path, tm_zindex_piece_start(gz, a->piece), why);
-	return err;
+	const struct tm_trace *t = ot->trace;
+	return (struct tm_zcached){
+	    .cache = t->env->cache,
+	    .owner = tm_cache_owner(t->owner, TM_RAW_VIEW),
+	    .file = ot->src,
+	    .z = ot->index->z,
+	    .log = t->env->log,
+	    .path = t->path,
+	};
 }
 
 int tm_trace_piece(const struct tm_open_trace *ot, uint64_t piece, struct tm_cached_chunk **out)
 {
-	struct piece_load arg = {ot, piece};
-	const struct tm_trace *t = ot->trace;
-	return tm_chunk_cache_load(t->env->cache, tm_cache_owner(t->owner, TM_RAW_VIEW), piece,
-				   decompress_piece, &arg, out);
+	struct tm_zcached zc = zcached_of(ot);
+	return tm_zcached_piece(&zc, piece, out);
 }
 
 ssize_t tm_trace_read(const struct tm_open_trace *ot, void *buf, size_t len, uint64_t off)
@@ -524,22 +510,8 @@ ssize_t tm_trace_read(const struct tm_open_trace *ot, void *buf, size_t len, uin
 	const struct tm_index *ix = ot->index;
 	if (!ix || !ix->z)
 		return tm_source_read(ot->src, buf, len, off);
-	size_t done = 0;
-	while (done < len && off + done < ix->z->out_size) {
-		uint64_t k = tm_zindex_piece_of(ix->z, off + done);
-		struct tm_cached_chunk *piece;
-		int err = tm_trace_piece(ot, k, &piece);
-		if (err)
-			return err;
-		size_t in = (size_t)(off + done - tm_zindex_piece_start(ix->z, k)),
-		       n = piece->len - in;
-		if (n > len - done)
-			n = len - done;
-		memcpy((char *)buf + done, piece->bytes + in, n);
-		done += n;
-		tm_chunk_cache_release(ot->trace->env->cache, piece);
-	}
-	return (ssize_t)done;
+	struct tm_zcached zc = zcached_of(ot);
+	return tm_zcached_read(&zc, buf, len, off);
 }
 
 struct chunk_load {
