@@ -78,7 +78,8 @@ bool tm_tar_is_header(const uint8_t *block);
 
 /* Normalises a member's path into out (size bytes): drops leading "/" and "./", empty and "."
  * components and a trailing "/". Returns the length, 0 for an empty path (the archive's root),
- * or -EINVAL for a ".." component or a path that does not fit. */
+ * -ENAMETOOLONG for a component longer than NAME_MAX, or -EINVAL for a ".." component or a
+ * path that does not fit. */
 int tm_tar_normalise(const char *path, char *out, size_t size);
 
 #endif

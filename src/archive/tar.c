@@ -42,7 +42,8 @@ struct pending {
 	char *long_name, *long_link; /* 'L', 'K' */
 	char *pax_path, *pax_link, *sparse_name;
 	bool has_size, has_mtime, has_uid, has_gid, has_realsize;
-	uint64_t size, realsize, mtime, uid, gid;
+	uint64_t size, realsize, uid, gid;
+	int64_t mtime;
 	unsigned sparse_major, sparse_minor;
 	bool pax_sparse; /* GNU.sparse.* seen */
 	struct tm_sparse_run *runs;
@@ -118,6 +119,18 @@ static bool number(const uint8_t *f, size_t len, uint64_t *out)
 	return true;
 }
 
+/* A time field: a number, or a negative one in base-256 (two's complement, first byte 0xff),
+ * as GNU tar writes times before 1970. */
+static int64_t time_field(const uint8_t *f, size_t len)
+{
+	uint64_t v = 0;
+	if (f[0] != 0xff)
+		return number(f, len, &v) && v <= INT64_MAX ? (int64_t)v : 0;
+	for (size_t i = 0; i < len; i++)
+		v = v << 8 | f[i];
+	return (int64_t)v; /* the sign bits fill the word from the left */
+}
+
 int tm_tar_normalise(const char *path, char *out, size_t size)
 {
 	size_t len = 0;
@@ -130,6 +143,8 @@ int tm_tar_normalise(const char *path, char *out, size_t size)
 			break;
 		if (n == 2 && p[0] == '.' && p[1] == '.')
 			return -EINVAL;
+		if (n > NAME_MAX)
+			return -ENAMETOOLONG; /* no file system shows such a name */
 		if (!(n == 1 && p[0] == '.')) {
 			if (len + !!len + n + 1 > size)
 				return -EINVAL;
@@ -290,8 +305,11 @@ static int pax_record(struct pending *p, const char *key, size_t klen, const cha
 		return set_string(&p->sparse_name, v, vlen);
 	if (IS("size") && decimal(v, vlen, &n))
 		p->size = n, p->has_size = true;
-	else if (IS("mtime") && decimal(v, vlen, &n))
-		p->mtime = n, p->has_mtime = true;
+	else if (IS("mtime") && vlen && v[0] == '-' && decimal(v + 1, vlen - 1, &n) &&
+		 n <= INT64_MAX)
+		p->mtime = -(int64_t)n, p->has_mtime = true;
+	else if (IS("mtime") && decimal(v, vlen, &n) && n <= INT64_MAX)
+		p->mtime = (int64_t)n, p->has_mtime = true;
 	else if (IS("uid") && decimal(v, vlen, &n))
 		p->uid = n, p->has_uid = true;
 	else if (IS("gid") && decimal(v, vlen, &n))
@@ -511,10 +529,10 @@ static int member(struct reader *r, const uint8_t *h, uint64_t header, tm_tar_me
 {
 	struct pending *p = &r->p, *g = &r->global;
 	uint8_t type = h[H_TYPE];
-	uint64_t size = 0, mtime = 0, mode = 0, uid = 0, gid = 0;
+	uint64_t size = 0, mode = 0, uid = 0, gid = 0;
+	int64_t mtime = time_field(h + H_MTIME, 12);
 	char raw[256 + 2], name[PATH_MAX], link[PATH_MAX];
 	number(h + H_SIZE, 12, &size);
-	number(h + H_MTIME, 12, &mtime);
 	number(h + H_MODE, 8, &mode);
 	number(h + H_UID, 8, &uid);
 	number(h + H_GID, 8, &gid);
@@ -563,7 +581,7 @@ static int member(struct reader *r, const uint8_t *h, uint64_t header, tm_tar_me
 	}
 	bool slash = *path && path[strlen(path) - 1] == '/';
 
-	struct tm_tar_member m = {.header = header, .mtime = (int64_t)mtime};
+	struct tm_tar_member m = {.header = header, .mtime = mtime};
 	m.mode = (uint32_t)(mode & 07777);
 	m.uid = (uint32_t)uid;
 	m.gid = (uint32_t)gid;
@@ -621,7 +639,11 @@ static int member(struct reader *r, const uint8_t *h, uint64_t header, tm_tar_me
 	if (!show && !sparse)
 		tm_diag_at(r->diag, header, "tar: %s: a %s: left out", path, kind_name(type));
 	int len = tm_tar_normalise(path, name, sizeof(name));
-	if (show && len < 0) {
+	if (show && len == -ENAMETOOLONG) {
+		tm_diag_at(r->diag, header, "tar: %s: a name longer than %d bytes: left out", path,
+			   NAME_MAX);
+		show = false;
+	} else if (show && len < 0) {
 		tm_diag_at(r->diag, header, "tar: %s: a path with \"..\" or too long: left out",
 			   path);
 		show = false;
@@ -743,7 +765,8 @@ int tm_tar_read(struct tm_source *in, const struct tm_tar_options *opt, tm_tar_m
 			break;
 		}
 		if ((size_t)n < sizeof(h) && at == 0) {
-			tm_diag_note(diag, "tar: not a tar archive: %zd bytes, less than a header", n);
+			tm_diag_note(diag, "tar: not a tar archive: %zd bytes, less than a header",
+				     n);
 			break;
 		}
 		if ((size_t)n < sizeof(h)) {
