@@ -639,6 +639,8 @@ static int member(struct reader *r, const uint8_t *h, uint64_t header, tm_tar_me
 	if (!show && !sparse)
 		tm_diag_at(r->diag, header, "tar: %s: a %s: left out", path, kind_name(type));
 	int len = tm_tar_normalise(path, name, sizeof(name));
+	if (len < 0) /* said as written in the lines below */
+		snprintf(name, sizeof(name), "%s", path);
 	if (show && len == -ENAMETOOLONG) {
 		tm_diag_at(r->diag, header, "tar: %s: a name longer than %d bytes: left out", path,
 			   NAME_MAX);
