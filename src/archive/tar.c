@@ -263,6 +263,17 @@ static bool decimal(const char *s, size_t len, uint64_t *out)
 	return i > 0 && (i == len || s[i] == '.'); /* mtime may have a fraction */
 }
 
+/* Whether a decimal "N.F" has a fraction other than zero: a time before 1970 is then in the
+ * second before its whole part (extraction floors it). */
+static int fraction(const char *s, size_t len)
+{
+	const char *dot = memchr(s, '.', len);
+	for (const char *c = dot ? dot + 1 : s + len; c < s + len; c++)
+		if (*c >= '1' && *c <= '9')
+			return 1;
+	return 0;
+}
+
 static int set_string(char **field, const char *value, size_t len)
 {
 	free(*field);
@@ -306,8 +317,8 @@ static int pax_record(struct pending *p, const char *key, size_t klen, const cha
 	if (IS("size") && decimal(v, vlen, &n))
 		p->size = n, p->has_size = true;
 	else if (IS("mtime") && vlen && v[0] == '-' && decimal(v + 1, vlen - 1, &n) &&
-		 n <= INT64_MAX)
-		p->mtime = -(int64_t)n, p->has_mtime = true;
+		 n < INT64_MAX)
+		p->mtime = -(int64_t)n - fraction(v, vlen), p->has_mtime = true;
 	else if (IS("mtime") && decimal(v, vlen, &n) && n <= INT64_MAX)
 		p->mtime = (int64_t)n, p->has_mtime = true;
 	else if (IS("uid") && decimal(v, vlen, &n))
