@@ -38,8 +38,11 @@ void tm_archives_free(struct tm_archives *set);
  * or ".tar" followed by a codec's suffix. */
 bool tm_archive_name(const char *name);
 
-/* Whether the file at path (below dirfd) is an archive: by its name, or by its head, a tar
- * header once decompressed. */
+/* Whether a file named name whose head (first bytes) is head[0..len) is an archive by its
+ * content: a tar header, once decompressed. */
+bool tm_archive_head(const char *name, const uint8_t *head, size_t len);
+
+/* Whether the file at path (below dirfd) is an archive: by its name, or by its head. */
 bool tm_archive_detect(int dirfd, const char *path);
 
 /* The archive at path below dirfd, whose attributes are st (lstat), with its member table

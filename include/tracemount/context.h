@@ -96,6 +96,14 @@ void tm_context_counts(const struct tm_context *ctx, struct tm_index_counts *out
  * answer open (tm_format_detect_needs_head). */
 const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, const char *path);
 
+/* tm_context_detect, which also tells, when no format recognises the file and its head was
+ * read, whether also(name, head, len) holds for it: for what else is recognised by content
+ * (archive.h), without a second read. */
+const struct tm_format *tm_context_detect_also(struct tm_context *ctx, int dirfd, const char *path,
+					       bool (*also)(const char *name, const uint8_t *head,
+							    size_t len),
+					       bool *matched);
+
 /* The format path's override gives (-o format=), or NULL. */
 const struct tm_format *tm_context_override(struct tm_context *ctx, const char *path);
 

@@ -90,6 +90,13 @@ bool tm_archive_name(const char *name)
 	return false;
 }
 
+bool tm_archive_head(const char *name, const uint8_t *head, size_t len)
+{
+	uint8_t block[TM_TAR_BLOCK];
+	return tm_codec_head(name, head, len, block, sizeof(block)) == sizeof(block) &&
+	       tm_tar_is_header(block);
+}
+
 bool tm_archive_detect(int dirfd, const char *path)
 {
 	const char *name = tm_base_name(path);
@@ -98,12 +105,10 @@ bool tm_archive_detect(int dirfd, const char *path)
 	int fd = tm_open_beneath(dirfd, path, O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
 		return false;
-	uint8_t *head = NULL, block[TM_TAR_BLOCK];
+	uint8_t *head = NULL;
 	ssize_t n = tm_probe_head(fd, name, &head);
 	close(fd);
-	bool is = n > 0 &&
-		  tm_codec_head(name, head, (size_t)n, block, sizeof(block)) == sizeof(block) &&
-		  tm_tar_is_header(block);
+	bool is = n > 0 && tm_archive_head(name, head, (size_t)n);
 	free(head);
 	return is;
 }

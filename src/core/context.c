@@ -283,7 +283,17 @@ const struct tm_format *tm_context_detect_head(struct tm_context *ctx, const cha
 
 const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, const char *path)
 {
+	return tm_context_detect_also(ctx, dirfd, path, NULL, NULL);
+}
+
+const struct tm_format *tm_context_detect_also(struct tm_context *ctx, int dirfd, const char *path,
+					       bool (*also)(const char *name, const uint8_t *head,
+							    size_t len),
+					       bool *matched)
+{
 	const struct tm_format *fmt = find_override(ctx, path);
+	if (matched)
+		*matched = false;
 	if (fmt)
 		return fmt;
 	/* the name alone decides most files: a listing then opens none of them */
@@ -298,6 +308,8 @@ const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, con
 		close(fd);
 	}
 	fmt = tm_format_detect(tm_base_name(path), n > 0 ? head : NULL, n > 0 ? (size_t)n : 0);
+	if (!fmt && also && n > 0)
+		*matched = also(tm_base_name(path), head, (size_t)n);
 	free(head);
 	return fmt;
 }

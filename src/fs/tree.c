@@ -259,13 +259,14 @@ fail:
 static enum tm_node_kind kind_of_file(struct tm_fs *fs, const char *rel,
 				      const struct tm_format **fmt)
 {
+	bool tar;
 	if ((*fmt = tm_context_override(fs->ctx, rel)))
 		return TM_NODE_TRACE;
 	if (tm_archive_name(tm_base_name(rel)))
 		return TM_NODE_ARCHIVE;
-	if ((*fmt = tm_context_detect(fs->ctx, fs->root_fd, rel)))
+	if ((*fmt = tm_context_detect_also(fs->ctx, fs->root_fd, rel, tm_archive_head, &tar)))
 		return TM_NODE_TRACE;
-	return tm_archive_detect(fs->root_fd, rel) ? TM_NODE_ARCHIVE : TM_NODE_FILE;
+	return tar ? TM_NODE_ARCHIVE : TM_NODE_FILE;
 }
 
 /* Walks path below SOURCE one folder descriptor at a time (walk_path does the work). */
