@@ -75,7 +75,10 @@ urllib.request.urlopen(sys.argv[1] + "/dists/bookworm/Release", timeout=20).read
 if [ -n "${TM_PACKAGE_DIR:-}" ]; then
 	# shellcheck disable=SC2012 # the newest; the names are the package's
 	deb=$(ls -t "$TM_PACKAGE_DIR"/tracemount_"$VERSION"_*.deb 2>/dev/null | head -n 1)
-	[ -n "$deb" ] || { fail "TM_PACKAGE_DIR=$TM_PACKAGE_DIR holds no tracemount_${VERSION}_*.deb"; finish; }
+	if [ -z "$deb" ]; then
+		fail "TM_PACKAGE_DIR=$TM_PACKAGE_DIR holds no tracemount_${VERSION}_*.deb"
+		finish
+	fi
 	phase "the package built earlier: $deb"
 else
 	phase "building the package (scripts/package --deb-only)"
@@ -132,7 +135,8 @@ else
 		fail "cannot remove the old $base"
 		finish
 	fi
-	if ! debootstrap --variant=minbase bookworm "$base.new" "$mirror" >"$TM_TMP/debootstrap.log" 2>&1; then
+	if ! debootstrap --variant=minbase bookworm "$base.new" "$mirror" >"$TM_TMP/debootstrap.log" \
+		2>&1 9>&-; then
 		tail -n 20 "$TM_TMP/debootstrap.log" >&2
 		remove "$base.new"
 		if grep -qiE "Failed getting release|couldn't download|failed to fetch|resolv|connect" \
@@ -198,9 +202,11 @@ cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null
 # No service starts in the root (fuse3 has none, but its dependencies may).
 printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
 chmod 0755 "$root/usr/sbin/policy-rc.d"
+# in_root COMMAND...: COMMAND in the root, with a clean environment and without the lock's
+# file descriptor (a daemon started there would hold the lock as long as it ran).
 in_root() {
 	chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 \
-		DEBIAN_FRONTEND=noninteractive "$@"
+		DEBIAN_FRONTEND=noninteractive "$@" 9>&-
 }
 
 # --- apt-get install ./tracemount_*.deb ----------------------------------------------------
@@ -209,8 +215,8 @@ cp "$deb" "$root/tmp/"
 # apt-get ERROR: skips the test when the mirror cannot be reached, or fails it.
 apt_failed() {
 	cat "$TM_TMP/apt.log" >&2
-	if grep -qE '^(W|E): (Failed to fetch|Some index files failed)|Temporary failure resolving|Could not connect' \
-		"$TM_TMP/apt.log"; then
+	if grep -qE '^(W|E): (Failed to fetch|Some index files failed)' "$TM_TMP/apt.log" ||
+		grep -qE 'Temporary failure resolving|Could not connect' "$TM_TMP/apt.log"; then
 		skip "apt-get in the root cannot download from $mirror"
 	fi
 	fail "$1"
@@ -310,7 +316,7 @@ n=$(find "$root/var/cache/tracemount" -type f | wc -l)
 check "the fstab mount kept its index files in /var/cache/tracemount ($n files)" test "$n" -ge 10
 
 # 2. mount -t fuse.tracemount SOURCE MNT -o ..., nosuid,nodev given.
-phase "mount -t fuse.tracemount /data/traces /mnt/adhoc -o ro,nosuid,nodev,cache=/var/cache/tracemount"
+phase "mount -t fuse.tracemount /data/traces /mnt/adhoc -o ro,nosuid,nodev,cache=..."
 if in_root mount -t fuse.tracemount /data/traces /mnt/adhoc \
 	-o ro,nosuid,nodev,cache=/var/cache/tracemount 2>"$TM_TMP/mount.err"; then
 	check_mount "mount -t" /mnt/adhoc
