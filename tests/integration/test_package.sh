@@ -189,13 +189,25 @@ fi
 mount -t proc proc "$root/proc"
 # /dev: a tmpfs with the few devices apt and FUSE use, not the host's /dev.
 mount -t tmpfs -o mode=0755,nosuid tmpfs "$root/dev"
-for d in "null 1 3" "zero 1 5" "full 1 7" "random 1 8" "urandom 1 9" "tty 5 0" "fuse 10 229"; do
-	# shellcheck disable=SC2086 # a name and two numbers
-	set -- $d
-	mknod -m 0666 "$root/dev/$1" c "$2" "$3" 2>/dev/null || {
-		: >"$root/dev/$1" && mount --bind "/dev/$1" "$root/dev/$1"
-	}
+devices="null 1 3 zero 1 5 full 1 7 random 1 8 urandom 1 9 tty 5 0 fuse 10 229"
+# shellcheck disable=SC2086 # names and numbers
+set -- $devices
+while [ $# -gt 0 ]; do
+	mknod -m 0666 "$root/dev/$1" c "$2" "$3" 2>/dev/null
+	shift 3
 done
+# Where device nodes cannot be made or opened (a tmpfs forced nodev, as in some containers),
+# the host's own devices are bound in their place.
+if ! head -c 1 "$root/dev/zero" >/dev/null 2>&1; then
+	# shellcheck disable=SC2086 # names and numbers
+	set -- $devices
+	while [ $# -gt 0 ]; do
+		rm -f "$root/dev/$1"
+		: >"$root/dev/$1"
+		mount --bind "/dev/$1" "$root/dev/$1"
+		shift 3
+	done
+fi
 mkdir -p "$root/dev/pts" "$root/dev/shm"
 ln -s /proc/self/fd "$root/dev/fd"
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null
