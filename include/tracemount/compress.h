@@ -37,6 +37,9 @@
 
 #define TM_Z_SPAN  (1u << 20) /* output bytes between access points, at least */
 #define TM_Z_PIECE (4u << 20) /* output bytes a reader decompresses and holds at once, at most */
+/* An archive's span (archive.h): its points' windows are 0.14% of a binary trace's bytes (1.4%
+ * at TM_Z_SPAN), and a read decompresses 8 MiB on average before its piece */
+#define TM_Z_ARCHIVE_SPAN (16u << 20)
 
 struct tm_codec;
 struct tm_zscan; /* src/compress/scan.h */
@@ -142,6 +145,12 @@ size_t tm_codec_head(const char *name, const uint8_t *head, size_t head_len, uin
  * ends early, short of the compressed data's end, at the first corrupt or truncated byte.
  * file must stay open until out is closed. Returns 0 or -errno. */
 int tm_z_scan_open(const struct tm_codec *c, struct tm_source *file, struct tm_source *out);
+
+/* The same, with access points at least span decompressed bytes apart (TM_Z_SPAN above) where
+ * they need a window, span / 4 where they need none: an archive, read a member at a time, takes
+ * fewer, and keeps a smaller index (TM_Z_ARCHIVE_SPAN). */
+int tm_z_scan_open_spaced(const struct tm_codec *c, struct tm_source *file, uint64_t span,
+			  struct tm_source *out);
 
 /* Compressed bytes of the file consumed so far by a scan, for progress. */
 uint64_t tm_z_scan_position(struct tm_source *scan);

@@ -359,7 +359,7 @@ int tm_arc_table_build(struct tm_source *file, const char *name, struct tm_arc_t
 		err = read_members(&b, file, false);
 	else if (!err) {
 		struct tm_source scan;
-		if ((err = tm_z_scan_open(codec, file, &scan)) == 0) {
+		if ((err = tm_z_scan_open_spaced(codec, file, TM_Z_ARCHIVE_SPAN, &scan)) == 0) {
 			err = read_members(&b, &scan, true);
 			if (!err)
 				err = tm_z_scan_finish(&scan, &t->z);

@@ -146,11 +146,11 @@ static int inflate_all(struct gz_scan *g)
 			}
 			inflateReset(&g->z);
 			/* a member's start needs no window: a point there is nearly free */
-			if (tm_zscan_since_point(sc) >= TM_Z_SPAN / 4)
+			if (tm_zscan_since_point(sc) >= sc->span / 4)
 				err = add_point(g, in, 0, TM_GZ_MEMBER);
 		} else if (ret == Z_OK || ret == Z_BUF_ERROR) {
 			int boundary = (g->z.data_type & 128) && !(g->z.data_type & 64);
-			if (boundary && tm_zscan_since_point(sc) >= TM_Z_SPAN)
+			if (boundary && tm_zscan_since_point(sc) >= sc->span)
 				err = add_point(g, sc->in_pos, (unsigned)g->z.data_type & 7, 0);
 		} else {
 			/* a failed check comes after the member's data: some of it is wrong */

@@ -233,6 +233,12 @@ static const struct tm_source_ops scan_ops = {
 
 int tm_z_scan_open(const struct tm_codec *c, struct tm_source *file, struct tm_source *out)
 {
+	return tm_z_scan_open_spaced(c, file, TM_Z_SPAN, out);
+}
+
+int tm_z_scan_open_spaced(const struct tm_codec *c, struct tm_source *file, uint64_t span,
+			  struct tm_source *out)
+{
 	struct scan *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -242,6 +248,7 @@ int tm_z_scan_open(const struct tm_codec *c, struct tm_source *file, struct tm_s
 	pthread_cond_init(&r->drained, NULL);
 	*out = (struct tm_source){.ops = &scan_ops, .size = file->size, .fd = -1, .priv = s};
 	s->pub.file = file;
+	s->pub.span = span;
 	s->pub.ring = r;
 	r->codec = c;
 	int err = -ENOMEM;

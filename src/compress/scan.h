@@ -17,6 +17,7 @@ struct tm_zscan {
 	struct tm_source *file;	 /* the compressed file */
 	_Atomic uint64_t in_pos; /* compressed bytes consumed, kept by the body */
 	uint64_t out_pos;	 /* decompressed bytes given, kept by tm_zscan_commit */
+	uint64_t span;		 /* decompressed bytes between points, at least (compress.h) */
 	/* what ended the data early, or what reading the file costs, if anything: the body's */
 	char problem[200];
 	char note[200];
@@ -37,7 +38,7 @@ int tm_zscan_add_point(struct tm_zscan *sc, uint64_t in, unsigned bits, unsigned
 		       unsigned check, const uint8_t *window, size_t window_len);
 
 /* Decompressed bytes since the last point: whether a new one is due at a place that needs
- * no window (a quarter span) or one that does (a span). */
+ * no window (a quarter of span) or one that does (span). */
 uint64_t tm_zscan_since_point(const struct tm_zscan *sc);
 
 #endif

@@ -252,7 +252,7 @@ static int xz_scan(struct tm_zscan *sc)
 			err = r;
 			break;
 		}
-		if (blocks++ && tm_zscan_since_point(sc) >= TM_Z_SPAN / 4)
+		if (blocks++ && tm_zscan_since_point(sc) >= sc->span / 4)
 			err = tm_zscan_add_point(sc, at, 0, 0, w->check, NULL, 0);
 		for (int ended = 0; !err && !ended;) {
 			uint8_t *out;

@@ -154,7 +154,7 @@ static int zstd_scan(struct tm_zscan *sc)
 			break;
 		}
 		/* a frame's start: a point when a quarter span has passed */
-		if (r == 1 && tm_zscan_since_point(sc) >= TM_Z_SPAN / 4) {
+		if (r == 1 && tm_zscan_since_point(sc) >= sc->span / 4) {
 			int more = next_frame(w);
 			if (more == 1) {
 				err = tm_zscan_add_point(sc, consumed(w), 0, 0, 0, NULL, 0);
