@@ -478,25 +478,38 @@ static bool runs_fit(const struct pending *p, uint64_t size, uint64_t stored)
 	return total == stored;
 }
 
-/* The first head_len bytes of the member whose stored data, stored_len bytes of it, is at
- * data: laid out through its runs when it is sparse. */
+/* The first bytes of the member whose stored data, stored_len bytes of it, is at data, into
+ * r->head: as many as were read (at least head_min when there are), laid out through its runs
+ * when it is sparse, up to where the bytes read run out. Returns the count. */
 static size_t lay_head(struct reader *r, const struct tm_tar_member *m, const uint8_t *data,
 		       size_t stored_len)
 {
-	size_t len = m->size < stored_len ? (size_t)m->size : stored_len;
 	if (!m->runs) {
-		memcpy(r->head, data, stored_len < len ? stored_len : len);
-		return stored_len < len ? stored_len : len;
+		memcpy(r->head, data, stored_len);
+		return stored_len;
 	}
+	/* holes cost no stored bytes: the head reaches where the bytes read end */
+	size_t want = stored_len > r->opt->head_min ? stored_len : r->opt->head_min;
+	if (want > r->opt->head_max)
+		want = r->opt->head_max;
+	uint64_t covered = m->size, from = 0;
+	for (uint32_t i = 0; i < m->n_runs; i++) {
+		if (from + m->runs[i].size > stored_len) {
+			covered = m->runs[i].offset + (stored_len - from);
+			break;
+		}
+		from += m->runs[i].size;
+	}
+	size_t len = covered < want ? (size_t)covered : want;
 	memset(r->head, 0, len);
-	size_t from = 0;
+	from = 0;
 	for (uint32_t i = 0; i < m->n_runs && m->runs[i].offset < len; i++) {
 		size_t at = (size_t)m->runs[i].offset;
 		size_t n = m->runs[i].size < len - at ? (size_t)m->runs[i].size : len - at;
 		if (from + n > stored_len)
-			n = stored_len > from ? stored_len - from : 0;
+			n = stored_len > from ? stored_len - (size_t)from : 0;
 		memcpy(r->head + at, data + from, n);
-		from += (size_t)m->runs[i].size;
+		from += m->runs[i].size;
 		if (from >= stored_len)
 			break;
 	}
