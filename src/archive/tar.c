@@ -490,8 +490,8 @@ static size_t lay_head(struct reader *r, const struct tm_tar_member *m, const ui
 	}
 	/* holes cost no stored bytes: the head reaches where the bytes read end */
 	size_t want = stored_len > r->opt->head_min ? stored_len : r->opt->head_min;
-	if (want > r->opt->head_max)
-		want = r->opt->head_max;
+	if (want > r->opt->head_max && want > r->opt->head_min)
+		want = r->opt->head_max > r->opt->head_min ? r->opt->head_max : r->opt->head_min;
 	uint64_t covered = m->size, from = 0;
 	for (uint32_t i = 0; i < m->n_runs; i++) {
 		if (from + m->runs[i].size > stored_len) {
@@ -768,8 +768,10 @@ int tm_tar_read(struct tm_source *in, const struct tm_tar_options *opt, tm_tar_m
 	int err = 0, zeros = 0;
 	uint64_t header = 0; /* of the member whose headers are being read */
 	bool in_member = false;
-	r.skip = malloc(SKIP_BUF > opt->head_max ? SKIP_BUF : opt->head_max);
-	r.head = malloc(opt->head_max ? opt->head_max : 1);
+	/* a head holds at least head_min bytes, whatever head_max says */
+	size_t head = opt->head_max > opt->head_min ? opt->head_max : opt->head_min;
+	r.skip = malloc(SKIP_BUF > head ? SKIP_BUF : head);
+	r.head = malloc(head ? head : 1);
 	if (!r.skip || !r.head) {
 		err = -ENOMEM;
 		goto out;
