@@ -67,14 +67,13 @@ struct tm_archive_entry {
 	int64_t mtime;	  /* seconds since the epoch */
 	uint32_t mode;	  /* permission bits */
 	const char *link; /* SYMLINK: its target */
-	/* FILE (a hard link too, given as its target's bytes): the format its name and head give,
-	 * NULL for none */
+	/* FILE (a hard link too, given the bytes of the file it names): the format its name and
+	 * head give, NULL for none */
 	const struct tm_format *fmt;
-	uint32_t id; /* for tm_archive_open: the entry whose bytes it has */
+	uint32_t id; /* for tm_archive_open */
 };
 
-/* The entry at path ("" or "dir/name"), hard links given as their target file. Returns 0 or
- * -ENOENT. */
+/* The entry at path ("" or "dir/name"). Returns 0 or -ENOENT. */
 int tm_archive_lookup(const struct tm_archive *a, const char *path, struct tm_archive_entry *e);
 
 /* Calls fn for each entry of folder dir of the archive, in path order. Stops when fn returns

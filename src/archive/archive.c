@@ -254,18 +254,17 @@ static void fill_entry(const struct tm_archive *a, uint32_t i, struct tm_archive
 {
 	const struct tm_arc_table *t = &a->t;
 	const struct tm_arc_entry *e = &t->entries[i];
-	const struct tm_arc_entry *data = &t->entries[e->target];
 	const char *path = t->strings + e->path;
 	*out = (struct tm_archive_entry){
 	    .path = path,
 	    .name = tm_base_name(path),
-	    .type = e->type == TM_MEMBER_HARDLINK ? TM_MEMBER_FILE : (enum tm_member_type)e->type,
-	    .size = data->size,
+	    .type = (enum tm_member_type)e->type,
+	    .size = e->size,
 	    .mtime = e->mtime,
 	    .mode = e->mode,
 	    .link = e->link != TM_ARC_NONE ? t->strings + e->link : NULL,
-	    .fmt = a->fmts[e->target],
-	    .id = e->target,
+	    .fmt = a->fmts[i],
+	    .id = i,
 	};
 	if (out->type != TM_MEMBER_FILE)
 		return;

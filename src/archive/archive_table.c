@@ -15,8 +15,6 @@
 #include "tracemount/tar.h"
 #include "tracemount/util.h"
 
-#define LINK_DEPTH 8 /* hard links to hard links followed */
-
 /* Paths in component order: '/' sorts before every other byte, so a folder's entries follow
  * it without a gap. */
 static int path_cmp(const char *a, const char *b)
@@ -40,6 +38,10 @@ struct builder {
 	struct tm_arc_table *t;
 	uint32_t cap_entries, cap_runs;
 	uint64_t cap_strings;
+	/* the latest entry of each path so far, in archive order: what a hard link names (open
+	 * addressing; a slot holds an entry's index + 1, 0 when free) */
+	uint32_t *slots;
+	uint32_t n_slots, n_used;
 	struct tm_diag *diag;
 	int err;
 };
@@ -112,6 +114,62 @@ static int add_runs(struct builder *b, const struct tm_tar_member *m, struct tm_
 	return 0;
 }
 
+/* The slot of path among the latest entries: the one holding it, or the free one it would
+ * take. */
+static uint32_t *slot_of(const struct builder *b, const char *path)
+{
+	uint32_t mask = b->n_slots - 1;
+	uint64_t h = tm_fnv1a(TM_FNV_START, path, strlen(path));
+	for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
+		uint32_t *slot = &b->slots[i];
+		if (!*slot || strcmp(b->t->strings + b->t->entries[*slot - 1].path, path) == 0)
+			return slot;
+	}
+}
+
+/* Makes entry i the latest of its path. */
+static int remember(struct builder *b, uint32_t i)
+{
+	if (2 * (b->n_used + 1) > b->n_slots) { /* at most half full */
+		uint32_t n = b->n_slots ? 2 * b->n_slots : 256;
+		uint32_t *old = b->slots, old_n = b->n_slots;
+		if (!(b->slots = calloc(n, sizeof(*b->slots)))) {
+			b->slots = old;
+			return -ENOMEM;
+		}
+		b->n_slots = n;
+		for (uint32_t k = 0; k < old_n; k++)
+			if (old[k])
+				*slot_of(b, b->t->strings + b->t->entries[old[k] - 1].path) =
+				    old[k];
+		free(old);
+	}
+	uint32_t *slot = slot_of(b, b->t->strings + b->t->entries[i].path);
+	b->n_used += !*slot;
+	*slot = i + 1;
+	return 0;
+}
+
+/* A hard link gets the bytes of the latest file of its target's path before it, as extraction
+ * links it to what is there then (a later member of that path does not change it). Returns
+ * false when there is none. */
+static bool link_to(struct builder *b, struct tm_arc_entry *e, const char *target)
+{
+	uint32_t *slot = b->n_slots ? slot_of(b, target) : NULL;
+	if (!slot || !*slot || b->t->entries[*slot - 1].type != TM_MEMBER_FILE)
+		return false;
+	const struct tm_arc_entry *to = &b->t->entries[*slot - 1];
+	e->type = TM_MEMBER_FILE;
+	e->offset = to->offset;
+	e->size = to->size;
+	e->mtime = to->mtime; /* one inode: its time and mode */
+	e->mode = to->mode;
+	e->format = to->format;
+	e->first_run = to->first_run;
+	e->n_runs = to->n_runs;
+	return true;
+}
+
 /* One member from the tar reader: its entry, and its format from its name and head. */
 static int collect(void *arg, const struct tm_tar_member *m)
 {
@@ -125,8 +183,15 @@ static int collect(void *arg, const struct tm_tar_member *m)
 	e->mtime = m->mtime;
 	e->mode = m->mode;
 	e->path = add_string(b, m->path);
-	if (m->link)
+	if (m->type == TM_MEMBER_SYMLINK)
 		e->link = add_string(b, m->link);
+	if (m->type == TM_MEMBER_HARDLINK && !link_to(b, e, m->link)) {
+		tm_diag_at(b->diag, m->header,
+			   "tar: %s: a hard link to %s, no file before it in the archive: left out",
+			   m->path, m->link);
+		b->t->n_entries--;
+		return b->err;
+	}
 	if (m->type == TM_MEMBER_FILE) {
 		const struct tm_format *fmt =
 		    tm_format_detect(tm_base_name(m->path), m->head, m->head_len);
@@ -135,6 +200,8 @@ static int collect(void *arg, const struct tm_tar_member *m)
 	}
 	if (!b->err && m->runs)
 		b->err = add_runs(b, m, e);
+	if (!b->err)
+		b->err = remember(b, b->t->n_entries - 1);
 	return b->err;
 }
 
@@ -230,8 +297,8 @@ static int add_folders(struct builder *b)
 	return b->err ? b->err : sort_entries(b);
 }
 
-/* Drops what cannot be shown: entries below a member that is no folder, hard links to
- * nothing; then sets each entry's target and after. */
+/* Drops what cannot be shown, the entries below a member that is no folder; then sets each
+ * entry's after. */
 static int settle(struct builder *b)
 {
 	struct tm_arc_table *t = b->t;
@@ -255,38 +322,6 @@ static int settle(struct builder *b)
 		t->entries[kept++] = *e;
 	}
 	t->n_entries = kept;
-	/* hard links: to a file, through other links */
-	kept = 0;
-	for (uint32_t i = 0; i < t->n_entries; i++) {
-		struct tm_arc_entry *e = &t->entries[i];
-		int64_t to = i;
-		if (e->type != TM_MEMBER_HARDLINK) {
-			t->entries[kept++] = *e;
-			continue;
-		}
-		for (int depth = 0; to >= 0 && t->entries[to].type == TM_MEMBER_HARDLINK; depth++)
-			to = depth < LINK_DEPTH
-				 ? tm_arc_table_find(t, t->strings + t->entries[to].link)
-				 : -1;
-		if (to < 0 || t->entries[to].type != TM_MEMBER_FILE) {
-			tm_diag_note(b->diag,
-				     "tar: %s: a hard link to %s, no file in the archive: left out",
-				     t->strings + e->path, t->strings + e->link);
-			continue;
-		}
-		t->entries[kept++] = *e;
-	}
-	t->n_entries = kept;
-	/* targets by path again, now that the places are final */
-	for (uint32_t i = 0; i < t->n_entries; i++) {
-		struct tm_arc_entry *e = &t->entries[i];
-		int64_t to = i;
-		for (int depth = 0;
-		     to >= 0 && t->entries[to].type == TM_MEMBER_HARDLINK && depth <= LINK_DEPTH;
-		     depth++)
-			to = tm_arc_table_find(t, t->strings + t->entries[to].link);
-		e->target = to >= 0 && t->entries[to].type == TM_MEMBER_FILE ? (uint32_t)to : i;
-	}
 	/* after: the entries of a folder follow it */
 	uint32_t *open = malloc((t->n_entries + 1) * sizeof(*open));
 	if (!open)
@@ -378,6 +413,7 @@ int tm_arc_table_build(struct tm_source *file, const char *name, struct tm_arc_t
 		diag.text = NULL;
 	}
 	tm_diag_free(&diag);
+	free(b.slots);
 	if (err)
 		tm_arc_table_free(t);
 	return err;
@@ -408,14 +444,10 @@ const char *tm_arc_table_check(const struct tm_arc_table *t, uint64_t file_size)
 		if (!string_ok(t, e->path, false) || !string_ok(t, e->link, true) ||
 		    !string_ok(t, e->format, true))
 			return "a string out of place";
-		if (e->type > TM_MEMBER_HARDLINK || e->after <= i || e->after > t->n_entries ||
-		    e->target >= t->n_entries ||
-		    t->entries[e->target].type !=
-			(e->type == TM_MEMBER_DIR || e->type == TM_MEMBER_SYMLINK ? e->type
-										  : TM_MEMBER_FILE))
+		if (e->type > TM_MEMBER_SYMLINK || e->after <= i || e->after > t->n_entries ||
+		    (e->after > i + 1 && e->type != TM_MEMBER_DIR))
 			return "an entry out of place";
-		if ((e->type == TM_MEMBER_SYMLINK || e->type == TM_MEMBER_HARDLINK) &&
-		    e->link == TM_ARC_NONE)
+		if (e->type == TM_MEMBER_SYMLINK && e->link == TM_ARC_NONE)
 			return "a link without its target";
 		if (i && path_cmp(t->strings + t->entries[i - 1].path, t->strings + e->path) >= 0)
 			return "entries out of order";

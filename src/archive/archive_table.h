@@ -23,11 +23,11 @@ struct tm_arc_entry {
 	uint64_t size;	 /* its bytes, holes included */
 	int64_t mtime;
 	uint64_t path, link, format; /* offsets in strings, or TM_ARC_NONE */
-	uint32_t type;		     /* enum tm_member_type */
+	uint32_t type;		     /* enum tm_member_type: FILE, DIR or SYMLINK (a hard link
+					is the file it names, as extraction left it) */
 	uint32_t mode;
 	uint32_t first_run, n_runs; /* in runs: a sparse member's */
 	uint32_t after;		    /* the index past its folder's entries, or past it */
-	uint32_t target;	    /* HARDLINK: the file entry whose bytes it has; else itself */
 };
 
 struct tm_arc_run {
