@@ -154,6 +154,7 @@ with tarfile.open(d + "/py.tar", "w", format=tarfile.GNU_FORMAT) as tf:
     add(tf, "future.txt", b"far ahead\n", mtime=10**10)
     add(tf, "old.txt", b"before 1970\n", mtime=-1000000)
     add(tf, "x" * 200 + "/" + "x" * 200, b"four hundred\n")
+    add(tf, "long/" + "n" * 256, b"a name longer than NAME_MAX\n")
     add(tf, "sym-to-long", type=tarfile.SYMTYPE, linkname="y" * 150)
     add(tf, "last.txt", b"last\n")
 with tarfile.open(d + "/pyustar.tar", "w", format=tarfile.USTAR_FORMAT) as tf:
@@ -375,6 +376,10 @@ check_eq "py.tar: a base-256 mtime (10^10)" 10000000000 "$(stat -c %Y "$p/future
 check_eq "py.tar: a negative (base-256) mtime" -1000000 "$(stat -c %Y "$p/old.txt")"
 X200=$(printf 'x%.0s' $(seq 1 200))
 check_eq "py.tar: a 401-byte path" "four hundred" "$(cat "$p/$X200/$X200")"
+N256=$(printf 'n%.0s' $(seq 1 256))
+check "py.tar/.errors.txt: a name of 256 bytes left out" grep -qE \
+	"^offset [0-9]+: tar: long/$N256: a name longer than 255 bytes: left out\$" "$p/.errors.txt"
+check "py.tar: no folder for the left-out long name" test ! -e "$p/long"
 check_eq "py.tar: the member after them all" last "$(cat "$p/last.txt")"
 check_eq "b256.tar: the base-256 size" 720 "$(stat -c %s "$M/b256.tar/b256.txt")"
 check_eq "b256.tar: the member after it" "after it" "$(cat "$M/b256.tar/after.txt")"

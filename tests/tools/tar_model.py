@@ -11,7 +11,7 @@ Python's tarfile alone, never from tracemount.
         PATH<TAB>l<TAB>TARGET                       a symbolic link
       Hard links are files with their target's bytes (their own mtime and mode). Paths are
       normalised (leading "/" and "./", "." components and empty ones dropped); members with a
-      ".." component are left out; of two members with the same path, the later one is shown.
+      ".." component or one longer than 255 bytes (NAME_MAX) are left out; of two members with the same path, the later one is shown.
       With --avail N, only the first N bytes of the (decompressed) archive are there: a member
       is shown when its headers are whole, with the bytes of its data that are there (a sparse
       member: up to its last byte there). With --extract, also does what extract does.
@@ -52,12 +52,13 @@ def open_bytes(path):
 
 
 def normalise(path):
-    """The normalised path, "" for the root, None for a path with "..". """
+    """The normalised path, "" for the root, None for a path with ".." or a component longer
+    than NAME_MAX."""
     parts = []
     for c in path.split("/"):
         if c in ("", "."):
             continue
-        if c == "..":
+        if c == ".." or len(c.encode()) > 255:  # ".." or longer than NAME_MAX
             return None
         parts.append(c)
     return "/".join(parts)
