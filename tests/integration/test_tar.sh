@@ -26,7 +26,8 @@
 #   that are there, and the daemon serving everything after;
 # - a single archive as SOURCE;
 # - the cache folder: one *.tma per archive, a remount reads them (no "reading the archive's
-#   members" in the log, the files untouched), a rewritten archive shows its new content.
+#   members" in the log, the files untouched), a rewritten archive shows its new content, on
+#   a remount and while mounted (rewritten in place, replaced by a rename).
 . "$(dirname "$0")/lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -478,6 +479,20 @@ check_eq "remount: only the rewritten archive is read again (the log)" "pax.tar"
 find "$CACHE" -maxdepth 1 -name '*.tma' -printf '%f %T@ %s\n' | LC_ALL=C sort >"$TM_TMP/tma.after"
 check_eq "remount: the .tma files read are untouched, one new for the new pax.tar" \
 	"+1" "$(diff "$TM_TMP/tma.before" "$TM_TMP/tma.after" | grep -c '^[<>]' | sed 's/^/+/')"
+# rewritten while mounted: in place (the same file) and replaced by a rename
+ls "$M/appended.tar" "$M/b256.tar" >/dev/null
+mkdir -p "$TM_TMP/new2"
+printf 'in place\n' >"$TM_TMP/new2/inplace.txt"
+printf 'renamed over\n' >"$TM_TMP/new2/renamed.txt"
+tar -C "$TM_TMP/new2" --format=gnu -cf "$TM_TMP/inplace.tar" inplace.txt
+cat "$TM_TMP/inplace.tar" >"$SRC/appended.tar"
+tar -C "$TM_TMP/new2" --format=pax -cf "$SRC/.renamed.tmp" renamed.txt
+mv "$SRC/.renamed.tmp" "$SRC/b256.tar"
+sleep 1.1 # the kernel's attribute cache (attr_timeout)
+compare_tree "rewritten in place while mounted: appended.tar" "$M/appended.tar" "$SRC/appended.tar"
+compare_tree "replaced by a rename while mounted: b256.tar" "$M/b256.tar" "$SRC/b256.tar"
+check "the daemon serves the member trace after the rewrites" \
+	cmp "$TM_TMP/tt6.dump" "$M/gnu.tar/sub/prog.tt6/dump.txt"
 unmount_tm
 
 echo "--- a single archive as SOURCE"
