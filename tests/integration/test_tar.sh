@@ -32,7 +32,7 @@
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 MODEL="$HERE/../tools/tar_model.py"
-TRACES='\.(byu|tt6|trace)$'
+TRACES='\.(byu|tt6|trace)(\.gz|\.xz|\.zst)?$'
 tm_seed
 
 SRC=$TM_TMP/src
@@ -48,6 +48,18 @@ for t in prog.byu sub/prog.tt6 deep/x/y/gen.trace; do
 	cp "$IN/$t" "$SRC/plain/"
 done
 cp "$IN/prog.byu" "$SRC/plain/hard.byu" # views name their trace (convert/hard.din)
+# zin/z: compressed traces and an empty one, as members and beside them; a tar as a member (a
+# file); in z.tar and z.tar.xz
+ZIN=$TM_TMP/zin
+mkdir -p "$ZIN/z" "$SRC/plain/z"
+gzip -c "$IN/prog.byu" >"$ZIN/z/prog.byu.gz"
+xz -c "$IN/prog.byu" >"$ZIN/z/prog.byu.xz"
+zstd -q -c "$IN/prog.byu" >"$ZIN/z/prog.byu.zst"
+: >"$ZIN/z/empty.byu"
+cp "$ZIN"/z/* "$SRC/plain/z/"
+tar -C "$IN" -cf "$ZIN/z/inner.tar" sub/run.sh
+tar -C "$ZIN" -cf "$SRC/z.tar" z
+tar -C "$ZIN" -cJf "$SRC/z.tar.xz" z
 printf 'hello from the archive\nsecond line\nneedle 42\n' >"$IN/notes.txt"
 head -c 70000 /dev/urandom >"$IN/sub/data.bin"
 : >"$IN/sub/empty"
@@ -234,7 +246,7 @@ head -c $((SPARSE_AT + 5000)) "$SRC/pax.tar" >"$SRC/cut/sparse.tar"
 
 ARCHIVES="gnu.tar pax.tar pax00.tar pax01.tar nosparse.tar ustar.tar gz.tar.gz gz.tgz xz.tar.xz
 xz.txz zst.tar.zst zst.tzst tar-by-content gz-by-content appended.tar py.tar pyustar.tar
-pypax.tar b256.tar${BSDTAR:+ bsd.tar}"
+pypax.tar b256.tar z.tar z.tar.xz${BSDTAR:+ bsd.tar}"
 [ -f "$SRC/bsdgnu.tgz" ] && ARCHIVES="$ARCHIVES bsdgnu.tgz"
 
 # listing DIR: the entries under an archive's folder DIR as tar_model.py list prints them
@@ -265,7 +277,14 @@ compare_tree() {
 	while IFS=$'\t' read -r p kind rest; do
 		case $kind in
 		f) cmp -s "$x/$p" "$dir/$p" || bad="$bad $p" ;;
-		t) cmp -s "$x/$p" "$dir/$p/raw" || bad="$bad $p/raw" ;;
+		t)
+			case $p in
+			*.gz) gzip -dc "$x/$p" ;;
+			*.xz) xz -dc "$x/$p" ;;
+			*.zst) zstd -q -dc "$x/$p" ;;
+			*) cat "$x/$p" ;;
+			esac | cmp -s - "$dir/$p/raw" || bad="$bad $p/raw"
+			;;
 		esac
 	done <"$TM_TMP/want"
 	check_eq "$name: every file's bytes (cat) are tarfile's, every trace's raw too" "" "$bad"
@@ -349,6 +368,13 @@ for a in pax.tar ustar.tar gz.tar.gz xz.txz zst.tar.zst gz-by-content; do
 done
 same_views "zst.tzst/deep/x/y/gen.trace" "$M/plain/gen.trace" "$M/zst.tzst/deep/x/y/gen.trace"
 same_views "xz.tar.xz/sub/prog.tt6" "$M/plain/prog.tt6" "$M/xz.tar.xz/sub/prog.tt6"
+for f in prog.byu.gz prog.byu.xz prog.byu.zst empty.byu; do
+	same_views "z.tar/z/$f (a member)" "$M/plain/z/$f" "$M/z.tar/z/$f"
+done
+same_views "z.tar.xz/z/prog.byu.gz (gzip in xz)" "$M/plain/z/prog.byu.gz" "$M/z.tar.xz/z/prog.byu.gz"
+check_eq "z.tar/z/inner.tar, a tar member, is a file" "regular file" \
+	"$(stat -c %F "$M/z.tar/z/inner.tar")"
+check "z.tar/z/inner.tar's bytes" cmp "$ZIN/z/inner.tar" "$M/z.tar/z/inner.tar"
 check "gen.trace's errors.txt (3 bad lines) is the plain trace's" \
 	cmp "$M/plain/gen.trace/errors.txt" "$M/gz.tgz/deep/x/y/gen.trace/errors.txt"
 check "a member trace has a report.html" test -s "$M/gnu.tar/prog.byu/report.html"
@@ -472,6 +498,8 @@ check "remount: py.tar/.errors.txt as before" grep -q "missing-link" "$M/py.tar/
 check "remount: the member trace's dump.txt as before" cmp "$TM_TMP/tt6.dump" \
 	"$M/gnu.tar/sub/prog.tt6/dump.txt"
 same_views "remount: xz.txz/prog.byu" "$M/plain/prog.byu" "$M/xz.txz/prog.byu"
+check "remount: the member traces' indexes read from their index files" \
+	grep -qE '^0 built, [1-9][0-9]* read from index files, 0 index files refused$' <(index_counts "$M")
 check_eq "remount: the rewritten pax.tar shows its new content" "only.txt|rewritten" \
 	"$(ls "$M/pax.tar")|$(cat "$M/pax.tar/only.txt")"
 check_eq "remount: only the rewritten archive is read again (the log)" "pax.tar" \
@@ -497,6 +525,19 @@ unmount_tm
 
 echo "--- a single archive as SOURCE"
 mount_tm "$SRC/gz.tgz"
+# six readers at once of the archive not yet read: one pass, the others wait for it
+pids=
+for i in 1 2 3 4 5 6; do
+	(cd "$TM_MNT/gz.tgz" && find . -type f ! -path './*.byu/*' -exec cat {} + | md5sum) \
+		>"$TM_TMP/par.$i" 2>&1 &
+	pids="$pids $!"
+done
+# shellcheck disable=SC2086 # pids is words
+wait $pids # not the daemon's
+check_eq "single gz.tgz: six readers at once read the same bytes" 1 \
+	"$(cat "$TM_TMP"/par.? | sort -u | wc -l)"
+check_eq "single gz.tgz: the archive read once" 1 \
+	"$(grep -c "reading the archive's members" "$TM_TMP/daemon.log")"
 compare_tree "single gz.tgz" "$TM_MNT/gz.tgz" "$SRC/gz.tgz"
 check_eq "single gz.tgz: .errors.txt is empty" "" "$(cat "$TM_MNT/gz.tgz/.errors.txt")"
 check "single gz.tgz: the member trace's dump.txt is the plain trace's" \
