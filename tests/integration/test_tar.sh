@@ -13,8 +13,9 @@
 #   (same_views), hard links to a trace too;
 # - archives: GNU (long names > 100 and > 255 bytes, long link targets, sparse 'S' with
 #   extension blocks), pax (sparse 1.0, 0.0, 0.1), ustar (the prefix field), tar -r appends,
-#   Python-written ones with "../evil", "/abs", "./x", "a//b", duplicates, a hard link to no
-#   member, devices and FIFOs, a base-256 size and base-256 mtimes; .tar.gz, .tgz, .tar.xz,
+#   Python-written ones with "../evil", "/abs", "./x", "a//b", duplicates, hard links to no
+#   member, to a member after them and to a path written again after them, devices and FIFOs,
+#   a base-256 size and base-256 mtimes; .tar.gz, .tgz, .tar.xz,
 #   .txz, .tar.zst, .tzst; a tar under a plain name (found by its header) and compressed under
 #   a plain name; a name that is a .tar but not one (a trace -o format= claims);
 # - reads by real tools: ls, stat, cat, cmp, wc, tail, dd at offsets (in and around a sparse
@@ -162,6 +163,11 @@ with tarfile.open(d + "/py.tar", "w", format=tarfile.GNU_FORMAT) as tf:
     add(tf, "dup2.txt", b"two\n")
     add(tf, "missing-link", type=tarfile.LNKTYPE, linkname="nothere")
     add(tf, "good-link", type=tarfile.LNKTYPE, linkname="./first.txt")
+    add(tf, "target", b"the first target\n")
+    add(tf, "link-to-first", type=tarfile.LNKTYPE, linkname="target")
+    add(tf, "target", b"the second target, longer\n")
+    add(tf, "forward-link", type=tarfile.LNKTYPE, linkname="comes-later")
+    add(tf, "comes-later", b"after its link\n")
     add(tf, "fifo", type=tarfile.FIFOTYPE)
     add(tf, "chardev", type=tarfile.CHRTYPE, devmajor=1, devminor=3)
     add(tf, "future.txt", b"far ahead\n", mtime=10**10)
@@ -398,6 +404,13 @@ check_eq "py.tar: dup.txt is the later member (bytes, size, mtime, mode)" \
 	"version two|12 1650000000 400" "$(cat "$p/dup.txt")|$(stat -c '%s %Y %a' "$p/dup.txt")"
 check_eq "py.tar: ./dup2.txt then dup2.txt: the later" two "$(cat "$p/dup2.txt")"
 check_eq "py.tar: the hard link to ./first.txt" first "$(cat "$p/good-link")"
+check_eq "py.tar: a hard link to a path written again after it has the first one's bytes (as tar -x and tarfile give them)" \
+	"the first target|17" "$(cat "$p/link-to-first")|$(stat -c %s "$p/link-to-first")"
+check_eq "py.tar: target is the later member" "the second target, longer" "$(cat "$p/target")"
+check "py.tar: a hard link to a member after it is left out (tar -x cannot make it)" \
+	test ! -e "$p/forward-link"
+check "py.tar/.errors.txt names the hard link to a member after it" \
+	grep -q "forward-link.*comes-later" "$p/.errors.txt"
 check "py.tar: no FIFO or device shown" test ! -e "$p/fifo" -a ! -e "$p/chardev"
 check_eq "py.tar: a base-256 mtime (10^10)" 10000000000 "$(stat -c %Y "$p/future.txt")"
 check_eq "py.tar: a negative (base-256) mtime" -1000000 "$(stat -c %Y "$p/old.txt")"

@@ -9,7 +9,8 @@ Python's tarfile alone, never from tracemount.
         PATH<TAB>t                                  a file member whose path matches REGEX (a
                                                     trace: shown as its trace folder)
         PATH<TAB>l<TAB>TARGET                       a symbolic link
-      Hard links are files with their target's bytes (their own mtime and mode). Paths are
+      Hard links are files with the bytes of their target's member before them in the archive
+      (as extraction gives them; none: left out), with their own mtime and mode. Paths are
       normalised (leading "/" and "./", "." components and empty ones dropped); members with a
       ".." component or one longer than 255 bytes (NAME_MAX) are left out; of two members with the same path, the later one is shown.
       With --avail N, only the first N bytes of the (decompressed) archive are there: a member
@@ -78,8 +79,10 @@ def members(data):
 
 
 def table(data, avail=None):
-    """path -> (tarinfo, shown size) of the entries, later members replacing earlier ones;
-    and the left-out paths."""
+    """path -> (tarinfo, shown size, the tarinfo whose bytes it has, their shown size) of the
+    entries, later members replacing earlier ones; and the left-out paths. A hard link has
+    the bytes of the member of its target's path before it in the archive (as extraction,
+    GNU tar's and tarfile's, gives it; a link to a link: that one's), else it is left out."""
     tf, infos = members(data)
     entries, left_out = {}, []
     for ti in infos:
@@ -104,39 +107,22 @@ def table(data, avail=None):
                     size = offset + max(there, 0)
                     break
                 there -= n
-        entries[path] = (ti, size)
-    # hard links: to a file entry (through other links)
-    for path in list(entries):
-        ti, _ = entries[path]
-        if not ti.islnk():
-            continue
-        seen = 0
-        while ti.islnk() and seen < 8:
-            target = normalise(ti.linkname)
-            if target not in entries:
-                ti = None
-                break
-            ti = entries[target][0]
-            seen += 1
-        if ti is None or not ti.isreg():
-            left_out.append(path)
-            del entries[path]
+        data_ti, data_size = ti, size
+        if ti.islnk():
+            target = entries.get(normalise(ti.linkname))
+            if target is None or not (target[2].isreg()):
+                left_out.append(path)
+                entries.pop(path, None)
+                continue
+            data_ti, data_size = target[2], target[3]
+        entries[path] = (ti, size, data_ti, data_size)
     return tf, entries, left_out
-
-
-def target_of(entries, path):
-    ti = entries[path][0]
-    while ti.islnk():
-        p = normalise(ti.linkname)
-        ti = entries[p][0]
-        path = p
-    return path
 
 
 def cmd_list(data, avail, traces):
     tf, entries, _ = table(data, avail)
     lines = {}
-    for path, (ti, size) in entries.items():
+    for path, (ti, _, _, size) in entries.items():
         parts = path.split("/")
         for i in range(1, len(parts)):
             lines.setdefault("/".join(parts[:i]), "d")
@@ -144,26 +130,20 @@ def cmd_list(data, avail, traces):
             lines[path] = "d"
         elif ti.issym():
             lines[path] = "l\t" + ti.linkname
+        elif traces and re.search(traces, path):
+            lines[path] = "t"
         else:
-            if ti.islnk():
-                size = entries[target_of(entries, path)][1]
-            if traces and re.search(traces, path):
-                lines[path] = "t"
-            else:
-                lines[path] = "f\t%d\t%d\t%o" % (size, ti.mtime, ti.mode & 0o555)
+            lines[path] = "f\t%d\t%d\t%o" % (size, ti.mtime, ti.mode & 0o555)
     for path in sorted(lines, key=lambda p: p.encode()):
         print("%s\t%s" % (path, lines[path]))
 
 
 def cmd_extract(data, dest, avail):
     tf, entries, _ = table(data, avail)
-    for path, (ti, size) in entries.items():
+    for path, (ti, _, data_ti, size) in entries.items():
         if not (ti.isreg() or ti.islnk()):
             continue
-        src = target_of(entries, path)
-        sti, ssize = entries[src]
-        f = tf.extractfile(sti)
-        body = f.read()[:ssize]
+        body = tf.extractfile(data_ti).read()[:size]
         out = os.path.join(dest, path)
         os.makedirs(os.path.dirname(out), exist_ok=True)
         with open(out, "wb") as w:
