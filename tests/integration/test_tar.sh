@@ -119,6 +119,9 @@ tar_of "$SRC/xz.tar.xz" --format=gnu --sparse -J
 tar_of "$SRC/xz.txz" --format=pax --sparse -J
 tar_of "$SRC/zst.tar.zst" --format=gnu --sparse --zstd
 tar_of "$SRC/zst.tzst" --format=pax --sparse --zstd
+# GNU incremental: 'D' folders with their dumpdir data, atime and ctime where ustar has its prefix
+# (tarfile reads those as a prefix: GNU tar's listing is the model)
+tar -C "$IN" --listed-incremental="$TM_TMP/snapshot" -cf "$SRC/incremental.tar" .
 cp "$SRC/gnu.tar" "$SRC/tar-by-content"
 gzip -c "$SRC/pax.tar" >"$SRC/gz-by-content"
 # tar -r: a second notes.txt and a new file appended
@@ -308,7 +311,7 @@ check_eq "the SOURCE folder lists every archive as a folder" "" \
 	"$(for a in $ARCHIVES; do [ "$(stat -c %F "$M/$a")" = directory ] || echo "$a"; done)"
 # shellcheck disable=SC2086 # ARCHIVES is words
 check_eq "ls of SOURCE: each archive a folder (d), the claimed .tar a trace folder too" \
-	"$(printf '%s\n' $ARCHIVES claimed.tar | LC_ALL=C sort)" \
+	"$(printf '%s\n' $ARCHIVES claimed.tar incremental.tar | LC_ALL=C sort)" \
 	"$(cd "$M" && ls -l | awk '/^d/ && $NF != "cut" && $NF != "plain" { print $NF }' | LC_ALL=C sort)"
 
 echo "--- .errors.txt of sound archives"
@@ -395,8 +398,10 @@ check_eq "py.tar: ../evil and a/../../evil2 are left out, nothing else is outsid
 	"$(cd "$p" && ls -d evil evil2 a/evil2 2>/dev/null)"
 check "py.tar/.errors.txt names ../evil" grep -q '\.\./evil.*left out' "$p/.errors.txt"
 check "py.tar/.errors.txt names a/../../evil2" grep -q 'a/\.\./\.\./evil2.*left out' "$p/.errors.txt"
-check "py.tar/.errors.txt: the hard link to nothing" \
-	grep -qx 'tar: missing-link: a hard link to nothere, no file in the archive: left out' "$p/.errors.txt"
+offsets "$SRC/py.tar"
+check "py.tar/.errors.txt: the hard link to nothing" grep -qxF \
+	"offset $(member_at missing-link 2): tar: missing-link: a hard link to nothere, no file before it in the archive: left out" \
+	"$p/.errors.txt"
 check "py.tar: /abs/file.txt is abs/file.txt" cmp <(printf 'absolute\n') "$p/abs/file.txt"
 check "py.tar: ./dot/./x.txt is dot/x.txt" cmp <(printf 'dotted\n') "$p/dot/x.txt"
 check "py.tar: a//b.txt is a/b.txt" cmp <(printf 'two slashes\n') "$p/a/b.txt"
@@ -409,8 +414,9 @@ check_eq "py.tar: a hard link to a path written again after it has the first one
 check_eq "py.tar: target is the later member" "the second target, longer" "$(cat "$p/target")"
 check "py.tar: a hard link to a member after it is left out (tar -x cannot make it)" \
 	test ! -e "$p/forward-link"
-check "py.tar/.errors.txt names the hard link to a member after it" \
-	grep -q "forward-link.*comes-later" "$p/.errors.txt"
+check "py.tar/.errors.txt names the hard link to a member after it" grep -qxF \
+	"offset $(member_at forward-link 2): tar: forward-link: a hard link to comes-later, no file before it in the archive: left out" \
+	"$p/.errors.txt"
 check "py.tar: no FIFO or device shown" test ! -e "$p/fifo" -a ! -e "$p/chardev"
 check_eq "py.tar: a base-256 mtime (10^10)" 10000000000 "$(stat -c %Y "$p/future.txt")"
 check_eq "py.tar: a negative (base-256) mtime" -1000000 "$(stat -c %Y "$p/old.txt")"
@@ -426,6 +432,16 @@ check_eq "b256.tar: the member after it" "after it" "$(cat "$M/b256.tar/after.tx
 check_eq "pypax.tar: a pax mtime past 2286" 10000000000 "$(stat -c %Y "$M/pypax.tar/future.txt")"
 check_eq "appended.tar: notes.txt is the appended version" "the appended version" \
 	"$(cat "$M/appended.tar/notes.txt")"
+
+i=$M/incremental.tar
+check_eq "incremental.tar: the paths GNU tar lists" \
+	"$(tar -tf "$SRC/incremental.tar" | sed 's|^\./||; s|/$||' | grep -v '^\.\{0,1\}$' | LC_ALL=C sort)" \
+	"$(cd "$i" && find . -mindepth 1 ! -path ./.errors.txt \( \( -type d \
+		-exec test -e '{}/stats.json' \; -printf '%P\n' -prune \) -o -printf '%P\n' \) | LC_ALL=C sort)"
+check "incremental.tar: notes.txt" cmp "$IN/notes.txt" "$i/notes.txt"
+check "incremental.tar: sub/deeper/private" cmp "$IN/sub/deeper/private" "$i/sub/deeper/private"
+check_eq "incremental.tar: .errors.txt is empty" "" "$(cat "$i/.errors.txt")"
+same_views "incremental.tar/prog.byu" "$M/plain/prog.byu" "$i/prog.byu"
 
 echo "--- damaged archives"
 c=$M/cut
@@ -485,11 +501,11 @@ echo "--- the cache folder"
 cp "$M/gnu.tar/sub/prog.tt6/dump.txt" "$TM_TMP/tt6.dump"
 cp "$M/plain/prog.byu/dump.txt" "$TM_TMP/byu.dump"
 unmount_tm
-n_archives=$(printf '%s\n' $ARCHIVES | wc -l)
+n_archives=$(printf '%s\n' $ARCHIVES | wc -l) # and cut/*: 9, incremental.tar: 1
 n_tma=$(find "$CACHE" -maxdepth 1 -name '*.tma' | wc -l)
-check "one .tma per archive read (at least $((n_archives + 9)))" test "$n_tma" -ge $((n_archives + 9))
+check "one .tma per archive read (at least $((n_archives + 10)))" test "$n_tma" -ge $((n_archives + 10))
 check_eq "the first mount read each archive's members once" \
-	"$(grep -c "reading the archive's members" "$TM_TMP/daemon.log")" "$((n_archives + 9))"
+	"$(grep -c "reading the archive's members" "$TM_TMP/daemon.log")" "$((n_archives + 10))"
 find "$CACHE" -maxdepth 1 -name '*.tma' -printf '%f %T@ %s\n' | LC_ALL=C sort >"$TM_TMP/tma.before"
 sleep 1
 # rewrite pax.tar with other contents; the others stay
