@@ -14,11 +14,12 @@
 #include "tracemount/archive.h"
 #include "tracemount/fs.h"
 
+static int open_source(struct tm_fs *fs, struct tm_context *ctx, const char *source, char *err,
+		       size_t err_len);
+
 int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, char *err,
 	       size_t err_len)
 {
-	struct stat st;
-
 	memset(fs, 0, sizeof(*fs));
 	pthread_mutex_init(&fs->files_lock, NULL);
 	fs->ctx = ctx;
@@ -30,6 +31,20 @@ int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, cha
 		snprintf(err, err_len, "%s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
+	int ret = open_source(fs, ctx, source, err, err_len);
+	if (ret < 0) {
+		tm_archives_free(fs->archives);
+		fs->archives = NULL;
+	}
+	return ret;
+}
+
+/* SOURCE: a folder, or one trace or archive file whose folder becomes the root. */
+static int open_source(struct tm_fs *fs, struct tm_context *ctx, const char *source, char *err,
+		       size_t err_len)
+{
+	struct stat st;
+
 	if (stat(source, &st) < 0) {
 		snprintf(err, err_len, "%s: %s", source, strerror(errno));
 		return -errno;
