@@ -42,9 +42,6 @@ bool tm_archive_name(const char *name);
  * content: a tar header, once decompressed. */
 bool tm_archive_head(const char *name, const uint8_t *head, size_t len);
 
-/* Whether the file at path (below dirfd) is an archive: by its name, or by its head. */
-bool tm_archive_detect(int dirfd, const char *path);
-
 /* The archive at path below dirfd, whose attributes are st (lstat), with its member table
  * built or read from the cache folder (the first caller builds it, others wait; a failed build
  * is not kept). An archive whose file changed since it was seen is made again. Returns 0 with

@@ -23,6 +23,7 @@
 #include "tracemount/log.h"
 #include "tracemount/registry.h"
 #include "tracemount/source.h"
+#include "tracemount/trace.h"
 #include "tracemount/util.h"
 
 enum arc_state { ARC_NEW, ARC_BUILDING, ARC_READY };
@@ -34,6 +35,7 @@ struct tm_archive {
 	enum arc_state state;
 	char *path; /* relative to the set's folder */
 	struct stat st;
+	struct tm_file_identity id; /* of st: what tells the file's versions apart */
 	struct tm_context *ctx;
 	uint64_t owner;	       /* the chunk cache's key of its pieces */
 	struct tm_source file; /* the archive's bytes */
@@ -97,22 +99,6 @@ bool tm_archive_head(const char *name, const uint8_t *head, size_t len)
 	       tm_tar_is_header(block);
 }
 
-bool tm_archive_detect(int dirfd, const char *path)
-{
-	const char *name = tm_base_name(path);
-	if (tm_archive_name(name))
-		return true;
-	int fd = tm_open_beneath(dirfd, path, O_RDONLY | O_NONBLOCK);
-	if (fd < 0)
-		return false;
-	uint8_t *head = NULL;
-	ssize_t n = tm_probe_head(fd, name, &head);
-	close(fd);
-	bool is = n > 0 && tm_archive_head(name, head, (size_t)n);
-	free(head);
-	return is;
-}
-
 void tm_archive_hold(struct tm_archive *a)
 {
 	atomic_fetch_add(&a->refs, 1);
@@ -138,13 +124,6 @@ const struct stat *tm_archive_stat(const struct tm_archive *a)
 	return &a->st;
 }
 
-static bool same_file(const struct stat *a, const struct stat *b)
-{
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
-	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
-}
-
 /* The set's archive at path, a new one when there is none or its file changed; a reference
  * for the caller. */
 static int set_find(struct tm_archives *set, const char *path, const struct stat *st,
@@ -156,7 +135,8 @@ static int set_find(struct tm_archives *set, const char *path, const struct stat
 	for (; (e = *link); link = &e->next)
 		if (strcmp(e->a->path, path) == 0)
 			break;
-	if (e && !same_file(&e->a->st, st)) { /* changed: its holders keep the old one */
+	if (e &&
+	    !tm_file_identity_same(&e->a->id, st)) { /* changed: its holders keep the old one */
 		*link = e->next;
 		tm_archive_put(e->a);
 		free(e);
@@ -175,6 +155,7 @@ static int set_find(struct tm_archives *set, const char *path, const struct stat
 		pthread_mutex_init(&a->lock, NULL);
 		pthread_cond_init(&a->changed, NULL);
 		a->st = *st;
+		tm_file_identity_of(st, &a->id);
 		a->ctx = set->ctx;
 		a->owner = tm_context_new_owner(set->ctx);
 		e->a = a;

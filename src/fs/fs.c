@@ -91,7 +91,9 @@ static int open_source(struct tm_fs *fs, struct tm_context *ctx, const char *sou
 		snprintf(err, err_len, "%s: %s", dir, strerror(errno));
 		goto out;
 	}
-	if (!tm_context_detect(ctx, fs->root_fd, base) && !tm_archive_detect(fs->root_fd, base)) {
+	bool tar = tm_archive_name(base);
+	if (!tar && !tm_context_detect_also(ctx, fs->root_fd, base, tm_archive_head, &tar) &&
+	    !tar) {
 		snprintf(err, err_len,
 			 "%s: not a recognised trace or archive (see -o format=GLOB:NAME)", source);
 		goto out;
