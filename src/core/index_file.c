@@ -26,6 +26,8 @@
 #include "tracemount/util.h"
 #include "tracemount/view.h"
 
+#include "index_store.h"
+
 #define MAGIC "TMINDEX\n"
 
 /* Written as it is: the files are for machines of one byte order (the magic number below
@@ -130,207 +132,6 @@ void tm_index_file_name(const struct tm_format *fmt, const struct tm_trace_key *
 	snprintf(buf, len, "%016" PRIx64 ".tmi", h);
 }
 
-int tm_index_store_default(char *buf, size_t len)
-{
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	if (xdg && *xdg == '/')
-		snprintf(buf, len, "%s/tracemount", xdg);
-	else if (home && *home)
-		snprintf(buf, len, "%s/.cache/tracemount", home);
-	else
-		return -ENOENT;
-	return 0;
-}
-
-static int say(char *err, size_t len, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int say(char *err, size_t len, int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return code;
-}
-
-/* mkdir -p, each new folder 0700. */
-static int make_dirs(char *path)
-{
-	for (char *p = path + 1;; p++) {
-		if (*p != '/' && *p)
-			continue;
-		char c = *p;
-		*p = '\0';
-		int r = mkdir(path, 0700);
-		*p = c;
-		if (r < 0 && errno != EEXIST)
-			return -errno;
-		if (!c)
-			return 0;
-	}
-}
-
-/* The folder dir is in, as dir names it ("." for a bare name), in buf. */
-static void parent_of(const char *dir, char *buf, size_t len)
-{
-	size_t n = strlen(dir);
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	while (n && dir[n - 1] != '/')
-		n--;
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	if (!n)
-		snprintf(buf, len, ".");
-	else
-		snprintf(buf, len, "%.*s", (int)n, dir);
-}
-
-/* Creates the folder dir (as the user named it: shown in err) if it is missing, its parents
- * too when parents is true, and opens it at path (dir made absolute), checking it is the
- * user's and private. Returns the fd, or -errno with a message in err. */
-static int open_folder(const char *dir, const char *path, bool parents, char *err, size_t err_len)
-{
-	struct stat st;
-	char *copy = strdup(path);
-	int r = !copy					   ? -ENOMEM
-		: parents				   ? make_dirs(copy)
-		: mkdir(path, 0700) < 0 && errno != EEXIST ? -errno
-							   : 0;
-	free(copy);
-	if (r == -ENOENT && !parents) {
-		char up[PATH_MAX];
-		parent_of(dir, up, sizeof(up));
-		return say(err, err_len, r,
-			   "cache folder %s: %s does not exist (only the last folder of a cache "
-			   "path is created)",
-			   dir, up);
-	}
-	if (r < 0)
-		return say(err, err_len, r, "cache folder %s: %s", dir, strerror(-r));
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		r = -errno;
-		if (fd >= 0)
-			close(fd);
-		return say(err, err_len, r, "cache folder %s: %s", dir, strerror(-r));
-	}
-	if (st.st_uid != geteuid()) {
-		close(fd);
-		return say(err, err_len, -EPERM,
-			   "cache folder %s belongs to uid %u, not to this user", dir,
-			   (unsigned)st.st_uid);
-	}
-	if ((st.st_mode & 077) && fchmod(fd, 0700) < 0) { /* index files are private */
-		r = -errno;
-		close(fd);
-		return say(err, err_len, r, "cache folder %s: chmod 0700: %s", dir, strerror(-r));
-	}
-	return fd;
-}
-
-/* A writer's temporary file: ".NAME.tmi.PID.X" (tm_index_file_store), NAME 16 hex digits. */
-static bool is_temporary(const char *name)
-{
-	if (name[0] != '.')
-		return false;
-	for (int i = 1; i <= 16; i++)
-		if (!strchr("0123456789abcdef", name[i]) || !name[i])
-			return false;
-	return strncmp(name + 17, ".tmi.", 5) == 0 && name[22];
-}
-
-/* Removes the temporary files of writers that died while writing. By age, not by pid: the
- * folder may be shared by machines, and a live writer's file is seconds old. Best effort: a
- * file left is only space. */
-static void remove_stale(int dirfd)
-{
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	time_t now = time(NULL);
-	struct dirent *e;
-	struct stat st;
-	while ((e = readdir(d)))
-		if (is_temporary(e->d_name) &&
-		    fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode) && st.st_mtime < now - TM_STALE_TMP_SECONDS)
-			unlinkat(dirfd, e->d_name, 0);
-	closedir(d);
-}
-
-int tm_index_store_open(struct tm_index_store *s, const char *dir, bool parents, char *err,
-			size_t err_len)
-{
-	char cwd[PATH_MAX];
-	memset(s, 0, sizeof(*s));
-	s->dirfd = -1;
-	/* absolute: the folder is opened again by its path when it is deleted, after the daemon
-	 * changed its current folder */
-	if (dir[0] != '/' && !getcwd(cwd, sizeof(cwd)))
-		return say(err, err_len, -errno, "cache folder %s: %s", dir, strerror(errno));
-	if ((dir[0] == '/' ? !(s->dir = strdup(dir)) : asprintf(&s->dir, "%s/%s", cwd, dir) < 0)) {
-		s->dir = NULL;
-		return say(err, err_len, -ENOMEM, "out of memory");
-	}
-	int fd = open_folder(dir, s->dir, parents, err, err_len);
-	if (fd < 0) {
-		free(s->dir);
-		s->dir = NULL;
-		return fd;
-	}
-	s->dirfd = fd;
-	pthread_mutex_init(&s->lock, NULL);
-	remove_stale(fd);
-	return 0;
-}
-
-void tm_index_store_close(struct tm_index_store *s)
-{
-	if (!s->dir)
-		return; /* never opened, or closed */
-	close(s->dirfd);
-	for (size_t i = 0; i < s->n_old_fds; i++)
-		close(s->old_fds[i]);
-	free(s->old_fds);
-	free(s->dir);
-	pthread_mutex_destroy(&s->lock);
-	memset(s, 0, sizeof(*s));
-	s->dirfd = -1;
-}
-
-/* The folder's fd for one load or store: when the folder was deleted since it was opened
- * (an operator cleared the cache, maybe making it again), the folder at its path, opened
- * again. The fd it replaces stays open until the store closes: another thread may be using
- * it. A folder that cannot be opened again leaves the deleted one, where loads find nothing
- * and stores fail, until a later call succeeds. */
-static int folder_fd(const struct tm_index_store *cs)
-{
-	/* a const store's fd is state, not content: loads and stores take it const */
-	struct tm_index_store *s = (struct tm_index_store *)cs;
-	struct stat st;
-	char err[PATH_MAX + 128];
-	pthread_mutex_lock(&s->lock);
-	int fd = s->dirfd;
-	if (fstat(fd, &st) == 0 && st.st_nlink == 0) {
-		int *old = realloc(s->old_fds, (s->n_old_fds + 1) * sizeof(*old));
-		int fresh = old ? open_folder(s->dir, s->dir, false, err, sizeof(err)) : -ENOMEM;
-		if (old)
-			s->old_fds = old;
-		if (fresh >= 0) {
-			old[s->n_old_fds++] = fd;
-			s->dirfd = fd = fresh;
-		}
-	}
-	pthread_mutex_unlock(&s->lock);
-	return fd;
-}
-
 static size_t rows_bytes(const struct file_header *h)
 {
 	return (size_t)(h->n_rows * h->row_words * sizeof(uint64_t));
@@ -414,20 +215,6 @@ static void fill_header(struct file_header *h, const struct tm_format *fmt,
 	h->body_len = body_bytes(h);
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	for (const char *b = p; n;) {
-		ssize_t w = write(fd, b, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		b += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int tm_index_file_store_trace(const struct tm_index_store *s, const struct tm_format *fmt,
 			      const struct tm_view_table *views, const struct tm_trace_key *key,
 			      const struct tm_index *ix, const char *trace)
@@ -470,53 +257,11 @@ int tm_index_file_store_trace(const struct tm_index_store *s, const struct tm_fo
 	return err;
 }
 
-int tm_index_store_write(const struct tm_index_store *s, const char *name,
-			 const struct iovec *parts, size_t n)
-{
-	char tmp[NAME_MAX + 1];
-	/* a name of its own per writer: daemons and machines share the folder */
-	snprintf(tmp, sizeof(tmp), ".%.200s.%ld.%lx", name, (long)getpid(),
-		 (unsigned long)(uintptr_t)&tmp ^ (unsigned long)random());
-	int dirfd = folder_fd(s); /* one folder for the file and its rename */
-	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	int err = 0;
-	for (size_t i = 0; i < n && !err; i++)
-		if (parts[i].iov_len)
-			err = write_all(fd, parts[i].iov_base, parts[i].iov_len);
-	if (close(fd) < 0 && !err)
-		err = -errno;
-	if (!err && renameat(dirfd, tmp, dirfd, name) < 0)
-		err = -errno;
-	if (err)
-		unlinkat(dirfd, tmp, 0);
-	return err;
-}
-
 int tm_index_file_store(const struct tm_index_store *s, const struct tm_format *fmt,
 			const struct tm_view_table *views, const struct tm_trace_key *key,
 			const struct tm_index *ix)
 {
 	return tm_index_file_store_trace(s, fmt, views, key, ix, NULL);
-}
-
-/* Reads n bytes at off. Returns 0, 1 when the file ends first, or -errno. */
-static int read_all(int fd, void *p, size_t n, uint64_t off)
-{
-	for (char *b = p; n;) {
-		ssize_t r = pread(fd, b, n, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			return 1;
-		b += r;
-		n -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
 }
 
 /* The header's own fields: NULL when it is a sound header of this build's, else why not.
@@ -679,76 +424,6 @@ static int take_body(const struct file_header *h, const uint8_t *body, struct tm
 	return 0;
 }
 
-/* Opens the index file name in the folder dirfd for reading, without blocking on what is no
- * regular file (a FIFO, a device), and checks it is a regular file of this user's that
- * others cannot write. Returns the fd, with *bad set when the file is refused; -ENOENT; or
- * the -errno of a system error. */
-static int open_index(int dirfd, const char *name, size_t least, struct stat *st, const char **bad)
-{
-	*bad = NULL;
-	int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		switch (errno) {
-		case ELOOP: *bad = "a symbolic link"; return -EBADMSG;
-		case ENXIO:
-		case ENODEV: *bad = "not a regular file"; return -EBADMSG;
-		case EACCES:
-		case EPERM: *bad = "not readable"; return -EBADMSG;
-		default: return -errno;
-		}
-	}
-	if (fstat(fd, st) < 0) {
-		int err = -errno;
-		close(fd);
-		return err;
-	}
-	if (!S_ISREG(st->st_mode))
-		*bad = "not a regular file";
-	else if (st->st_uid != geteuid())
-		*bad = "owned by another user";
-	else if (st->st_mode & 022)
-		*bad = "writable by others";
-	else if ((uint64_t)st->st_size < least)
-		*bad = "truncated or overlong";
-	/* reads wait again: a file system of the network may honour O_NONBLOCK */
-	else if (fcntl(fd, F_SETFL, 0) < 0) {
-		int err = -errno;
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
-int tm_index_store_read(const struct tm_index_store *s, const char *name, size_t least,
-			uint8_t **data, size_t *len, const char **bad)
-{
-	struct stat st;
-	*data = NULL;
-	int fd = open_index(folder_fd(s), name, least, &st, bad);
-	if (fd < 0 || *bad) {
-		if (fd >= 0)
-			close(fd);
-		return fd < 0 && !*bad ? fd : -EBADMSG;
-	}
-	int err = 0;
-	if ((uint64_t)st.st_size > SIZE_MAX - 1) {
-		*bad = "truncated or overlong";
-		err = -EBADMSG;
-	} else if (!(*data = malloc((size_t)st.st_size + 1))) {
-		err = -ENOMEM;
-	} else if ((err = read_all(fd, *data, (size_t)st.st_size, 0)) == 1) {
-		*bad = "truncated or overlong";
-		err = -EBADMSG;
-	}
-	close(fd);
-	if (err) {
-		free(*data);
-		*data = NULL;
-	}
-	*len = (size_t)st.st_size;
-	return err;
-}
-
 int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *fmt,
 		       const struct tm_view_table *views, const struct tm_trace_key *key,
 		       struct tm_index **out, char *why, size_t why_len)
@@ -762,21 +437,22 @@ int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *f
 	bool stale = false;
 	int err = 0;
 	tm_index_file_name(fmt, key, name, sizeof(name));
-	int fd = open_index(folder_fd(s), name, sizeof(struct file_header), &st, &bad);
+	int fd = tm_index_store_open_file(tm_index_store_fd(s), name, sizeof(struct file_header),
+					  &st, &bad);
 	if (fd == -ENOENT)
 		return -ENOENT;
 	if (fd < 0 && !bad)
-		return say(why, why_len, fd, "%s", strerror(-fd));
+		return tm_index_store_say(why, why_len, fd, "%s", strerror(-fd));
 	if (bad)
 		goto out;
-	if ((err = read_all(fd, &h, sizeof(h), 0)) != 0)
+	if ((err = tm_index_store_read_at(fd, &h, sizeof(h), 0)) != 0)
 		goto out;
 	if ((bad = check_header(&h, fmt, views, key, (uint64_t)st.st_size, &stale)))
 		goto out;
 	err = -ENOMEM;
 	if (!(body = malloc(h.body_len + 1)) || !(ix = calloc(1, sizeof(*ix))))
 		goto out;
-	if ((err = read_all(fd, body, h.body_len, sizeof(h))) != 0)
+	if ((err = tm_index_store_read_at(fd, body, h.body_len, sizeof(h))) != 0)
 		goto out;
 	if (crc(body, h.body_len) != h.body_crc) {
 		bad = "body checksum mismatch";
@@ -805,12 +481,12 @@ out:
 	if (err == 1) /* the file ended before its size: it shrank as it was read */
 		bad = "truncated or overlong";
 	if (stale && h.version == TM_INDEX_FILE_VERSION)
-		return say(why, why_len, -ESTALE, "%s (%.*s; this is %s)", bad,
-			   (int)sizeof(h.build), h.build, tm_build_key());
+		return tm_index_store_say(why, why_len, -ESTALE, "%s (%.*s; this is %s)", bad,
+					  (int)sizeof(h.build), h.build, tm_build_key());
 	if (bad)
-		return say(why, why_len, stale ? -ESTALE : -EBADMSG, "%s", bad);
+		return tm_index_store_say(why, why_len, stale ? -ESTALE : -EBADMSG, "%s", bad);
 	if (err)
-		say(why, why_len, err, "%s", strerror(-err));
+		tm_index_store_say(why, why_len, err, "%s", strerror(-err));
 	return err;
 }
 
@@ -820,7 +496,8 @@ static void describe(int dirfd, struct tm_index_file_info *info)
 	struct stat st;
 	struct file_header h;
 	bool stale;
-	int fd = open_index(dirfd, info->name, sizeof(struct file_header), &st, &info->problem);
+	int fd = tm_index_store_open_file(dirfd, info->name, sizeof(struct file_header), &st,
+					  &info->problem);
 	if (fd < 0 && !info->problem) {
 		info->problem = "cannot be read";
 		return;
@@ -831,7 +508,7 @@ static void describe(int dirfd, struct tm_index_file_info *info)
 	}
 	if (info->problem)
 		goto out;
-	int r = read_all(fd, &h, sizeof(h), 0);
+	int r = tm_index_store_read_at(fd, &h, sizeof(h), 0);
 	if (r != 0) {
 		info->problem = r == 1 ? "truncated or overlong" : "cannot be read";
 		goto out;
@@ -845,7 +522,7 @@ static void describe(int dirfd, struct tm_index_file_info *info)
 	snprintf(info->format, sizeof(info->format), "%s", h.format);
 	info->key = h.key;
 	if (h.trace_len < PATH_MAX && h.trace_len <= (uint64_t)st.st_size - sizeof(h) &&
-	    (r = read_all(fd, info->trace, h.trace_len, sizeof(h))) == 0 &&
+	    (r = tm_index_store_read_at(fd, info->trace, h.trace_len, sizeof(h))) == 0 &&
 	    !memchr(info->trace, '\0', h.trace_len))
 		info->trace[h.trace_len] = '\0';
 	else
@@ -883,7 +560,7 @@ static bool is_index_name(const char *name)
 int tm_index_store_list(struct tm_index_store *s,
 			int (*fn)(void *arg, const struct tm_index_file_info *info), void *arg)
 {
-	int dirfd = folder_fd(s);
+	int dirfd = tm_index_store_fd(s);
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 	if (!d) {
@@ -938,5 +615,5 @@ int tm_index_store_remove(struct tm_index_store *s, const char *name)
 {
 	if (!is_index_name(name))
 		return -EINVAL;
-	return unlinkat(folder_fd(s), name, 0) < 0 ? -errno : 0;
+	return unlinkat(tm_index_store_fd(s), name, 0) < 0 ? -errno : 0;
 }
