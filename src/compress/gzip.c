@@ -7,11 +7,11 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "tracemount/compress.h"
+#include "gzip.h"
 #include "scan.h"
 
-#define WINDOW_BYTES (32u << 10)
-#define INPUT_BLOCK  (64u << 10)
+#define WINDOW_BYTES TM_GZ_WINDOW_BYTES
+#define INPUT_BLOCK  TM_GZ_INPUT_BLOCK
 
 bool tm_gz_detect(const char *name, const uint8_t *head, size_t head_len)
 {
@@ -189,25 +189,33 @@ out:
 
 /* The reader's side. */
 
-/* Inflates point p's stored window into the dictionary of z. */
-static int set_window(z_stream *z, const struct tm_zindex *ix, const struct tm_zpoint *p)
+int tm_gz_point_window(const struct tm_zindex *ix, const struct tm_zpoint *p, uint8_t *window,
+		       size_t *len)
 {
-	uint8_t window[WINDOW_BYTES];
 	z_stream w = {0};
 	if (inflateInit2(&w, -15) != Z_OK)
 		return -ENOMEM;
 	w.next_in = ix->windows + p->window_off;
 	w.avail_in = p->window_len;
 	w.next_out = window;
-	w.avail_out = sizeof(window);
+	w.avail_out = WINDOW_BYTES;
 	int ret = inflate(&w, Z_FINISH);
-	size_t len = sizeof(window) - w.avail_out;
+	*len = WINDOW_BYTES - w.avail_out;
 	inflateEnd(&w);
-	if (ret != Z_STREAM_END)
-		return -EIO;
-	return inflateSetDictionary(z, window, (uInt)len) == Z_OK ? 0 : -EIO;
+	return ret == Z_STREAM_END ? 0 : -EIO;
 }
 
+int tm_gz_point_bits(struct tm_source *file, const struct tm_zpoint *p, unsigned *value)
+{
+	uint8_t byte;
+	ssize_t n = tm_source_read(file, &byte, 1, p->in - 1);
+	if (n != 1)
+		return n < 0 ? (int)n : -EIO;
+	*value = byte >> (8 - p->bits);
+	return 0;
+}
+
+#ifndef TM_HAVE_ISAL
 /* Sets z up to decompress from point p on: a new member reads its gzip header; inside a
  * member, a raw deflate stream starts with the point's leftover bits and window. */
 static int start_at(z_stream *z, struct tm_source *file, const struct tm_zindex *ix,
@@ -218,13 +226,20 @@ static int start_at(z_stream *z, struct tm_source *file, const struct tm_zindex 
 	if (inflateInit2(z, -15) != Z_OK)
 		return -ENOMEM;
 	if (p->bits) {
-		uint8_t byte;
-		ssize_t n = tm_source_read(file, &byte, 1, p->in - 1);
-		if (n != 1)
-			return n < 0 ? (int)n : -EIO;
-		inflatePrime(z, p->bits, byte >> (8 - p->bits));
+		unsigned value;
+		int err = tm_gz_point_bits(file, p, &value);
+		if (err)
+			return err;
+		inflatePrime(z, p->bits, (int)value);
 	}
-	return p->window_len ? set_window(z, ix, p) : 0;
+	if (!p->window_len)
+		return 0;
+	uint8_t window[WINDOW_BYTES];
+	size_t len;
+	int err = tm_gz_point_window(ix, p, window, &len);
+	if (err)
+		return err;
+	return inflateSetDictionary(z, window, (uInt)len) == Z_OK ? 0 : -EIO;
 }
 
 /* A decoder of one span: the point's stream, and a member's trailer to step over when the
@@ -295,9 +310,9 @@ static int gz_read(void *dec, struct tm_source *file, uint8_t *out, size_t cap, 
 		size_t made = cap - done - z->avail_out;
 		done += made;
 		if (ret == Z_STREAM_END) {
-			/* the next member: a raw stream has not read this one's 8-byte trailer */
+			/* the next member: a raw stream has not read this one's trailer */
 			if (g->raw)
-				g->trailer = 8;
+				g->trailer = TM_GZ_TRAILER;
 			g->raw = false;
 			if (inflateReset2(z, 15 + 16) != Z_OK)
 				err = -EIO;
@@ -314,6 +329,8 @@ static int gz_read(void *dec, struct tm_source *file, uint8_t *out, size_t cap, 
 	return err;
 }
 
+#endif
+
 const struct tm_codec tm_codec_gzip = {
     .name = "gzip",
     .suffix = ".gz",
@@ -322,7 +339,13 @@ const struct tm_codec tm_codec_gzip = {
     .detect = tm_gz_detect,
     .decompress_head = tm_gz_inflate_head,
     .scan = gz_scan,
+#ifdef TM_HAVE_ISAL
+    .open_span = tm_gz_isal_open_span,
+    .read = tm_gz_isal_read,
+    .close = tm_gz_isal_close,
+#else
     .open_span = gz_open_span,
     .read = gz_read,
     .close = gz_close,
+#endif
 };

@@ -293,7 +293,7 @@ START_TEST(spans_of_a_changed_file_fail)
 	file.len = gz_len;
 	file.data[2] = 7; /* damaged since it was indexed: the member's compression method */
 	ck_assert_int_eq(tm_z_decompress_span(&file.src, s.ix, 0, buf, why, sizeof(why)), -EIO);
-	ck_assert_msg(strstr(why, "zlib: unknown compression method") != NULL, "%s", why);
+	ck_assert_msg(strstr(why, "unknown compression method") != NULL, "%s", why);
 	file.data[2] = 8;
 	file.fail = -EIO;
 	ck_assert_int_eq(tm_z_decompress_span(&file.src, s.ix, 0, buf, NULL, 0), -EIO);
