@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "tracemount/log.h"
@@ -98,11 +99,12 @@ const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, con
 
 /* tm_context_detect, which also tells, when no format recognises the file and its head was
  * read, whether also(name, head, len) holds for it: for what else is recognised by content
- * (archive.h), without a second read. */
-const struct tm_format *tm_context_detect_also(struct tm_context *ctx, int dirfd, const char *path,
-					       bool (*also)(const char *name, const uint8_t *head,
-							    size_t len),
-					       bool *matched);
+ * (archive.h), without a second read. Given the file's attributes st (lstat; or NULL), what
+ * it found is remembered, and the file's head is not read again while they stay the same. */
+const struct tm_format *
+tm_context_detect_also(struct tm_context *ctx, int dirfd, const char *path, const struct stat *st,
+		       bool (*also)(const char *name, const uint8_t *head, size_t len),
+		       bool *matched);
 
 /* The format path's override gives (-o format=), or NULL. */
 const struct tm_format *tm_context_override(struct tm_context *ctx, const char *path);

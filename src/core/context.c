@@ -12,6 +12,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "detect_memo.h"
 #include "trace_env.h"
 #include "tracemount/compress.h"
 #include "tracemount/chunk_cache.h"
@@ -42,6 +43,7 @@ struct tm_context {
 	struct tm_override *overrides;
 	unsigned n_overrides;
 	dev_t own_device; /* the mount's own: never entered below SOURCE */
+	struct tm_detect_memo *memo;
 
 	pthread_mutex_t lock; /* guards the table */
 	struct entry **table;
@@ -57,7 +59,8 @@ int tm_context_new(size_t memory, struct tm_context **out)
 	ctx->table_size = 256;
 	ctx->table = calloc(ctx->table_size, sizeof(*ctx->table));
 	if (!ctx->table || tm_chunk_cache_new(memory, &ctx->env.cache) < 0 ||
-	    tm_readahead_new(&ctx->readahead) < 0) {
+	    tm_readahead_new(&ctx->readahead) < 0 || tm_detect_memo_new(&ctx->memo) < 0) {
+		tm_readahead_free(ctx->readahead);
 		tm_chunk_cache_free(ctx->env.cache);
 		free(ctx->table);
 		free(ctx);
@@ -76,6 +79,7 @@ void tm_context_free(struct tm_context *ctx)
 	if (!ctx)
 		return;
 	tm_readahead_free(ctx->readahead); /* first: its jobs hold traces and use the cache */
+	tm_detect_memo_free(ctx->memo);
 	for (size_t i = 0; i < ctx->table_size; i++) {
 		while (ctx->table[i]) {
 			struct entry *e = ctx->table[i];
@@ -283,13 +287,13 @@ const struct tm_format *tm_context_detect_head(struct tm_context *ctx, const cha
 
 const struct tm_format *tm_context_detect(struct tm_context *ctx, int dirfd, const char *path)
 {
-	return tm_context_detect_also(ctx, dirfd, path, NULL, NULL);
+	return tm_context_detect_also(ctx, dirfd, path, NULL, NULL, NULL);
 }
 
-const struct tm_format *tm_context_detect_also(struct tm_context *ctx, int dirfd, const char *path,
-					       bool (*also)(const char *name, const uint8_t *head,
-							    size_t len),
-					       bool *matched)
+const struct tm_format *
+tm_context_detect_also(struct tm_context *ctx, int dirfd, const char *path, const struct stat *st,
+		       bool (*also)(const char *name, const uint8_t *head, size_t len),
+		       bool *matched)
 {
 	const struct tm_format *fmt = find_override(ctx, path);
 	if (matched)
@@ -299,6 +303,12 @@ const struct tm_format *tm_context_detect_also(struct tm_context *ctx, int dirfd
 	/* the name alone decides most files: a listing then opens none of them */
 	if (!tm_format_detect_needs_head(tm_base_name(path)))
 		return tm_format_detect(tm_base_name(path), NULL, 0);
+	struct tm_detect_result r = {.also = also};
+	if (st && tm_detect_memo_find(ctx->memo, path, st, &r)) {
+		if (matched)
+			*matched = r.matched;
+		return r.fmt;
+	}
 
 	uint8_t *head = NULL;
 	ssize_t n = -1;
@@ -307,11 +317,15 @@ const struct tm_format *tm_context_detect_also(struct tm_context *ctx, int dirfd
 		n = tm_probe_head(fd, tm_base_name(path), &head);
 		close(fd);
 	}
-	fmt = tm_format_detect(tm_base_name(path), n > 0 ? head : NULL, n > 0 ? (size_t)n : 0);
-	if (!fmt && also && n > 0)
-		*matched = also(tm_base_name(path), head, (size_t)n);
+	r.fmt = tm_format_detect(tm_base_name(path), n > 0 ? head : NULL, n > 0 ? (size_t)n : 0);
+	if (!r.fmt && also && n > 0)
+		r.matched = also(tm_base_name(path), head, (size_t)n);
 	free(head);
-	return fmt;
+	if (st && n >= 0) /* a file that could not be read is tried again */
+		tm_detect_memo_store(ctx->memo, path, st, &r);
+	if (matched)
+		*matched = r.matched;
+	return r.fmt;
 }
 
 static size_t hash_path(const char *s, size_t table_size)

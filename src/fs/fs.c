@@ -92,7 +92,7 @@ static int open_source(struct tm_fs *fs, struct tm_context *ctx, const char *sou
 		goto out;
 	}
 	bool tar = tm_archive_name(base);
-	if (!tar && !tm_context_detect_also(ctx, fs->root_fd, base, tm_archive_head, &tar) &&
+	if (!tar && !tm_context_detect_also(ctx, fs->root_fd, base, NULL, tm_archive_head, &tar) &&
 	    !tar) {
 		snprintf(err, err_len,
 			 "%s: not a recognised trace or archive (see -o format=GLOB:NAME)", source);

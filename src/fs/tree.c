@@ -17,6 +17,7 @@
 #include "tracemount/context.h"
 #include "tracemount/fs.h"
 #include "tracemount/log.h"
+#include "tracemount/registry.h"
 #include "tracemount/trace.h"
 #include "tracemount/util.h"
 #include "tracemount/virtual.h"
@@ -254,9 +255,10 @@ fail:
 	return err;
 }
 
-/* What a regular file of SOURCE is shown as: an override's trace, an archive by its name, a
- * trace its name or head gives (*fmt), an archive by its head, or a file. */
-static enum tm_node_kind kind_of_file(struct tm_fs *fs, const char *rel,
+/* What a regular file of SOURCE, whose attributes are st (or NULL), is shown as: an
+ * override's trace, an archive by its name, a trace its name or head gives (*fmt), an
+ * archive by its head, or a file. */
+static enum tm_node_kind kind_of_file(struct tm_fs *fs, const char *rel, const struct stat *st,
 				      const struct tm_format **fmt)
 {
 	bool tar;
@@ -264,7 +266,7 @@ static enum tm_node_kind kind_of_file(struct tm_fs *fs, const char *rel,
 		return TM_NODE_TRACE;
 	if (tm_archive_name(tm_base_name(rel)))
 		return TM_NODE_ARCHIVE;
-	if ((*fmt = tm_context_detect_also(fs->ctx, fs->root_fd, rel, tm_archive_head, &tar)))
+	if ((*fmt = tm_context_detect_also(fs->ctx, fs->root_fd, rel, st, tm_archive_head, &tar)))
 		return TM_NODE_TRACE;
 	return tar ? TM_NODE_ARCHIVE : TM_NODE_FILE;
 }
@@ -337,7 +339,7 @@ static int walk_path(struct tm_fs *fs, const char *path, struct tm_node *n, int 
 		}
 		if (!S_ISREG(n->st.st_mode))
 			return -ENOENT; /* devices, fifos and sockets are not shown */
-		enum tm_node_kind kind = kind_of_file(fs, n->src, &n->fmt);
+		enum tm_node_kind kind = kind_of_file(fs, n->src, &n->st, &n->fmt);
 		if (kind == TM_NODE_TRACE)
 			return resolve_view(fs, path, n);
 		if (kind == TM_NODE_ARCHIVE)
@@ -485,10 +487,12 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
 		if ((type == DT_DIR || type == DT_UNKNOWN) &&
 		    tm_is_mount_of(dirfd(d), name, tm_context_own_device(fs->ctx)))
 			continue; /* the mount itself, seen below SOURCE */
+		struct stat st;
+		bool have_st = false;
 		if (type == DT_UNKNOWN) {
-			struct stat st;
 			if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 				continue;
+			have_st = true;
 			type = S_ISDIR(st.st_mode)   ? DT_DIR
 			       : S_ISLNK(st.st_mode) ? DT_LNK
 			       : S_ISREG(st.st_mode) ? DT_REG
@@ -499,8 +503,12 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
 		else if (type == DT_LNK)
 			err = fill(arg, name, S_IFLNK);
 		else if (type == DT_REG) {
+			/* the attributes, where detection may read the head: so that the
+			 * lookups of the trace that follow a listing need not read it again */
+			if (!have_st && tm_format_detect_needs_head(name))
+				have_st = fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 			const struct tm_format *fmt;
-			enum tm_node_kind kind = kind_of_file(fs, rel, &fmt);
+			enum tm_node_kind kind = kind_of_file(fs, rel, have_st ? &st : NULL, &fmt);
 			tm_virtual_count(&census, fmt);
 			err = fill(arg, name, kind == TM_NODE_FILE ? S_IFREG : S_IFDIR);
 		}

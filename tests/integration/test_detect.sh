@@ -6,6 +6,10 @@
 # does see the daemon's opens, and the first check cannot pass by missing them. A .byu file
 # that starts with FULL's magic word is BYU (FULL's bid only equals the name's), and one that
 # holds 12-byte records is byu12, in the mount and in `tracemount ls`.
+# Detection reads a .byu file's head once: the listing, then `ls -R` of the trace's folder and
+# the lookups of its views open it three times at most (detection, the index's key, the index
+# pass), where each lookup used to read the head again; rewritten while mounted, the file is
+# read again and shows its new format.
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v strace >/dev/null; then
@@ -35,6 +39,7 @@ done
 "$GEN_BYU12" -n 1000 -s 4 | gzip >"$SRC/folder/zipped.byu12.gz"
 BYU12="u1.byu12 u2.byu12 u3.byu12 zipped.byu12.gz"
 "$GEN_BYU12" -n 1000 -s 5 >"$SRC/folder/twelve.byu"
+"$GEN_BYU12" -n 1000 -s 6 >"$SRC/folder/rewritten.byu"
 
 # An open of PATH (relative to SOURCE) in the strace log: open, openat or openat2.
 opens_of() {
@@ -51,11 +56,19 @@ strace -f -qq -e trace=open,openat,openat2 -o $TM_TMP/strace.log" mount_tm "$SRC
 TM_DAEMON_WRAP=
 ls -l "$TM_MNT/folder" >"$TM_TMP/ls.out"
 check_eq "ls -l lists the folder's traces" \
-	"$(printf '%s\n' control.tt6 magic.byu $BYU twelve.byu $BYU12 | LC_ALL=C sort | xargs)" \
+	"$(printf '%s\n' control.tt6 magic.byu $BYU twelve.byu rewritten.byu $BYU12 |
+		LC_ALL=C sort | xargs)" \
 	"$(awk 'NR > 1 { print $NF }' "$TM_TMP/ls.out" | LC_ALL=C sort | xargs)"
 check_eq "each as a folder" "" "$(awk 'NR > 1 && !/^d/' "$TM_TMP/ls.out")"
 check "magic.byu has BYU's views" test -f "$TM_MNT/folder/magic.byu/class/i_fetch.byu"
 check "twelve.byu has byu12's views" test -f "$TM_MNT/folder/twelve.byu/class/i_fetch.byu12"
+check "rewritten.byu has byu12's views" test -f "$TM_MNT/folder/rewritten.byu/class/i_fetch.byu12"
+ls -R "$TM_MNT/folder/t1.byu" >/dev/null
+stat "$TM_MNT/folder/t1.byu/dump.txt" "$TM_MNT/folder/t1.byu/class/i_fetch.byu" >/dev/null
+ls -l "$TM_MNT/folder" >/dev/null
+"$GEN_BYU" -n 500 -s 9 >"$SRC/folder/rewritten.byu"
+check "rewritten.byu, rewritten with 6-byte records, has BYU's views" \
+	test -f "$TM_MNT/folder/rewritten.byu/class/i_fetch.byu"
 unmount_tm
 
 check "strace logged the daemon's opens" test -s "$TM_TMP/strace.log"
@@ -70,6 +83,9 @@ for t in $BYU twelve.byu; do
 	opens_of "folder/${t//./\\.}" || bad="$bad $t"
 done
 check_eq "the .byu traces were opened: byu12's content bid may overturn their name" "" "$bad"
+count_opens() { grep -cE "open(at2?)?\([^\"]*\"folder/$1\"" "$TM_TMP/strace.log"; }
+check "t1.byu opened at most 3 times, through two listings, ls -R and its views' lookups" \
+	test "$(count_opens 't1\.byu')" -le 3
 (cd "$SRC/folder" && "$TRACEMOUNT" ls magic.byu) >"$TM_TMP/cli.out" 2>&1
 check "tracemount ls magic.byu: BYU's views" grep -q ' class/i_fetch\.byu$' "$TM_TMP/cli.out"
 (cd "$SRC/folder" && "$TRACEMOUNT" ls twelve.byu) >"$TM_TMP/cli.out" 2>&1
