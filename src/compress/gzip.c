@@ -42,12 +42,28 @@ size_t tm_gz_inflate_head(const uint8_t *head, size_t head_len, uint8_t *out, si
 }
 
 /* The index pass's side. */
+/* The share of the decompressed bytes that windows may take, in thousandths: where windows
+ * compress poorly (binary traces), points are spaced wider than the span so that the index
+ * stays under 1% of the trace (issue budget), whatever the data. */
+#define WINDOW_BUDGET_PERMILLE 5
+
 struct gz_scan {
 	struct tm_zscan *sc;
 	z_stream z;
 	z_stream deflater; /* compresses windows */
 	uint8_t *input;
+	uint64_t windows, window_bytes; /* the windows stored so far, and their bytes */
 };
+
+/* Decompressed bytes between points that need a window: the span, or more where the windows
+ * so far compressed so poorly that their share would pass the budget. */
+static uint64_t window_spacing(const struct gz_scan *g)
+{
+	if (!g->windows)
+		return g->sc->span;
+	uint64_t need = g->window_bytes * 1000 / WINDOW_BUDGET_PERMILLE / g->windows;
+	return need > g->sc->span ? need : g->sc->span;
+}
 
 /* Adds a point at the current output: a member start needs no window, a point inside a
  * member the 32 KiB before it, compressed fast (they cost the pass time; the table is
@@ -67,8 +83,10 @@ static int add_point(struct gz_scan *g, uint64_t in, unsigned bits, unsigned fla
 	g->deflater.avail_out = sizeof(packed);
 	if (deflate(&g->deflater, Z_FINISH) != Z_STREAM_END)
 		return -EIO;
-	return tm_zscan_add_point(g->sc, in, bits, flags, 0, packed,
-				  sizeof(packed) - g->deflater.avail_out);
+	size_t packed_len = sizeof(packed) - g->deflater.avail_out;
+	g->windows++;
+	g->window_bytes += packed_len;
+	return tm_zscan_add_point(g->sc, in, bits, flags, 0, packed, packed_len);
 }
 
 /* Refills the input; returns bytes read, 0 at the end, or -errno. */
@@ -150,7 +168,7 @@ static int inflate_all(struct gz_scan *g)
 				err = add_point(g, in, 0, TM_GZ_MEMBER);
 		} else if (ret == Z_OK || ret == Z_BUF_ERROR) {
 			int boundary = (g->z.data_type & 128) && !(g->z.data_type & 64);
-			if (boundary && tm_zscan_since_point(sc) >= sc->span)
+			if (boundary && tm_zscan_since_point(sc) >= window_spacing(g))
 				err = add_point(g, sc->in_pos, (unsigned)g->z.data_type & 7, 0);
 		} else {
 			/* a failed check comes after the member's data: some of it is wrong */

@@ -111,6 +111,38 @@ START_TEST(scan_recovers_data_and_places_points)
 }
 END_TEST
 
+/* Data that deflates only about 1.3:1 (a binary trace's, say) makes 32 KiB windows that
+ * compress as poorly: points inside a member are spaced wider than the span, so that the
+ * windows stay within 0.5% of the data, and every span still inflates to the scan's bytes. */
+START_TEST(poorly_compressing_data_spaces_windows_wider)
+{
+	size_t len = 24 * TM_Z_SPAN;
+	uint8_t *data = malloc(len), *gz = NULL;
+	uint64_t x = 88172645463325252ull;
+	for (size_t i = 0; i < len; i++) { /* random bytes, one in four of them zero */
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		data[i] = i % 4 ? (uint8_t)x : 0;
+	}
+	size_t gz_len = 0;
+	gzip_member(data, len, 6, &gz, &gz_len);
+	ck_assert_uint_gt(gz_len, len / 2); /* it does compress poorly */
+	struct mem_source file;
+	mem_source_init(&file, gz, gz_len);
+	struct scanned s = zscan(&tm_codec_gzip, &file, 1 << 16);
+	ck_assert_uint_eq(s.len, len);
+	ck_assert_int_eq(memcmp(s.out, data, len), 0);
+	ck_assert_msg(s.ix->windows_len * 1000 <= len * 6, "windows %zu bytes for %zu",
+		      s.ix->windows_len, len);
+	ck_assert_uint_ge(s.ix->n_points, 4); /* spaced wider, not given up */
+	ck_assert_uint_lt(s.ix->n_points, 24);
+	check_spans(&file, &s);
+	scanned_free(&s);
+	mem_source_free(&file);
+	free(data);
+	free(gz);
+}
+END_TEST
+
 /* Zeros deflate in blocks of about 8 MiB (32 Ki matches of 258 with memLevel 9): spans longer
  * than a piece. Every piece inflates on its own to the scan's bytes, pieces tile the data, and
  * a piece never holds more than TM_Z_PIECE bytes. */
@@ -314,6 +346,7 @@ int main(void)
 	tcase_add_test(tc, scan_recovers_data_and_places_points);
 	tcase_add_test(tc, multi_member_files);
 	tcase_add_test(tc, long_spans_read_in_pieces);
+	tcase_add_test(tc, poorly_compressing_data_spaces_windows_wider);
 	tcase_add_test(tc, truncated_streams_give_a_prefix);
 	tcase_add_test(tc, corrupt_and_padded_streams_are_reported);
 	tcase_add_test(tc, scan_reads_in_order_and_stops_early);
