@@ -1,8 +1,11 @@
 /* `tracemount index [OPTION]... PATH...`: builds or refreshes the index files of every trace
- * under the paths, N at a time, with a progress bar on a terminal; `--list` and `--prune`:
- * the cache folder's index files, their traces and their state. */
+ * under the paths, N at a time, with a progress bar on a terminal, or with `--shard K/N` only
+ * the traces of shard K of N (by a hash of each trace's path relative to the PATH it was found
+ * under); `--list` and `--prune`: the cache folder's index files, their traces and their
+ * state. */
 #include <errno.h>
 #include <fcntl.h>
+#include <ctype.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -36,6 +39,10 @@ struct run {
 	struct tm_context *ctx;
 	struct job *jobs;
 	size_t n_jobs, cap;
+	unsigned shard_k, shard_n; /* --shard K/N (K from 1), or 0/0: every trace */
+	const char *root;	   /* the PATH being walked, trailing slashes stripped */
+	size_t root_len;
+	size_t found;		   /* traces found, in this shard or not */
 	unsigned walk_errors;	   /* paths that could not be read */
 	unsigned not_traces;	   /* files named on the command line that are not traces */
 	atomic_size_t next;	   /* the next job to take */
@@ -43,6 +50,29 @@ struct run {
 	atomic_uint_fast64_t done; /* bytes of the jobs done */
 	_Atomic(struct tm_trace *) active[MAX_JOBS];
 };
+
+/* The path of a trace found under r->root, relative to it ("sub/a.byu" of "ROOT/sub/a.byu"):
+ * the same on every machine that has the folder, wherever it is mounted. A trace named as PATH
+ * is its base name. */
+static const char *relative_path(const struct run *r, const char *path)
+{
+	size_t n = r->root_len;
+	if (n == 1 && r->root[0] == '.')
+		return path; /* tm_walk names the children of "." "a", not "./a" */
+	if (strncmp(path, r->root, n) == 0 && path[n] == '/')
+		return path + n + 1;
+	return tm_base_name(path);
+}
+
+/* Whether the trace at path (found under r->root) is in this run's shard: FNV-1a of its
+ * relative path, mod N, is K - 1. */
+static bool in_shard(const struct run *r, const char *path)
+{
+	if (!r->shard_n)
+		return true;
+	const char *rel = relative_path(r, path);
+	return tm_fnv1a(TM_FNV_START, rel, strlen(rel)) % r->shard_n == r->shard_k - 1;
+}
 
 static int collect(void *arg, const char *path, const struct tm_format *fmt, const struct stat *st,
 		   int err)
@@ -53,6 +83,9 @@ static int collect(void *arg, const char *path, const struct tm_format *fmt, con
 		r->walk_errors++;
 		return 0;
 	}
+	r->found++;
+	if (!in_shard(r, path))
+		return 0;
 	if (r->n_jobs == r->cap) {
 		size_t cap = r->cap ? 2 * r->cap : 64;
 		struct job *jobs = realloc(r->jobs, cap * sizeof(*jobs));
@@ -135,13 +168,18 @@ static void draw(struct run *r, unsigned jobs, uint64_t total, double start)
 		unsigned s = (unsigned)((double)(total - done) / rate);
 		snprintf(left, sizeof(left), ", %u:%02u left", s / 60, s % 60);
 	}
-	fprintf(stderr, "\r[%s] %3u%% %s of %s, %zu/%zu traces, %s/s%s\033[K", bar, pct, a, b,
-		atomic_load(&r->finished), r->n_jobs, c, left);
+	char shard[80] = "";
+	if (r->shard_n)
+		snprintf(shard, sizeof(shard), " (shard %u/%u of %zu found)", r->shard_k,
+			 r->shard_n, r->found);
+	fprintf(stderr, "\r[%s] %3u%% %s of %s, %zu/%zu traces%s, %s/s%s\033[K", bar, pct, a, b,
+		atomic_load(&r->finished), r->n_jobs, shard, c, left);
 	fflush(stderr);
 }
 
 struct opts {
 	unsigned jobs;
+	unsigned shard_k, shard_n; /* --shard K/N, or 0/0 */
 	bool jobs_given, force, list, prune;
 	const char *cache;
 	const char **formats; /* --format's GLOB:NAME, n_formats of them */
@@ -174,6 +212,11 @@ static void help(void)
 	       "        --force             rebuild every index and rewrite its file, even one\n"
 	       "                            up to date\n"
 	       "    -j, --jobs N            index N traces at a time (1 to %d, default 1)\n"
+	       "        --shard K/N         index only shard K of N (K from 1 to N): the traces\n"
+	       "                            whose path relative to their PATH has an FNV-1a hash\n"
+	       "                            equal to K-1 modulo N; N runs, one for each K, on\n"
+	       "                            as many machines, share the traces into one cache\n"
+	       "                            folder\n"
 	       "        --list              list the cache folder's index files: name, size, age,\n"
 	       "                            format, state (ok, out of date (other build), trace\n"
 	       "                            gone, trace changed, refused: REASON) and trace\n"
@@ -191,10 +234,41 @@ static int usage_error(const char *why)
 	return 2;
 }
 
+/* A decimal number of 1 to 9 digits at *s, no sign nor space, into *v; *s moved past it. */
+static bool parse_count(const char **s, unsigned *v)
+{
+	const char *p = *s;
+	unsigned long n = 0;
+	for (; isdigit((unsigned char)*p) && p - *s < 9; p++)
+		n = n * 10 + (unsigned long)(*p - '0');
+	if (p == *s || isdigit((unsigned char)*p))
+		return false;
+	*s = p;
+	*v = (unsigned)n;
+	return true;
+}
+
+/* --shard's K/N, 1 <= K <= N. Returns 0 or an exit status. */
+static int parse_shard(const char *arg, struct opts *o)
+{
+	const char *p = arg;
+	unsigned k, n;
+	if (!parse_count(&p, &k) || *p++ != '/' || !parse_count(&p, &n) || *p || k < 1 || k > n) {
+		fprintf(stderr,
+			"tracemount index: --shard '%s': expected K/N, shard K of N with 1 <= K "
+			"<= N (see tracemount index --help)\n",
+			arg);
+		return 2;
+	}
+	o->shard_k = k;
+	o->shard_n = n;
+	return 0;
+}
+
 /* Returns 0, an exit status, or -1 when the help was printed. */
 static int parse(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_FORCE = 256, OPT_LIST, OPT_PRUNE };
+	enum { OPT_FORCE = 256, OPT_LIST, OPT_PRUNE, OPT_SHARD };
 	static const struct option longopts[] = {
 	    {"cache", required_argument, NULL, 'c'},
 	    {"format", required_argument, NULL, 'F'},
@@ -202,6 +276,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	    {"jobs", required_argument, NULL, 'j'},
 	    {"list", no_argument, NULL, OPT_LIST},
 	    {"prune", no_argument, NULL, OPT_PRUNE},
+	    {"shard", required_argument, NULL, OPT_SHARD},
 	    {"image", required_argument, NULL, 'i'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -224,6 +299,10 @@ static int parse(int argc, char **argv, struct opts *o)
 		case OPT_FORCE: o->force = true; break;
 		case OPT_LIST: o->list = true; break;
 		case OPT_PRUNE: o->prune = true; break;
+		case OPT_SHARD:
+			if (parse_shard(optarg, o))
+				return 2;
+			break;
 		case 'j':
 			n = strtol(optarg, &end, 10);
 			if (!*optarg || *end || n < 1 || n > MAX_JOBS) {
@@ -243,8 +322,10 @@ static int parse(int argc, char **argv, struct opts *o)
 	if ((o->list || o->prune) && optind < argc)
 		return usage_error(
 		    "--list and --prune work on the cache folder: they take no PATH");
-	if ((o->list || o->prune) && (o->force || o->jobs_given || o->n_formats || o->n_images))
-		return usage_error("--list and --prune take no --force, --format, --image or -j");
+	if ((o->list || o->prune) &&
+	    (o->force || o->jobs_given || o->n_formats || o->n_images || o->shard_n))
+		return usage_error(
+		    "--list and --prune take no --force, --format, --image, -j or --shard");
 	if (!o->list && !o->prune && optind == argc)
 		return usage_error("usage: tracemount index [OPTION]... PATH...");
 	if (o->cache && strcmp(o->cache, "none") == 0)
@@ -270,6 +351,15 @@ static int cache_dir(const struct opts *o, char *buf, size_t len, const char **d
 	return 0;
 }
 
+/* The PATH walked next, named as tm_walk names it (without trailing slashes). */
+static void set_root(struct run *r, const char *path)
+{
+	r->root = path;
+	r->root_len = strlen(path);
+	while (r->root_len > 1 && path[r->root_len - 1] == '/')
+		r->root_len--;
+}
+
 /* A path named on the command line: a folder is walked (files in it that are not traces are
  * skipped), a file must be a trace. A symbolic link named is followed, as by ls and find -H. */
 static int add_operand(struct run *r, const char *path)
@@ -287,10 +377,12 @@ static int add_operand(struct run *r, const char *path)
 			r->walk_errors++;
 			return 0;
 		}
+		set_root(r, resolved);
 		int err = tm_walk(r->ctx, AT_FDCWD, resolved, collect, r);
 		free(resolved);
 		return err;
 	}
+	set_root(r, path);
 	if (S_ISDIR(st.st_mode))
 		return tm_walk(r->ctx, AT_FDCWD, path, collect, r);
 	if (!S_ISREG(st.st_mode)) {
@@ -314,7 +406,7 @@ static int run_index(struct opts *o, char **paths, int n_paths)
 {
 	char buf[PATH_MAX], err_msg[PATH_MAX + 256];
 	const char *cache;
-	struct run r = {0};
+	struct run r = {.shard_k = o->shard_k, .shard_n = o->shard_n};
 	int status = cache_dir(o, buf, sizeof(buf), &cache);
 	if (status)
 		return status;
@@ -382,10 +474,16 @@ static int run_index(struct opts *o, char **paths, int n_paths)
 	tm_cli_human_size(size, sizeof(size), (double)total);
 	struct tm_index_counts c;
 	tm_context_counts(r.ctx, &c);
+	char took[96];
+	if (r.shard_n)
+		snprintf(took, sizeof(took), "shard %u/%u: %zu of %zu traces found", r.shard_k,
+			 r.shard_n, r.n_jobs, r.found);
+	else
+		snprintf(took, sizeof(took), "%zu traces", r.n_jobs);
 	fprintf(stderr,
-		"tracemount index: %zu traces, %s in %.1f s: %" PRIu64 " indexed, %" PRIu64
+		"tracemount index: %s, %s in %.1f s: %" PRIu64 " indexed, %" PRIu64
 		" up to date, %" PRIu64 " out of date, %u failed%s%s; index files in %s\n",
-		r.n_jobs, size, secs, c.built, c.loaded, c.stale, failed,
+		took, size, secs, c.built, c.loaded, c.stale, failed,
 		r.walk_errors ? ", some paths unreadable" : "",
 		r.not_traces ? ", some paths not traces" : "", cache);
 	status = failed || r.walk_errors || r.not_traces ? 1 : 0;

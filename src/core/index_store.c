@@ -4,8 +4,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -240,14 +242,28 @@ static int write_all(int fd, const void *p, size_t n)
 int tm_index_store_write(const struct tm_index_store *s, const char *name,
 			 const struct iovec *parts, size_t n)
 {
+	static atomic_uint serial;
 	char tmp[NAME_MAX + 1];
-	/* a name of its own per writer: daemons and machines share the folder */
-	snprintf(tmp, sizeof(tmp), ".%.200s.%ld.%lx", name, (long)getpid(),
-		 (unsigned long)(uintptr_t)&tmp ^ (unsigned long)random());
 	int dirfd = tm_index_store_fd(s); /* one folder for the file and its rename */
-	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	int fd = -1;
+	/* a name of its own per writer: daemons and machines share the folder. The process id
+	 * alone is not enough: containers on several machines (a Kubernetes indexed Job, Slurm
+	 * array tasks in containers) often run with the same one, so the clock, a counter and
+	 * the stack's address are mixed in, and a name taken (O_EXCL) is tried again with another
+	 * rather than failing the store. */
+	for (int tries = 0; fd < 0 && tries < 8; tries++) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t mix = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		mix ^= (uint64_t)(uintptr_t)&tmp << 16 ^ (uint64_t)random() << 32 ^
+		       (uint64_t)atomic_fetch_add(&serial, 1) * 0x9e3779b97f4a7c15ull;
+		snprintf(tmp, sizeof(tmp), ".%.200s.%ld.%" PRIx64, name, (long)getpid(), mix);
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			return -errno;
+	}
 	if (fd < 0)
-		return -errno;
+		return -EEXIST;
 	int err = 0;
 	for (size_t i = 0; i < n && !err; i++)
 		if (parts[i].iov_len)

@@ -1,7 +1,8 @@
 /* The cache folder of index files: made alone unless asked, stale temporary files removed,
  * used again when deleted, never blocked by what is no regular file, no descriptor kept; its
- * files listed and removed. */
+ * files listed and removed; writers in several processes storing one file at once. */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,6 +14,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -531,12 +534,82 @@ START_TEST(test_list_and_remove)
 }
 END_TEST
 
+/* Writers in several processes (as shards of tracemount index on machines sharing the folder)
+ * store one name at once, each its own bytes, while this process reads it: every read finds
+ * one writer's file whole, and at the end there is that one file, whole, and no temporary. */
+START_TEST(test_concurrent_writers)
+{
+	enum { WRITERS = 4, ROUNDS = 100, SIZE = 256 * 1024 };
+	static const char name[] = "0123456789abcdef.tmi";
+	char path[300], err[512];
+	snprintf(path, sizeof(path), "%s/shared", ix_dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	for (int w = 0; w < WRITERS; w++) {
+		pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			static char buf[SIZE];
+			struct tm_index_store s;
+			memset(buf, 'a' + w, sizeof(buf));
+			struct iovec v[2] = {{buf, SIZE / 3}, {buf + SIZE / 3, SIZE - SIZE / 3}};
+			if (tm_index_store_open(&s, path, false, err, sizeof(err)) < 0)
+				_exit(1);
+			for (int i = 0; i < ROUNDS; i++)
+				if (tm_index_store_write(&s, name, v, 2) < 0)
+					_exit(2);
+			tm_index_store_close(&s);
+			_exit(0);
+		}
+	}
+	struct tm_index_store s;
+	ck_assert_int_eq(tm_index_store_open(&s, path, false, err, sizeof(err)), 0);
+	int left = WRITERS, status;
+	unsigned torn = 0;
+	for (bool last = false; !last;) {
+		last = left == 0; /* one more read once every writer is done */
+		uint8_t *data;
+		size_t len;
+		const char *bad;
+		int r = tm_index_store_read(&s, name, 0, &data, &len, &bad);
+		if (r == 0) {
+			bool whole = len == SIZE && data[0] >= 'a' && data[0] < 'a' + WRITERS;
+			for (size_t i = 1; whole && i < len; i++)
+				whole = data[i] == data[0];
+			torn += !whole;
+			free(data);
+		} else {
+			ck_assert_msg(r == -ENOENT && !last, "read: %d (%s)", r, bad ? bad : "");
+		}
+		pid_t pid;
+		while (left && (pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+				      "a writer failed: status %d", status);
+			left--;
+		}
+	}
+	tm_index_store_close(&s);
+	ck_assert_uint_eq(torn, 0);
+	DIR *d = opendir(path);
+	ck_assert_ptr_nonnull(d);
+	unsigned entries = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			ck_assert_str_eq(e->d_name, name);
+			entries++;
+		}
+	closedir(d);
+	ck_assert_uint_eq(entries, 1);
+}
+END_TEST
+
 int main(void)
 {
 	const TTest *const tests[] = {
-	    test_store_folder,	 test_store_parents,  test_stale_temporaries,
-	    test_fifo,		 test_folder_deleted, test_folder_deleted_racing,
-	    test_no_descriptors, test_force_rebuild,  test_list_and_remove,
+	    test_store_folder,	    test_store_parents,
+	    test_stale_temporaries, test_fifo,
+	    test_folder_deleted,    test_folder_deleted_racing,
+	    test_no_descriptors,    test_force_rebuild,
+	    test_list_and_remove,   test_concurrent_writers,
 	};
 	return ix_run("index_store", tests, sizeof(tests) / sizeof(tests[0]));
 }
