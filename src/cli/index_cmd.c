@@ -486,7 +486,12 @@ static int run_index(struct opts *o, char **paths, int n_paths)
 		took, size, secs, c.built, c.loaded, c.stale, failed,
 		r.walk_errors ? ", some paths unreadable" : "",
 		r.not_traces ? ", some paths not traces" : "", cache);
-	status = failed || r.walk_errors || r.not_traces ? 1 : 0;
+	/* an index that stays in this process's memory is of no use to anyone */
+	if (c.unstored)
+		fprintf(stderr,
+			"tracemount index: %" PRIu64 " index files could not be written in %s\n",
+			c.unstored, cache);
+	status = failed || c.unstored || r.walk_errors || r.not_traces ? 1 : 0;
 out:
 	for (size_t k = 0; k < r.n_jobs; k++)
 		free(r.jobs[k].path);

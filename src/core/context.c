@@ -239,6 +239,7 @@ void tm_context_counts(const struct tm_context *ctx, struct tm_index_counts *out
 	out->refused = atomic_load(&ctx->env.n_refused);
 	out->stale = atomic_load(&ctx->env.n_stale);
 	out->failed = atomic_load(&ctx->env.n_failed);
+	out->unstored = atomic_load(&ctx->env.n_unstored);
 }
 
 unsigned tm_context_override_count(const struct tm_context *ctx)

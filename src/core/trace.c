@@ -404,9 +404,11 @@ static int obtain_index_with(struct tm_trace *t, struct tm_source *src, const ch
 	if (!src->ops->identity) /* a member of an archive has no path --prune could check */
 		trace_path_of(t, path, sizeof(path));
 	int stored = tm_index_file_store_trace(store, t->fmt, &t->views, &key, *out, path);
-	if (stored < 0)
+	if (stored < 0) {
+		atomic_fetch_add(&env->n_unstored, 1);
 		tm_log(env->log, LOG_WARNING, "%s: cannot write its index file in %s: %s", t->path,
 		       store->dir, strerror(-stored));
+	}
 	return 0;
 }
 

@@ -41,7 +41,7 @@ struct tm_trace_env {
 	atomic_bool stopping; /* the mount goes away: index builds give up (-ECANCELED) */
 	/* indexes: built by decoding, read from index files, files refused, files out of date
 	 * (written by another build), builds failed */
-	_Atomic uint64_t n_built, n_loaded, n_refused, n_stale, n_failed;
+	_Atomic uint64_t n_built, n_loaded, n_refused, n_stale, n_failed, n_unstored;
 };
 
 /* A new trace of format fmt at path, with one reference (the context's), in env. owner is its

@@ -412,6 +412,27 @@ check_eq "index --cache none: exit status" 2 "$RC"
 check_eq "index --cache none: the message" \
 	"tracemount index: --cache none: index files need a cache folder (give --cache DIR) (see tracemount index --help)" \
 	"$ERR"
+# A cache folder with no room: the indexes are built but stay in memory, which helps no one,
+# so index says so and fails (a shard of a cluster's run must not look done).
+FULL=$TM_TMP/full
+mkdir -p "$FULL" "$TM_TMP/two"
+"$GEN_BYU" -n 20000 -s 6 >"$TM_TMP/two/x.byu"
+"$GEN_BYU" -n 20000 -s 7 >"$TM_TMP/two/y.byu"
+if mount -t tmpfs -o size=4k,mode=0700 tmpfs "$FULL" 2>/dev/null; then
+	run_tm index --cache "$FULL" "$TM_TMP/two"
+	umount "$FULL"
+	check_eq "index into a full cache folder: exit status" 1 "$RC"
+	for t in x y; do
+		check "index into a full cache folder: $t.byu's warning" grep -qx \
+			"tracemount index: $TM_TMP/two/$t.byu: cannot write its index file in $FULL: No space left on device" \
+			"$TM_TMP/out/$RUN_N.err"
+	done
+	check "index into a full cache folder: the count" \
+		grep -qx "tracemount index: 2 index files could not be written in $FULL" \
+		"$TM_TMP/out/$RUN_N.err"
+else
+	echo "note: no tmpfs could be mounted here: the full cache folder is not tried"
+fi
 for j in 0 65 x ''; do
 	run_tm index -j "$j" "$SRC"
 	check_eq "index -j '$j': exit status" 2 "$RC"
