@@ -204,6 +204,96 @@ index_pass_figures() {
 	printf '%-58s %8s s %8s GB/s\n' "B   cat MNT/$1/raw (the trace through FUSE)" "$B" "$(rate "$2" "$B")"
 }
 
+# --- peers (issue 26) ----------------------------------------------------------------------------
+# The tools a user would pick instead, measured side by side. None is in the repository: pigz and
+# indexed_gzip come from Debian's packages (scripts/deps); ratarmount and rapidgzip, which Debian
+# does not package, are built from their public sources elsewhere and named by TM_RATARMOUNT (a
+# command running ratarmount, e.g. a wrapper script setting PYTHONPATH) and TM_RAPIDGZIP (the
+# rapidgzip command-line tool). A peer that is absent or does not run is skipped with a note: a
+# bench still runs without it.
+
+# find_peers PEER...: for each PEER (ratarmount, rapidgzip, pigz, indexed_gzip), its command in
+# RM, RG, PZ or IG (empty when skipped) and the report's line about it in RM_NOTE, RG_NOTE,
+# PZ_NOTE or IG_NOTE; each note is said too.
+# shellcheck disable=SC2034 # PZ, IG and the notes are for the bench that sources this
+find_peers() {
+	local peer version py
+	for peer in "$@"; do
+		case $peer in
+		ratarmount)
+			RM='' RM_NOTE="ratarmount: skipped (set TM_RATARMOUNT to a command running ratarmount"
+			RM_NOTE+=" built outside the repository; see issue 26)"
+			if [ -n "${TM_RATARMOUNT:-}" ]; then
+				if "$TM_RATARMOUNT" --help </dev/null 2>/dev/null | head -1 | grep -q .; then
+					RM=$TM_RATARMOUNT
+					# Its versions, and those of ratarmountcore, are among the many it lists.
+					version=$(PYTHONDONTWRITEBYTECODE=1 "$RM" --version 2>/dev/null </dev/null |
+						awk '/^ratarmount(core)? / { printf "%s%s", s, $0; s = ", " }')
+					RM_NOTE="ratarmount: $RM (${version:-version unknown})"
+				else
+					RM_NOTE="ratarmount: skipped (TM_RATARMOUNT=$TM_RATARMOUNT does not run:"
+					RM_NOTE+=" '$TM_RATARMOUNT --help' failed)"
+				fi
+			fi
+			say "$RM_NOTE"
+			;;
+		rapidgzip)
+			RG='' RG_NOTE="rapidgzip: skipped (set TM_RAPIDGZIP to the rapidgzip tool built outside"
+			RG_NOTE+=" the repository; see issue 26)"
+			if [ -n "${TM_RAPIDGZIP:-}" ]; then
+				if version=$("$TM_RAPIDGZIP" --version 2>/dev/null </dev/null | grep -o 'version [0-9.]*'); then
+					RG=$TM_RAPIDGZIP
+					RG_NOTE="rapidgzip: $RG ($version)"
+				else
+					RG_NOTE="rapidgzip: skipped (TM_RAPIDGZIP=$TM_RAPIDGZIP does not run:"
+					RG_NOTE+=" '$TM_RAPIDGZIP --version' failed)"
+				fi
+			fi
+			say "$RG_NOTE"
+			;;
+		pigz)
+			PZ='' PZ_NOTE="pigz: skipped (not installed; scripts/deps installs Debian's pigz)"
+			if version=$(pigz --version 2>&1 </dev/null) && [[ $version == pigz* ]]; then
+				PZ=pigz PZ_NOTE="pigz: $(command -v pigz) ($version)"
+			fi
+			say "$PZ_NOTE"
+			;;
+		indexed_gzip)
+			# Debian's python3-indexed-gzip is in the system Python's path, which a python3 first
+			# in PATH (pyenv, a virtual environment) may not see: the system's first.
+			IG='' IG_NOTE="indexed_gzip: skipped (no python3 imports it; scripts/deps installs"
+			IG_NOTE+=" Debian's python3-indexed-gzip)"
+			for py in /usr/bin/python3 python3; do
+				if version=$("$py" -c 'import indexed_gzip; print(indexed_gzip.__version__)' \
+					2>/dev/null </dev/null); then
+					IG=$py IG_NOTE="indexed_gzip: $version in $py"
+					break
+				fi
+			done
+			say "$IG_NOTE"
+			;;
+		*) die "find_peers: no peer '$peer'" ;;
+		esac
+	done
+}
+
+# ratarmount_mount FILE INDEX [OPTION...]: ratarmount (RM) of FILE at MNT in the foreground
+# (DAEMON_PID, unmounted by unmount_now), its index file INDEX, its messages appended to
+# TMP/rm.log; it mounts only once its index is built or read, so the wait is long.
+ratarmount_mount() {
+	local file=$1 index=$2 _
+	shift 2
+	"$RM" -f "$@" --index-file "$index" "$file" "$MNT" </dev/null >>"$TMP/rm.log" 2>&1 &
+	DAEMON_PID=$!
+	for _ in $(seq 1 12000); do
+		mountpoint -q "$MNT" && return 0
+		kill -0 "$DAEMON_PID" 2>/dev/null || break
+		sleep 0.01
+	done
+	tail -20 "$TMP/rm.log" >&2
+	die "ratarmount did not mount $file"
+}
+
 revision() {
 	git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown
 }
