@@ -270,8 +270,8 @@ done
 run_tm help nosuchcommand
 check_eq "tracemount help with an unknown command: exit status" 2 "$RC"
 run_tm --version
-check "--version names libfuse, zlib, liblzma, zstd, json-c and Capstone" \
-	grep -qE '^libfuse [0-9.]+, zlib [0-9.]+, liblzma [0-9.]+, zstd [0-9.]+, json-c [0-9.]+, Capstone [0-9.]+$' \
+check "--version names libfuse, zlib, liblzma, zstd, json-c, Capstone and ISA-L if built with it" \
+	grep -qE '^libfuse [0-9.]+, zlib [0-9.]+, liblzma [0-9.]+, zstd [0-9.]+, json-c [0-9.]+, Capstone [0-9.]+(, ISA-L [0-9.]+)?$' \
 	<<<"$OUT"
 
 # ---------------------------------------------------------------------------------------
