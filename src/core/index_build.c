@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,7 +48,6 @@ struct builder {
 	 * (a copy of the record's raw_len bytes) */
 	size_t group_fixed[TM_MAX_CLASSES];
 	uint64_t tag_count[TM_FLAG_BITS]; /* records by flag bit, for the tags' class counts */
-	void *recs;			  /* one batch of decoded records */
 	void *stats;
 	/* each deriver's state (NULL for one that does not apply to the trace), the
 	 * instructions of one batch (of an instruction trace), and each deriver's object of
@@ -139,12 +140,11 @@ static int setup(struct builder *b)
 	b->measured = calloc((size_t)nv * nc + 1, sizeof(unsigned));
 	b->n_measured = calloc(nc + 1, sizeof(unsigned));
 	b->record_views = calloc(nv + 1, sizeof(*b->record_views));
-	b->recs = malloc(BATCH_RECORDS * fmt->record_size);
 	b->stats = calloc(1, fmt->stats_size + 1);
 	b->cap = READ_BLOCK;
 	b->buf = malloc(b->cap);
 	if (!b->cur || !b->boundary || !b->fixed || !b->measured || !b->n_measured ||
-	    !b->record_views || !b->recs || !b->stats || !b->buf)
+	    !b->record_views || !b->stats || !b->buf)
 		return -ENOMEM;
 	for (unsigned g = 0; g < TM_MAX_GROUPS; g++)
 		b->group_col[g] = -1;
@@ -287,20 +287,85 @@ static int account(struct builder *b, const struct tm_chunk *c)
 	return 0;
 }
 
-static int decode_all(struct builder *b, tm_progress_fn progress, void *progress_arg)
+/* The pass runs on two threads: a decoder thread runs the format's decode into a ring of
+ * batches (the records, a copy of the bytes they came from, and the decoder's state where a
+ * chunk starts), while the pass's own thread accounts them in order (account): sizes,
+ * statistics and derivers. The two halves share nothing but the ring; the decoder owns the
+ * read buffer, the source and the decoder's state, the accounting thread the row and the
+ * rest. */
+#define RING_SLOTS 4
+
+struct batch {
+	void *recs;
+	uint8_t *raw; /* a copy of the bytes the records were decoded from */
+	size_t raw_cap, n, used;
+	uint64_t raw_off;
+	bool chunk_start; /* the first batch of a chunk: state is the decoder's before it */
+	uint64_t *state;
+};
+
+struct ring {
+	struct builder *b;
+	pthread_mutex_t lock;
+	pthread_cond_t filled, emptied;
+	struct batch slot[RING_SLOTS];
+	uint64_t made, taken; /* batches, under the lock */
+	bool done, stop;      /* the decoder ended; the accounting thread gave up */
+	int err;	      /* how the decoder ended: 0 at the end of the trace, or -errno */
+	uint64_t *state;      /* the decoder's running state */
+	size_t state_bytes;
+};
+
+/* The next free slot, or NULL when the accounting thread stopped. */
+static struct batch *free_slot(struct ring *r)
 {
+	pthread_mutex_lock(&r->lock);
+	while (r->made - r->taken == RING_SLOTS && !r->stop)
+		pthread_cond_wait(&r->emptied, &r->lock);
+	struct batch *s = r->stop ? NULL : &r->slot[r->made % RING_SLOTS];
+	pthread_mutex_unlock(&r->lock);
+	return s;
+}
+
+static int publish(struct ring *r, struct batch *s, const struct tm_decode_in *in, size_t n,
+		   size_t used, bool chunk_start)
+{
+	if (used > s->raw_cap) {
+		uint8_t *raw = realloc(s->raw, used);
+		if (!raw)
+			return -ENOMEM;
+		s->raw = raw;
+		s->raw_cap = used;
+	}
+	memcpy(s->raw, in->buf, used);
+	s->n = n;
+	s->used = used;
+	s->raw_off = in->raw_off;
+	s->chunk_start = chunk_start;
+	pthread_mutex_lock(&r->lock);
+	r->made++;
+	pthread_cond_signal(&r->filled);
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+static void *decoder_thread(void *arg)
+{
+	struct ring *r = arg;
+	struct builder *b = r->b;
 	const struct tm_format *fmt = b->fmt;
 	size_t in_chunk = 0;
-	uint64_t chunk_start = 0;
-	uint64_t next_progress = PROGRESS_STEP;
-	int err = push_row(b, b->cur);
+	int err = 0;
 
 	while (!err) {
-		/* At a chunk boundary the next row is kept aside (decoding changes the state in
-		 * b->cur) and pushed only once a record shows that the chunk exists. */
-		int boundary = in_chunk == fmt->chunk_records;
+		struct batch *s = free_slot(r);
+		if (!s)
+			break;
+		/* at a chunk boundary the state before the batch is kept, for the chunk's row,
+		 * which the accounting thread writes once a record shows that the chunk exists */
+		bool boundary = in_chunk == fmt->chunk_records;
 		if (boundary)
-			memcpy(b->boundary, b->cur, b->ix->row_words * sizeof(uint64_t));
+			memcpy(s->state, r->state, r->state_bytes);
 		struct tm_decode_in in = {
 		    .buf = b->buf + b->pos,
 		    .len = b->len - b->pos,
@@ -310,47 +375,151 @@ static int decode_all(struct builder *b, tm_progress_fn progress, void *progress
 		size_t max = fmt->chunk_records - (boundary ? 0 : in_chunk), n = 0, used = 0;
 		if (max > BATCH_RECORDS)
 			max = BATCH_RECORDS;
-		int r = fmt->decode(state_of(b), &in, b->recs, max, &n, &used, &b->diag);
-		if (r < 0 && r != -EAGAIN)
-			return r;
-		if (used > in.len || n > max)
-			return -EPROTO; /* the decoder broke its contract */
-		if (boundary && n) {
-			if ((err = push_row(b, b->boundary)) < 0)
-				return err;
+		int ret = fmt->decode(r->state, &in, s->recs, max, &n, &used, &b->diag);
+		if (ret < 0 && ret != -EAGAIN) {
+			err = ret;
+			break;
+		}
+		if (used > in.len || n > max) {
+			err = -EPROTO; /* the decoder broke its contract */
+			break;
+		}
+		if (boundary && n)
 			in_chunk = 0;
-			chunk_start = b->boundary[TM_ROW_RAW_OFF];
-		}
-		struct tm_chunk c = {
-		    .first_record = b->cur[TM_ROW_RECORD],
-		    .raw_off = in.raw_off,
-		    .raw = in.buf,
-		    .raw_len = used,
-		    .records = b->recs,
-		    .n_records = n,
-		    .record_size = fmt->record_size,
-		};
-		if ((err = account(b, &c)) < 0)
-			return err;
-		b->pos += used;
-		in_chunk += n;
-		if (b->cur[TM_ROW_RAW_OFF] - chunk_start > UINT32_MAX)
-			return -EFBIG; /* records locate their bytes by a 32-bit chunk offset */
-		if (progress && b->cur[TM_ROW_RAW_OFF] >= next_progress) {
-			if (progress(progress_arg, b->cur[TM_ROW_RAW_OFF], b->src->size))
-				return -ECANCELED;
-			next_progress = b->cur[TM_ROW_RAW_OFF] + PROGRESS_STEP;
-		}
-		if (n || used)
+		if (n || used) {
+			err = publish(r, s, &in, n, used, boundary && n);
+			b->pos += used;
+			in_chunk += n;
 			continue;
+		}
 		if (b->eof)
 			break; /* nothing more will come */
 		err = refill(b);
 	}
+	pthread_mutex_lock(&r->lock);
+	r->done = true;
+	r->err = err;
+	pthread_cond_signal(&r->filled);
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+/* The next batch in order, or NULL once the decoder ended and every batch was taken. */
+static struct batch *next_batch(struct ring *r)
+{
+	pthread_mutex_lock(&r->lock);
+	while (r->taken == r->made && !r->done)
+		pthread_cond_wait(&r->filled, &r->lock);
+	struct batch *s = r->taken == r->made ? NULL : &r->slot[r->taken % RING_SLOTS];
+	pthread_mutex_unlock(&r->lock);
+	return s;
+}
+
+static void batch_done(struct ring *r)
+{
+	pthread_mutex_lock(&r->lock);
+	r->taken++;
+	pthread_cond_signal(&r->emptied);
+	pthread_mutex_unlock(&r->lock);
+}
+
+static int ring_init(struct ring *r, struct builder *b)
+{
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->filled, NULL);
+	pthread_cond_init(&r->emptied, NULL);
+	r->b = b;
+	r->state_bytes = b->ix->state_words * sizeof(uint64_t);
+	if (!(r->state = malloc(r->state_bytes + 1)))
+		return -ENOMEM;
+	memcpy(r->state, state_of(b), r->state_bytes);
+	for (unsigned i = 0; i < RING_SLOTS; i++) {
+		struct batch *s = &r->slot[i];
+		if (!(s->recs = malloc(BATCH_RECORDS * b->fmt->record_size)) ||
+		    !(s->state = malloc(r->state_bytes + 1)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void ring_free(struct ring *r)
+{
+	for (unsigned i = 0; i < RING_SLOTS; i++) {
+		free(r->slot[i].recs);
+		free(r->slot[i].raw);
+		free(r->slot[i].state);
+	}
+	free(r->state);
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->filled);
+	pthread_cond_destroy(&r->emptied);
+}
+
+static int account_all(struct builder *b, struct ring *r, tm_progress_fn progress,
+		       void *progress_arg)
+{
+	uint64_t chunk_start = 0, next_progress = PROGRESS_STEP;
+	int err = 0;
+	struct batch *s;
+	while (!err && (s = next_batch(r))) {
+		if (s->chunk_start) {
+			memcpy(b->boundary, b->cur, b->ix->row_words * sizeof(uint64_t));
+			memcpy(b->boundary + (b->ix->row_words - b->ix->state_words), s->state,
+			       r->state_bytes);
+			if ((err = push_row(b, b->boundary)) < 0)
+				break;
+			chunk_start = b->boundary[TM_ROW_RAW_OFF];
+		}
+		struct tm_chunk c = {
+		    .first_record = b->cur[TM_ROW_RECORD],
+		    .raw_off = s->raw_off,
+		    .raw = s->raw,
+		    .raw_len = s->used,
+		    .records = s->recs,
+		    .n_records = s->n,
+		    .record_size = b->fmt->record_size,
+		};
+		if ((err = account(b, &c)) < 0)
+			break;
+		batch_done(r);
+		if (b->cur[TM_ROW_RAW_OFF] - chunk_start > UINT32_MAX)
+			err = -EFBIG; /* records locate their bytes by a 32-bit chunk offset */
+		else if (progress && b->cur[TM_ROW_RAW_OFF] >= next_progress) {
+			if (progress(progress_arg, b->cur[TM_ROW_RAW_OFF], b->src->size))
+				err = -ECANCELED;
+			next_progress = b->cur[TM_ROW_RAW_OFF] + PROGRESS_STEP;
+		}
+	}
 	return err;
 }
 
-/* The streams whose per-stream views exist: the union of the derivers' answers. */
+static int decode_all(struct builder *b, tm_progress_fn progress, void *progress_arg)
+{
+	struct ring r = {0};
+	pthread_t decoder;
+	int err = push_row(b, b->cur);
+	if (err)
+		return err;
+	if (!(err = ring_init(&r, b)))
+		err = -pthread_create(&decoder, NULL, decoder_thread, &r);
+	if (err) {
+		ring_free(&r);
+		return err;
+	}
+	err = account_all(b, &r, progress, progress_arg);
+	pthread_mutex_lock(&r.lock);
+	r.stop = true;
+	pthread_cond_signal(&r.emptied);
+	pthread_mutex_unlock(&r.lock);
+	pthread_join(decoder, NULL);
+	if (!err)
+		err = r.err;
+	if (!err) /* the last row holds the decoder's state at the end */
+		memcpy(state_of(b), r.state, r.state_bytes);
+	ring_free(&r);
+	return err;
+}
+
 static int derivers_streams(struct builder *b, uint64_t *streams)
 {
 	*streams = 0;
@@ -547,7 +716,6 @@ out:
 	tm_index_free(b.ix);
 	tm_diag_free(&b.diag);
 	free(b.buf);
-	free(b.recs);
 	free(b.record_views);
 	free(b.fixed);
 	free(b.measured);
