@@ -43,6 +43,19 @@ tm_cleanup() {
 }
 trap tm_cleanup EXIT
 
+# run_tm ARGS...: runs the tracemount command with a time limit, so that a regression that
+# hangs cannot stall the suite; sets RC, OUT (the file of its standard output) and ERR (what
+# it wrote to standard error).
+RUN_N=0
+run_tm() {
+	RUN_N=$((RUN_N + 1))
+	mkdir -p "$TM_TMP/out"
+	OUT=$TM_TMP/out/$RUN_N.out
+	timeout 120 "$TRACEMOUNT" "$@" >"$OUT" 2>"$TM_TMP/out/$RUN_N.err"
+	RC=$?
+	ERR=$(cat "$TM_TMP/out/$RUN_N.err")
+}
+
 fail() {
 	echo "FAIL: $*" >&2
 	TM_FAILS=$((TM_FAILS + 1))

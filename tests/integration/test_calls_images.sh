@@ -227,13 +227,11 @@ check_eq "index --image: the mount with the same images reads every index file" 
 named plain calculator-aarch32-fastmodel.tarmac "$EXP/aarch32.sym" 0 \
 	"plain/ (indexed ahead with --image)"
 unmount_tm
-run_tm() { "$TRACEMOUNT" "$@" >/dev/null 2>"$TM_TMP/err"; }
 run_tm index --cache "$TM_TMP/ahead" --image "$TM_TMP/text.elf" "$SRC/plain"
-check_eq "index --image without GLOB: exit 1, as -o image=" 1 "$?"
-check "index --image without GLOB: says what is expected" grep -qF "expected GLOB:FILE" \
-	"$TM_TMP/err"
+check_eq "index --image without GLOB: exit 1, as -o image=" 1 "$RC"
+check "index --image without GLOB: says what is expected" grep -qF "expected GLOB:FILE" <<<"$ERR"
 run_tm index --cache "$TM_TMP/ahead" --image "*:$TM_TMP/text.elf" "$SRC/plain"
-check_eq "index --image of a file that is no image: exit 1" 1 "$?"
+check_eq "index --image of a file that is no image: exit 1" 1 "$RC"
 check "index --image of a file that is no image: says so" grep -q "^tracemount index: --image" \
-	"$TM_TMP/err"
+	<<<"$ERR"
 finish

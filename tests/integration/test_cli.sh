@@ -38,15 +38,6 @@ expected_views() {
 	} | LC_ALL=C sort
 }
 
-# run_tm ARGS...: runs tracemount with a time limit; sets RC, OUT (stdout file), ERR (stderr).
-RUN_N=0
-run_tm() {
-	RUN_N=$((RUN_N + 1))
-	OUT=$TM_TMP/out/$RUN_N.out
-	timeout 20 "$TRACEMOUNT" "$@" >"$OUT" 2>"$TM_TMP/out/$RUN_N.err"
-	RC=$?
-	ERR=$(cat "$TM_TMP/out/$RUN_N.err")
-}
 
 # contains TEXT WORD: TEXT mentions WORD (fixed string, case-insensitive).
 contains() {

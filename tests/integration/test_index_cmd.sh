@@ -20,15 +20,6 @@ mkdir -p "$SRC/sub" "$TM_TMP/out"
 REAL=$(realpath "$SRC")
 cd "$SRC" || exit 1
 
-# run_tm ARGS...: runs tracemount with a time limit; sets RC, OUT (stdout file), ERR (stderr).
-RUN_N=0
-run_tm() {
-	RUN_N=$((RUN_N + 1))
-	OUT=$TM_TMP/out/$RUN_N.out
-	timeout 60 "$TRACEMOUNT" "$@" >"$OUT" 2>"$TM_TMP/out/$RUN_N.err"
-	RC=$?
-	ERR=$(cat "$TM_TMP/out/$RUN_N.err")
-}
 # tmi_count DIR: the index files in DIR.
 tmi_count() {
 	find "$1" -name '*.tmi' 2>/dev/null | wc -l

@@ -28,15 +28,6 @@ printf 'not a trace\n' >"$SRC/run1/notes.txt"
 NTRACES=31
 REAL=$(realpath "$SRC")
 
-# run_tm ARGS...: runs tracemount with a time limit; sets RC, OUT (stdout file), ERR (stderr).
-RUN_N=0
-run_tm() {
-	RUN_N=$((RUN_N + 1))
-	OUT=$TM_TMP/out/$RUN_N.out
-	timeout 120 "$TRACEMOUNT" "$@" >"$OUT" 2>"$TM_TMP/out/$RUN_N.err"
-	RC=$?
-	ERR=$(cat "$TM_TMP/out/$RUN_N.err")
-}
 # index_files DIR: the names of the index files in DIR, one a line.
 index_files() {
 	find "$1" -maxdepth 1 -name '*.tmi' -printf '%f\n' | LC_ALL=C sort

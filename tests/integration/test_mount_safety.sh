@@ -13,13 +13,10 @@ mkdir -p "$SRC/inner" "$SRC/sub/deeper"
 "$GEN_BYU" -n 3000 -s 2 >"$SRC/sub/b.byu"
 "$BYU_REFDEC" <"$SRC/a.byu" >"$TM_TMP/a.ref"
 
-# run_tm ARGS...: runs tracemount (under `timeout`, so that a regression that mounts and hangs
-# cannot stall the suite), with RC, OUT and ERR set.
-run_tm() {
-	timeout 20 "$TRACEMOUNT" "$@" >"$TM_TMP/out" 2>"$TM_TMP/err"
-	RC=$?
-	OUT=$(cat "$TM_TMP/out")
-	ERR=$(cat "$TM_TMP/err")
+# run_text ARGS...: run_tm (lib.sh), with OUT the text of standard output.
+run_text() {
+	run_tm "$@"
+	OUT=$(cat "$OUT")
 }
 
 # fuse_abort MOUNTPOINT: frees a tracemount mount whatever its daemon does, through the fuse
@@ -46,7 +43,7 @@ refused() {
 	shift 3
 	local before
 	before=$(mounts_at "$mp")
-	run_tm "$@"
+	run_text "$@"
 	check_eq "$what: exit status" "$status" "$RC"
 	check "$what: message says '$word' ($ERR)" grep -qF -- "$word" <<<"$ERR"
 	if [ "$RC" = 0 ] || [ "$(mounts_at "$mp")" != "$before" ]; then
@@ -254,22 +251,22 @@ unmount_tm
 mkdir -p "$TM_TMP/empty"
 refused "an unknown -o option" 2 "see tracemount --help" -o nosuchopt "$SRC" "$TM_TMP/empty"
 refused "a missing mount point" 1 "No such file" "$SRC" "$TM_TMP/none"
-run_tm "$SRC"
+run_text "$SRC"
 check_eq "SOURCE without MOUNTPOINT: exit status" 2 "$RC"
 check "SOURCE without MOUNTPOINT: says MOUNTPOINT is missing ($ERR)" \
 	grep -q "MOUNTPOINT is missing" <<<"$ERR"
-run_tm help
+run_text help
 check_eq "tracemount help: exit status" 0 "$RC"
 check "tracemount help: the usage and the FUSE options" grep -q "FUSE options" <<<"$OUT"
 for c in cat ls index; do
-	run_tm help $c
+	run_text help $c
 	check_eq "tracemount help $c: exit status" 0 "$RC"
 	check "tracemount help $c: the command's usage" grep -q "^usage: tracemount $c " <<<"$OUT"
 	check_eq "tracemount help $c: as tracemount $c --help" "$OUT" "$("$TRACEMOUNT" $c --help)"
 done
-run_tm help nosuchcommand
+run_text help nosuchcommand
 check_eq "tracemount help with an unknown command: exit status" 2 "$RC"
-run_tm --version
+run_text --version
 check "--version names libfuse, zlib, liblzma, zstd, json-c, Capstone and ISA-L if built with it" \
 	grep -qE '^libfuse [0-9.]+, zlib [0-9.]+, liblzma [0-9.]+, zstd [0-9.]+, json-c [0-9.]+, Capstone [0-9.]+(, ISA-L [0-9.]+)?$' \
 	<<<"$OUT"
