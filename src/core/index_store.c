@@ -123,7 +123,8 @@ static int open_folder(const char *dir, const char *path, bool parents, char *er
 	return fd;
 }
 
-/* A writer's temporary file: ".NAME.tmi.PID.X" (tm_index_file_store), NAME 16 hex digits. */
+/* A writer's temporary file: ".NAME.tmi.PID.X" (an index file's) or ".NAME.tma.PID.X" (an
+ * archive's table), NAME 16 hex digits. */
 static bool is_temporary(const char *name)
 {
 	if (name[0] != '.')
@@ -131,7 +132,8 @@ static bool is_temporary(const char *name)
 	for (int i = 1; i <= 16; i++)
 		if (!strchr("0123456789abcdef", name[i]) || !name[i])
 			return false;
-	return strncmp(name + 17, ".tmi.", 5) == 0 && name[22];
+	return (strncmp(name + 17, ".tmi.", 5) == 0 || strncmp(name + 17, ".tma.", 5) == 0) &&
+	       name[22];
 }
 
 /* Removes the temporary files of writers that died while writing. By age, not by pid: the

@@ -132,6 +132,9 @@ START_TEST(test_stale_temporaries)
 	touch_file(path, old, hour);
 	touch_file(path, fresh, 0);
 	touch_file(path, ".0123456789abcdef.tmi.1.2.x", TM_STALE_TMP_SECONDS + 60);
+	touch_file(path, ".0123456789abcdef.tma.77.9", hour); /* an archive table's */
+	touch_file(path, ".0123456789abcdef.tma.78.9", 0);
+	touch_file(path, ".0123456789abcdef.tmx.1.2", hour); /* neither */
 	touch_file(path, ".keep", hour);		     /* not a temporary file */
 	touch_file(path, "0123456789abcdef.tmi", hour);	     /* an index file */
 	touch_file(path, ".0123456789abcdeg.tmi.1.2", hour); /* not hex */
@@ -140,6 +143,9 @@ START_TEST(test_stale_temporaries)
 	tm_index_store_close(&s);
 	ck_assert(!exists(path, old));
 	ck_assert(!exists(path, ".0123456789abcdef.tmi.1.2.x"));
+	ck_assert(!exists(path, ".0123456789abcdef.tma.77.9"));
+	ck_assert(exists(path, ".0123456789abcdef.tma.78.9"));
+	ck_assert(exists(path, ".0123456789abcdef.tmx.1.2"));
 	ck_assert(exists(path, fresh));
 	ck_assert(exists(path, ".keep"));
 	ck_assert(exists(path, "0123456789abcdef.tmi"));
