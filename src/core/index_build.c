@@ -272,6 +272,13 @@ static int account(struct builder *b, const struct tm_chunk *c)
 	b->cur[TM_ROW_RAW_OFF] += c->raw_len;
 	if (b->fmt->stats_update)
 		b->fmt->stats_update(b->stats, c);
+	return 0;
+}
+
+/* Feeds a batch of decoded records to the derivers: their records, or the instructions they
+ * executed. */
+static void feed_derivers(struct builder *b, const struct tm_chunk *c)
+{
 	size_t n = 0;
 	for (size_t i = 0; b->insns && i < c->n_records; i++)
 		n += b->fmt->instruction(c, i, &b->insns[n]);
@@ -284,22 +291,22 @@ static int account(struct builder *b, const struct tm_chunk *c)
 		else
 			d->add(b->derived[k], b->insns, n);
 	}
-	return 0;
 }
 
-/* The pass runs on two threads: a decoder thread runs the format's decode into a ring of
+/* The pass runs on three threads: a decoder thread runs the format's decode into a ring of
  * batches (the records, a copy of the bytes they came from, and the decoder's state where a
- * chunk starts), while the pass's own thread accounts them in order (account): sizes,
- * statistics and derivers. The two halves share nothing but the ring; the decoder owns the
- * read buffer, the source and the decoder's state, the accounting thread the row and the
- * rest. */
+ * chunk starts), which the pass's own thread accounts in order (account: sizes and
+ * statistics) while a deriver thread feeds the same batches, in order, to the derivers. They
+ * share nothing but the ring, whose slot is free again once both took it: the decoder owns
+ * the read buffer, the source and the decoder's state, the accounting thread the row and the
+ * format's statistics, the deriver thread the derivers' states. */
 #define RING_SLOTS 4
 
 struct batch {
 	void *recs;
 	uint8_t *raw; /* a copy of the bytes the records were decoded from */
 	size_t raw_cap, n, used;
-	uint64_t raw_off;
+	uint64_t raw_off, first_record;
 	bool chunk_start; /* the first batch of a chunk: state is the decoder's before it */
 	uint64_t *state;
 };
@@ -309,10 +316,10 @@ struct ring {
 	pthread_mutex_t lock;
 	pthread_cond_t filled, emptied;
 	struct batch slot[RING_SLOTS];
-	uint64_t made, taken; /* batches, under the lock */
-	bool done, stop;      /* the decoder ended; the accounting thread gave up */
-	int err;	      /* how the decoder ended: 0 at the end of the trace, or -errno */
-	uint64_t *state;      /* the decoder's running state */
+	uint64_t made, taken, derived; /* batches made, accounted, derived: under the lock */
+	bool done, stop;	       /* the decoder ended; the accounting thread gave up */
+	int err;	 /* how the decoder ended: 0 at the end of the trace, or -errno */
+	uint64_t *state; /* the decoder's running state */
 	size_t state_bytes;
 };
 
@@ -320,7 +327,7 @@ struct ring {
 static struct batch *free_slot(struct ring *r)
 {
 	pthread_mutex_lock(&r->lock);
-	while (r->made - r->taken == RING_SLOTS && !r->stop)
+	while (r->made - (r->taken < r->derived ? r->taken : r->derived) == RING_SLOTS && !r->stop)
 		pthread_cond_wait(&r->emptied, &r->lock);
 	struct batch *s = r->stop ? NULL : &r->slot[r->made % RING_SLOTS];
 	pthread_mutex_unlock(&r->lock);
@@ -328,7 +335,7 @@ static struct batch *free_slot(struct ring *r)
 }
 
 static int publish(struct ring *r, struct batch *s, const struct tm_decode_in *in, size_t n,
-		   size_t used, bool chunk_start)
+		   size_t used, uint64_t first_record, bool chunk_start)
 {
 	if (used > s->raw_cap) {
 		uint8_t *raw = realloc(s->raw, used);
@@ -341,10 +348,11 @@ static int publish(struct ring *r, struct batch *s, const struct tm_decode_in *i
 	s->n = n;
 	s->used = used;
 	s->raw_off = in->raw_off;
+	s->first_record = first_record;
 	s->chunk_start = chunk_start;
 	pthread_mutex_lock(&r->lock);
 	r->made++;
-	pthread_cond_signal(&r->filled);
+	pthread_cond_broadcast(&r->filled);
 	pthread_mutex_unlock(&r->lock);
 	return 0;
 }
@@ -355,6 +363,7 @@ static void *decoder_thread(void *arg)
 	struct builder *b = r->b;
 	const struct tm_format *fmt = b->fmt;
 	size_t in_chunk = 0;
+	uint64_t records = 0;
 	int err = 0;
 
 	while (!err) {
@@ -387,9 +396,10 @@ static void *decoder_thread(void *arg)
 		if (boundary && n)
 			in_chunk = 0;
 		if (n || used) {
-			err = publish(r, s, &in, n, used, boundary && n);
+			err = publish(r, s, &in, n, used, records, boundary && n);
 			b->pos += used;
 			in_chunk += n;
+			records += n;
 			continue;
 		}
 		if (b->eof)
@@ -399,28 +409,50 @@ static void *decoder_thread(void *arg)
 	pthread_mutex_lock(&r->lock);
 	r->done = true;
 	r->err = err;
-	pthread_cond_signal(&r->filled);
+	pthread_cond_broadcast(&r->filled);
 	pthread_mutex_unlock(&r->lock);
 	return NULL;
 }
 
-/* The next batch in order, or NULL once the decoder ended and every batch was taken. */
-static struct batch *next_batch(struct ring *r)
+/* The next batch in order of a consumer whose count is *taken, or NULL once the decoder ended
+ * and every batch was taken, or the accounting thread stopped. */
+static struct batch *next_batch(struct ring *r, const uint64_t *taken)
 {
 	pthread_mutex_lock(&r->lock);
-	while (r->taken == r->made && !r->done)
+	while (*taken == r->made && !r->done && !r->stop)
 		pthread_cond_wait(&r->filled, &r->lock);
-	struct batch *s = r->taken == r->made ? NULL : &r->slot[r->taken % RING_SLOTS];
+	struct batch *s = *taken == r->made || r->stop ? NULL : &r->slot[*taken % RING_SLOTS];
 	pthread_mutex_unlock(&r->lock);
 	return s;
 }
 
-static void batch_done(struct ring *r)
+static void batch_done(struct ring *r, uint64_t *taken)
 {
 	pthread_mutex_lock(&r->lock);
-	r->taken++;
+	(*taken)++;
 	pthread_cond_signal(&r->emptied);
 	pthread_mutex_unlock(&r->lock);
+}
+
+static void *deriver_thread(void *arg)
+{
+	struct ring *r = arg;
+	struct builder *b = r->b;
+	struct batch *s;
+	while ((s = next_batch(r, &r->derived))) {
+		struct tm_chunk c = {
+		    .first_record = s->first_record,
+		    .raw_off = s->raw_off,
+		    .raw = s->raw,
+		    .raw_len = s->used,
+		    .records = s->recs,
+		    .n_records = s->n,
+		    .record_size = b->fmt->record_size,
+		};
+		feed_derivers(b, &c);
+		batch_done(r, &r->derived);
+	}
+	return NULL;
 }
 
 static int ring_init(struct ring *r, struct builder *b)
@@ -461,7 +493,7 @@ static int account_all(struct builder *b, struct ring *r, tm_progress_fn progres
 	uint64_t chunk_start = 0, next_progress = PROGRESS_STEP;
 	int err = 0;
 	struct batch *s;
-	while (!err && (s = next_batch(r))) {
+	while (!err && (s = next_batch(r, &r->taken))) {
 		if (s->chunk_start) {
 			memcpy(b->boundary, b->cur, b->ix->row_words * sizeof(uint64_t));
 			memcpy(b->boundary + (b->ix->row_words - b->ix->state_words), s->state,
@@ -471,7 +503,7 @@ static int account_all(struct builder *b, struct ring *r, tm_progress_fn progres
 			chunk_start = b->boundary[TM_ROW_RAW_OFF];
 		}
 		struct tm_chunk c = {
-		    .first_record = b->cur[TM_ROW_RECORD],
+		    .first_record = s->first_record,
 		    .raw_off = s->raw_off,
 		    .raw = s->raw,
 		    .raw_len = s->used,
@@ -481,7 +513,7 @@ static int account_all(struct builder *b, struct ring *r, tm_progress_fn progres
 		};
 		if ((err = account(b, &c)) < 0)
 			break;
-		batch_done(r);
+		batch_done(r, &r->taken);
 		if (b->cur[TM_ROW_RAW_OFF] - chunk_start > UINT32_MAX)
 			err = -EFBIG; /* records locate their bytes by a 32-bit chunk offset */
 		else if (progress && b->cur[TM_ROW_RAW_OFF] >= next_progress) {
@@ -493,25 +525,37 @@ static int account_all(struct builder *b, struct ring *r, tm_progress_fn progres
 	return err;
 }
 
+/* Ends the pass early: the decoder and the deriver thread stop at their next batch. */
+static void stop_ring(struct ring *r)
+{
+	pthread_mutex_lock(&r->lock);
+	r->stop = true;
+	pthread_cond_broadcast(&r->emptied);
+	pthread_cond_broadcast(&r->filled);
+	pthread_mutex_unlock(&r->lock);
+}
+
 static int decode_all(struct builder *b, tm_progress_fn progress, void *progress_arg)
 {
 	struct ring r = {0};
-	pthread_t decoder;
+	pthread_t decoder, deriver;
 	int err = push_row(b, b->cur);
 	if (err)
 		return err;
 	if (!(err = ring_init(&r, b)))
-		err = -pthread_create(&decoder, NULL, decoder_thread, &r);
+		err = -pthread_create(&deriver, NULL, deriver_thread, &r);
 	if (err) {
 		ring_free(&r);
 		return err;
 	}
-	err = account_all(b, &r, progress, progress_arg);
-	pthread_mutex_lock(&r.lock);
-	r.stop = true;
-	pthread_cond_signal(&r.emptied);
-	pthread_mutex_unlock(&r.lock);
-	pthread_join(decoder, NULL);
+	if ((err = -pthread_create(&decoder, NULL, decoder_thread, &r)) == 0) {
+		if ((err = account_all(b, &r, progress, progress_arg)) < 0)
+			stop_ring(&r);
+		pthread_join(decoder, NULL);
+	} else {
+		stop_ring(&r);
+	}
+	pthread_join(deriver, NULL); /* it takes every batch, unless stopped */
 	if (!err)
 		err = r.err;
 	if (!err) /* the last row holds the decoder's state at the end */
