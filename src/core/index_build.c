@@ -434,21 +434,27 @@ static void batch_done(struct ring *r, uint64_t *taken)
 	pthread_mutex_unlock(&r->lock);
 }
 
+/* The records of batch s, and their bytes, as the chunk account and the derivers take. */
+static struct tm_chunk chunk_of(const struct builder *b, const struct batch *s)
+{
+	return (struct tm_chunk){
+	    .first_record = s->first_record,
+	    .raw_off = s->raw_off,
+	    .raw = s->raw,
+	    .raw_len = s->used,
+	    .records = s->recs,
+	    .n_records = s->n,
+	    .record_size = b->fmt->record_size,
+	};
+}
+
 static void *deriver_thread(void *arg)
 {
 	struct ring *r = arg;
 	struct builder *b = r->b;
 	struct batch *s;
 	while ((s = next_batch(r, &r->derived))) {
-		struct tm_chunk c = {
-		    .first_record = s->first_record,
-		    .raw_off = s->raw_off,
-		    .raw = s->raw,
-		    .raw_len = s->used,
-		    .records = s->recs,
-		    .n_records = s->n,
-		    .record_size = b->fmt->record_size,
-		};
+		struct tm_chunk c = chunk_of(b, s);
 		feed_derivers(b, &c);
 		batch_done(r, &r->derived);
 	}
@@ -502,15 +508,7 @@ static int account_all(struct builder *b, struct ring *r, tm_progress_fn progres
 				break;
 			chunk_start = b->boundary[TM_ROW_RAW_OFF];
 		}
-		struct tm_chunk c = {
-		    .first_record = s->first_record,
-		    .raw_off = s->raw_off,
-		    .raw = s->raw,
-		    .raw_len = s->used,
-		    .records = s->recs,
-		    .n_records = s->n,
-		    .record_size = b->fmt->record_size,
-		};
+		struct tm_chunk c = chunk_of(b, s);
 		if ((err = account(b, &c)) < 0)
 			break;
 		batch_done(r, &r->taken);
