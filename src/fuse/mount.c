@@ -321,7 +321,11 @@ int tm_mount_main(int argc, char **argv)
 		       "-o prefetch: cannot start indexing in the background");
 	/* The loop returns the number of the signal that stopped it (SIGTERM, SIGINT, SIGHUP):
 	 * a stop that was asked for, not a failure, which is a negative errno. */
-	status = run_loop(fuse, &cmd) < 0 ? 1 : 0;
+	int loop = run_loop(fuse, &cmd);
+	if (loop < 0) /* say why the exit status is 1: libfuse's reasons are not all logged */
+		tm_log(tm_context_logger(ctx), LOG_ERR, "the FUSE session ended on error %d: %s",
+		       loop, strerror(-loop));
+	status = loop < 0 ? 1 : 0;
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
 out_unmount:
 	fuse_unmount(fuse);
