@@ -10,9 +10,6 @@
 #include "gzip.h"
 #include "scan.h"
 
-#define WINDOW_BYTES TM_GZ_WINDOW_BYTES
-#define INPUT_BLOCK  TM_GZ_INPUT_BLOCK
-
 bool tm_gz_detect(const char *name, const uint8_t *head, size_t head_len)
 {
 	if (head_len < 10 || head[0] != 0x1f || head[1] != 0x8b || head[2] != 8 || head[3] & 0xe0)
@@ -72,7 +69,7 @@ static int add_point(struct gz_scan *g, uint64_t in, unsigned bits, unsigned fla
 {
 	if (flags & TM_GZ_MEMBER)
 		return tm_zscan_add_point(g->sc, in, bits, flags, 0, NULL, 0);
-	uint8_t window[WINDOW_BYTES], packed[WINDOW_BYTES + 1024];
+	uint8_t window[TM_GZ_WINDOW_BYTES], packed[TM_GZ_WINDOW_BYTES + 1024];
 	uInt len = 0;
 	if (inflateGetDictionary(&g->z, window, &len) != Z_OK)
 		return -EIO;
@@ -216,9 +213,9 @@ int tm_gz_point_window(const struct tm_zindex *ix, const struct tm_zpoint *p, ui
 	w.next_in = ix->windows + p->window_off;
 	w.avail_in = p->window_len;
 	w.next_out = window;
-	w.avail_out = WINDOW_BYTES;
+	w.avail_out = TM_GZ_WINDOW_BYTES;
 	int ret = inflate(&w, Z_FINISH);
-	*len = WINDOW_BYTES - w.avail_out;
+	*len = TM_GZ_WINDOW_BYTES - w.avail_out;
 	inflateEnd(&w);
 	return ret == Z_STREAM_END ? 0 : -EIO;
 }
@@ -252,7 +249,7 @@ static int start_at(z_stream *z, struct tm_source *file, const struct tm_zindex 
 	}
 	if (!p->window_len)
 		return 0;
-	uint8_t window[WINDOW_BYTES];
+	uint8_t window[TM_GZ_WINDOW_BYTES];
 	size_t len;
 	int err = tm_gz_point_window(ix, p, window, &len);
 	if (err)
@@ -267,7 +264,7 @@ struct gz_dec {
 	uint64_t in_off; /* the next compressed byte to read */
 	size_t trailer;
 	bool raw;
-	uint8_t in[INPUT_BLOCK];
+	uint8_t in[TM_GZ_INPUT_BLOCK];
 };
 
 static void gz_close(void *dec)
@@ -303,7 +300,7 @@ static int gz_read(void *dec, struct tm_source *file, uint8_t *out, size_t cap, 
 	int err = 0;
 	while (!err && done < cap) {
 		if (!z->avail_in) {
-			ssize_t n = tm_source_read(file, g->in, INPUT_BLOCK, g->in_off);
+			ssize_t n = tm_source_read(file, g->in, TM_GZ_INPUT_BLOCK, g->in_off);
 			if (n <= 0) {
 				err = n < 0 ? (int)n : -EIO;
 				if (!n && why)
