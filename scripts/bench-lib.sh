@@ -94,6 +94,18 @@ copy_tracemount() {
 	TM=$TMP/tracemount
 }
 
+# wait_mounted SECONDS: waits until MNT is mounted by DAEMON_PID; fails when the daemon died or
+# the time ran out.
+wait_mounted() {
+	local _
+	for _ in $(seq 1 $(($1 * 100))); do
+		mountpoint -q "$MNT" && return 0
+		kill -0 "$DAEMON_PID" 2>/dev/null || return 1
+		sleep 0.01
+	done
+	return 1
+}
+
 # mount_fresh SOURCE [OPTION...]: a new daemon (DAEMON_PID) in the foreground mounting SOURCE
 # at MNT, its messages appended to TMP/daemon.log; dies, showing them, if it does not mount.
 # (Its output goes there too: a daemon started in $(...) must not hold the caller's pipe.)
@@ -108,14 +120,9 @@ mount_fresh() {
 	esac
 	"$TM" -f "$@" "$src" "$MNT" >>"$TMP/daemon.log" 2>&1 &
 	DAEMON_PID=$!
-	for _ in $(seq 1 400); do
-		mountpoint -q "$MNT" && return 0
-		kill -0 "$DAEMON_PID" 2>/dev/null || break
-		sleep 0.025
-	done
-	cat "$TMP/daemon.log" >&2
-	die "tracemount did not mount $src"
+	wait_mounted 10 || { cat "$TMP/daemon.log" >&2; die "tracemount did not mount $src"; }
 }
+
 # tm_cli COMMAND [ARG...]: tracemount COMMAND (cat, ls) with its index in memory (--cache
 # none), for the same reason.
 tm_cli() {
@@ -285,13 +292,7 @@ ratarmount_mount() {
 	shift 2
 	"$RM" -f "$@" --index-file "$index" "$file" "$MNT" </dev/null >>"$TMP/rm.log" 2>&1 &
 	DAEMON_PID=$!
-	for _ in $(seq 1 12000); do
-		mountpoint -q "$MNT" && return 0
-		kill -0 "$DAEMON_PID" 2>/dev/null || break
-		sleep 0.01
-	done
-	tail -20 "$TMP/rm.log" >&2
-	die "ratarmount did not mount $file"
+	wait_mounted 120 || { tail -20 "$TMP/rm.log" >&2; die "ratarmount did not mount $file"; }
 }
 
 revision() {
