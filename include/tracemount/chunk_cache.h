@@ -5,7 +5,9 @@
  * trace's own key (trace.h's tm_trace_owner, below 2^48) for its decoded chunks and
  * tm_cache_owner(owner, view) for a view's rendered chunks. They are reference counted: an entry
  * handed out stays valid until released; only unreferenced entries are evicted. The budget counts
- * the bytes entries hold.
+ * the bytes entries hold, from the moment a loader allocates them (tm_cached_chunk_malloc): room
+ * is made before the allocation, so chunks being loaded count too, and the memory an eviction
+ * frees is there for the allocation that caused it.
  *
  * tm_chunk_cache_load() is the one way in: it gets an entry or loads it, with one loader per
  * key. Other threads asking for a key being loaded wait for it, so a reader and the render-ahead
@@ -25,8 +27,9 @@ struct tm_cached_chunk {
 	struct tm_chunk chunk; /* decoded records */
 	char *bytes;	       /* rendered view bytes */
 	size_t len;
-	size_t mem; /* bytes counted against the budget */
 	/* owned by the cache */
+	size_t mem; /* bytes counted against the budget */
+	struct tm_chunk_cache *cache;
 	uint64_t owner, index;
 	unsigned refs;
 	int loading;
@@ -39,7 +42,8 @@ static inline uint64_t tm_cache_owner(uint64_t owner, unsigned view)
 	return owner | (uint64_t)(view + 1) << 48;
 }
 
-/* Fills a new entry's payload (chunk or bytes) and mem; returns 0 or -errno. */
+/* Fills a new entry's payload (chunk or bytes), allocated with tm_cached_chunk_malloc or
+ * tm_cached_chunk_alloc; returns 0 or -errno (what it allocated is freed with the entry). */
 typedef int (*tm_chunk_loader)(void *arg, struct tm_cached_chunk *c);
 
 /* The entry (owner, index) with a reference taken, loading it with load(arg) if absent, then
@@ -61,7 +65,12 @@ void tm_chunk_cache_release(struct tm_chunk_cache *cc, struct tm_cached_chunk *c
  * rendered chunks. */
 void tm_chunk_cache_forget(struct tm_chunk_cache *cc, uint64_t owner);
 
-/* Gives c room for raw_len trace bytes and n_records records, and sets its mem.
+/* size bytes for the payload of c, an entry being loaded, counted against the cache's budget
+ * first: unreferenced entries are evicted to make room before the allocation. NULL when out of
+ * memory. */
+void *tm_cached_chunk_malloc(struct tm_cached_chunk *c, size_t size);
+
+/* Gives c room for raw_len trace bytes and n_records records (tm_cached_chunk_malloc).
  * Returns 0 or -ENOMEM (what was allocated is freed with c). */
 int tm_cached_chunk_alloc(struct tm_cached_chunk *c, size_t raw_len, size_t n_records,
 			  size_t record_size);

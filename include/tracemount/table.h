@@ -19,8 +19,8 @@ struct tm_table {
 	uint64_t *ends;	   /* n_pieces + 1 offsets into z: piece k is z[ends[k], ends[k + 1]) */
 	uint8_t *z;	   /* the pieces, each a zlib stream */
 	/* while written */
-	uint8_t *piece;
-	size_t piece_len, z_cap, ends_cap;
+	uint8_t *piece; /* grown as it fills: most tables are far smaller than a piece */
+	size_t piece_len, piece_cap, z_cap, ends_cap;
 	int err;
 };
 

@@ -21,9 +21,8 @@ static int decompress_piece(void *arg, struct tm_cached_chunk *c)
 	const struct tm_zindex *z = a->zc->z;
 	size_t size =
 	    (size_t)(tm_zindex_piece_start(z, a->piece + 1) - tm_zindex_piece_start(z, a->piece));
-	if (!(c->bytes = malloc(size ? size : 1)))
+	if (!(c->bytes = tm_cached_chunk_malloc(c, size)))
 		return -ENOMEM;
-	c->mem = sizeof(*c) + size;
 	c->len = size;
 	char why[192] = "";
 	int err =

@@ -6,6 +6,8 @@
 
 #include "tracemount/chunk_cache.h"
 
+#include "chunk_mem.h"
+
 #define N_BUCKETS 4096
 
 #define TRACE_OWNER_MASK ((1ull << 48) - 1)
@@ -14,6 +16,7 @@ struct tm_chunk_cache {
 	pthread_mutex_t lock;
 	pthread_cond_t loaded; /* an entry finished loading, or was abandoned */
 	size_t budget, used;
+	struct tm_chunk_mem payloads;
 	struct tm_cached_chunk *buckets[N_BUCKETS];
 	struct tm_cached_chunk *mru, *lru; /* recency list, most recent first */
 };
@@ -36,24 +39,11 @@ int tm_chunk_cache_new(size_t budget, struct tm_chunk_cache **out)
 	return 0;
 }
 
-int tm_cached_chunk_alloc(struct tm_cached_chunk *c, size_t raw_len, size_t n_records,
-			  size_t record_size)
+static void entry_free(struct tm_chunk_cache *cc, struct tm_cached_chunk *c)
 {
-	c->chunk.raw = malloc(raw_len ? raw_len : 1);
-	c->chunk.records = malloc(n_records ? n_records * record_size : 1);
-	if (!c->chunk.raw || !c->chunk.records)
-		return -ENOMEM;
-	c->chunk.raw_len = raw_len;
-	c->chunk.record_size = record_size;
-	c->mem = sizeof(*c) + raw_len + n_records * record_size;
-	return 0;
-}
-
-static void entry_free(struct tm_cached_chunk *c)
-{
-	free((void *)c->chunk.raw);
-	free(c->chunk.records);
-	free(c->bytes);
+	tm_chunk_mem_put(&cc->payloads, (void *)c->chunk.raw);
+	tm_chunk_mem_put(&cc->payloads, c->chunk.records);
+	tm_chunk_mem_put(&cc->payloads, c->bytes);
 	free(c);
 }
 
@@ -94,7 +84,7 @@ static void drop(struct tm_chunk_cache *cc, struct tm_cached_chunk *c)
 	hash_unlink(cc, c);
 	lru_unlink(cc, c);
 	cc->used -= c->mem;
-	entry_free(c);
+	entry_free(cc, c);
 }
 
 /* Evicts unreferenced entries, oldest first, until used fits the budget. */
@@ -107,6 +97,31 @@ static void evict(struct tm_chunk_cache *cc)
 			drop(cc, c);
 		c = prev;
 	}
+}
+
+void *tm_cached_chunk_malloc(struct tm_cached_chunk *c, size_t size)
+{
+	struct tm_chunk_cache *cc = c->cache;
+	size_t charge = tm_chunk_mem_size(size);
+	pthread_mutex_lock(&cc->lock);
+	c->mem += charge;
+	cc->used += charge;
+	evict(cc); /* first, so that what it frees makes the room */
+	void *payload = tm_chunk_mem_get(&cc->payloads, size);
+	pthread_mutex_unlock(&cc->lock);
+	return payload;
+}
+
+int tm_cached_chunk_alloc(struct tm_cached_chunk *c, size_t raw_len, size_t n_records,
+			  size_t record_size)
+{
+	c->chunk.raw = tm_cached_chunk_malloc(c, raw_len);
+	c->chunk.records = tm_cached_chunk_malloc(c, n_records * record_size);
+	if (!c->chunk.raw || !c->chunk.records)
+		return -ENOMEM;
+	c->chunk.raw_len = raw_len;
+	c->chunk.record_size = record_size;
+	return 0;
 }
 
 static struct tm_cached_chunk *lookup(struct tm_chunk_cache *cc, uint64_t owner, uint64_t index)
@@ -141,6 +156,9 @@ static void insert(struct tm_chunk_cache *cc, uint64_t owner, uint64_t index,
 	c->owner = owner;
 	c->index = index;
 	c->refs = 1;
+	c->cache = cc;
+	c->mem = sizeof(*c);
+	cc->used += c->mem;
 	size_t b = bucket_of(owner, index);
 	c->hash_next = cc->buckets[b];
 	cc->buckets[b] = c;
@@ -180,10 +198,8 @@ int tm_chunk_cache_load(struct tm_chunk_cache *cc, uint64_t owner, uint64_t inde
 	pthread_mutex_lock(&cc->lock);
 	c->loading = 0;
 	if (err) {
-		c->mem = 0; /* never added to used */
 		drop(cc, c);
 	} else {
-		cc->used += c->mem;
 		evict(cc);
 		*out = c;
 	}
@@ -220,6 +236,7 @@ void tm_chunk_cache_free(struct tm_chunk_cache *cc)
 		return;
 	while (cc->lru)
 		drop(cc, cc->lru);
+	tm_chunk_mem_release(&cc->payloads);
 	pthread_mutex_destroy(&cc->lock);
 	pthread_cond_destroy(&cc->loaded);
 	free(cc);

@@ -120,9 +120,8 @@ static int load_rendered(void *arg, struct tm_cached_chunk *out)
 
 	if (size > SIZE_MAX / 2)
 		return -EFBIG;
-	if (!(out->bytes = malloc(size + TM_RENDER_SLACK)))
+	if (!(out->bytes = tm_cached_chunk_malloc(out, size + TM_RENDER_SLACK)))
 		return -ENOMEM;
-	out->mem = sizeof(*out) + size;
 	int err = tm_trace_chunk(&r->ot, a->chunk, &cc);
 	if (err)
 		return err;
@@ -200,9 +199,8 @@ static int inflate_table_piece(void *arg, struct tm_cached_chunk *c)
 	const struct render_load *a = arg;
 	const struct tm_table *t = table_of(a->r);
 	size_t len = tm_table_piece_len(t, a->chunk);
-	if (!(c->bytes = malloc(len ? len : 1)))
+	if (!(c->bytes = tm_cached_chunk_malloc(c, len)))
 		return -ENOMEM;
-	c->mem = sizeof(*c) + len;
 	c->len = len;
 	return tm_table_inflate(t, a->chunk, (uint8_t *)c->bytes);
 }

@@ -49,6 +49,10 @@ static ssize_t table_write(void *cookie, const char *buf, size_t size)
 		size_t n = TM_TABLE_PIECE - t->piece_len;
 		if (n > size - done)
 			n = size - done;
+		if (grow_array((void **)&t->piece, &t->piece_cap, t->piece_len + n, 1) < 0) {
+			t->err = -ENOMEM;
+			break;
+		}
 		memcpy(t->piece + t->piece_len, buf + done, n);
 		t->piece_len += n;
 		t->len += n;
@@ -65,14 +69,7 @@ static ssize_t table_write(void *cookie, const char *buf, size_t size)
 
 FILE *tm_table_writer(struct tm_table *t)
 {
-	if (!(t->piece = malloc(TM_TABLE_PIECE)))
-		return NULL;
-	FILE *f = fopencookie(t, "w", (cookie_io_functions_t){.write = table_write});
-	if (!f) {
-		free(t->piece);
-		t->piece = NULL;
-	}
-	return f;
+	return fopencookie(t, "w", (cookie_io_functions_t){.write = table_write});
 }
 
 int tm_table_finish(struct tm_table *t, FILE *f)
@@ -83,6 +80,7 @@ int tm_table_finish(struct tm_table *t, FILE *f)
 		t->err = seal_piece(t);
 	free(t->piece);
 	t->piece = NULL;
+	t->piece_cap = 0;
 	if (!t->err && t->n_pieces) { /* the index keeps it: no room to spare */
 		uint8_t *z = realloc(t->z, t->ends[t->n_pieces]);
 		t->z = z ? z : t->z;

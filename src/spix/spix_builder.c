@@ -190,10 +190,51 @@ struct entry {
 
 enum { E_START = 1, E_END = 2, E_COND = 4 };
 
-static int by_addr(const void *a, const void *b)
+static void swap_entries(struct entry *a, struct entry *b)
 {
-	const struct entry *x = a, *y = b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	struct entry t = *a;
+	*a = *b;
+	*b = t;
+}
+
+/* Sorts e by address in place: qsort would take a second array as large (glibc's merge sort),
+ * the largest allocation of a pass over a trace of many blocks. */
+static void sort_by_addr(struct entry *e, size_t n)
+{
+	while (n > 16) {
+		/* median of three as the pivot, Hoare's partition */
+		size_t mid = n / 2;
+		if (e[mid].addr < e[0].addr)
+			swap_entries(&e[mid], &e[0]);
+		if (e[n - 1].addr < e[0].addr)
+			swap_entries(&e[n - 1], &e[0]);
+		if (e[n - 1].addr < e[mid].addr)
+			swap_entries(&e[n - 1], &e[mid]);
+		uint64_t pivot = e[mid].addr;
+		size_t i = 0, j = n - 1;
+		for (;;) {
+			while (e[i].addr < pivot)
+				i++;
+			while (e[j].addr > pivot)
+				j--;
+			if (i >= j)
+				break;
+			swap_entries(&e[i++], &e[j--]);
+		}
+		/* recurse into the smaller side, loop on the larger: a stack of log n */
+		size_t left = j + 1;
+		if (left < n - left) {
+			sort_by_addr(e, left);
+			e += left;
+			n -= left;
+		} else {
+			sort_by_addr(e + left, n - left);
+			n = left;
+		}
+	}
+	for (size_t i = 1; i < n; i++) /* insertion sort of the short rest */
+		for (size_t k = i; k && e[k].addr < e[k - 1].addr; k--)
+			swap_entries(&e[k], &e[k - 1]);
 }
 
 /* Every instruction of every run, sorted by address, one entry per address. */
@@ -220,7 +261,7 @@ static struct entry *lay_out(const struct tm_spix_builder *b, size_t *n_out)
 			addr += size;
 		}
 	}
-	qsort(e, n, sizeof(*e), by_addr);
+	sort_by_addr(e, n);
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (m && e[m - 1].addr == e[i].addr) {

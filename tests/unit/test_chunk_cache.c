@@ -95,15 +95,14 @@ static int decode_loader(void *arg, struct tm_cached_chunk *c)
 	return 0;
 }
 
-/* A view's rendered chunk, as reader.c makes one: RENDERED bytes of l->tag. Sets mem before it
+/* A view's rendered chunk, as reader.c makes one: RENDERED bytes of l->tag. Allocates before it
  * fails, as the product's loaders may: a failed entry must not count against the budget. */
 static int render_loader(void *arg, struct tm_cached_chunk *c)
 {
 	struct loader *l = arg;
 	loader_start(l);
-	if (!(c->bytes = malloc(RENDERED)))
+	if (!(c->bytes = tm_cached_chunk_malloc(c, RENDERED)))
 		return -ENOMEM;
-	c->mem = sizeof(*c) + RENDERED;
 	if (l->fail)
 		return l->fail;
 	memset(c->bytes, l->tag, RENDERED);
@@ -572,6 +571,41 @@ START_TEST(test_load_evicts)
 }
 END_TEST
 
+/* A loader that allocates a rendered chunk, then looks at the cache: whether (1, 0) is still in. */
+struct peek {
+	struct tm_chunk_cache *cc;
+	bool oldest_cached;
+};
+
+static int peek_loader(void *arg, struct tm_cached_chunk *c)
+{
+	struct peek *p = arg;
+	if (!(c->bytes = tm_cached_chunk_malloc(c, RENDERED)))
+		return -ENOMEM;
+	c->len = RENDERED;
+	p->oldest_cached = tm_chunk_cache_contains(p->cc, 1, 0);
+	return 0;
+}
+
+START_TEST(test_loading_counts)
+{
+	/* a chunk being loaded counts from its allocation: room is made before it is filled */
+	struct tm_chunk_cache *cc;
+	struct loader l = {.tag = 3};
+	ck_assert_int_eq(tm_chunk_cache_new(2 * rendered_mem(), &cc), 0);
+	tm_chunk_cache_release(cc, load(cc, 1, 0, render_loader, &l));
+	tm_chunk_cache_release(cc, load(cc, 1, 1, render_loader, &l));
+	struct peek p = {cc, true};
+	struct tm_cached_chunk *c = NULL;
+	ck_assert_int_eq(tm_chunk_cache_load(cc, 1, 2, peek_loader, &p, &c), 0);
+	tm_chunk_cache_release(cc, c);
+	ck_assert(!p.oldest_cached);
+	ck_assert(tm_chunk_cache_contains(cc, 1, 1));
+	ck_assert_uint_eq(n_cached(cc), 2);
+	tm_chunk_cache_free(cc);
+}
+END_TEST
+
 /* A thread that loads the rendered chunk (9, 9) with its loader. */
 struct load_thread {
 	pthread_t thread;
@@ -822,6 +856,7 @@ static Suite *chunk_cache_suite(void)
 	tcase_add_test(tc, test_many_entries);
 	tcase_add_test(tc, test_load_failure);
 	tcase_add_test(tc, test_load_evicts);
+	tcase_add_test(tc, test_loading_counts);
 	tcase_add_test(tc, test_waiters_share_one_load);
 	tcase_add_test(tc, test_waiters_after_failed_load);
 	tcase_add_test(tc, test_owner_keys);

@@ -230,6 +230,48 @@ START_TEST(test_loop)
 }
 END_TEST
 
+START_TEST(test_many_runs_out_of_order)
+{
+	/* 5000 runs of two instructions, 64 bytes apart, entered in a shuffled order, run k % 3 + 1
+	 * times each: sorted by address, each a block, with a gap of 14 words between two */
+	enum { N_RUNS = 5000 };
+	static uint32_t order[N_RUNS];
+	for (uint32_t k = 0; k < N_RUNS; k++)
+		order[k] = k;
+	uint64_t x = 12345;
+	for (uint32_t k = N_RUNS - 1; k > 0; k--) { /* Fisher-Yates with an LCG */
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		uint32_t j = (uint32_t)((x >> 33) % (k + 1)), t = order[k];
+		order[k] = order[j];
+		order[j] = t;
+	}
+	static struct step s[2 * 3 * N_RUNS];
+	size_t n = 0;
+	uint64_t instructions = 0;
+	for (uint32_t k = 0; k < N_RUNS; k++)
+		for (uint32_t r = 0; r < order[k] % 3 + 1; r++, instructions += 2) {
+			uint64_t pc = 0x10000 + 64ull * order[k];
+			s[n++] = (struct step){.pc = pc};
+			s[n++] = (struct step){.pc = pc + 4, .flow = TM_FLOW_JUMP};
+		}
+	struct tm_spix_table t;
+	struct tm_spix_facts facts;
+	build(s, n, 1, &t, &facts);
+	ck_assert_uint_eq(t.nbb, 2 * N_RUNS - 1);
+	ck_assert_uint_eq(facts.instructions, instructions);
+	for (uint32_t k = 0; k < N_RUNS; k++) {
+		ck_assert_uint_eq(t.addr[2 * k], 0x10000 + 64ull * k);
+		ck_assert_uint_eq(t.len[2 * k], 2);
+		ck_assert_uint_eq(t.count[2 * k][0], k % 3 + 1);
+		if (k + 1 < N_RUNS) {
+			ck_assert_uint_eq(t.len[2 * k + 1], 14);
+			ck_assert(tm_spix_non_executable(&t, 2 * k + 1));
+		}
+	}
+	tm_spix_table_free(&t);
+}
+END_TEST
+
 START_TEST(test_target_after_discontinuity)
 {
 	/* 0x1fc runs once and the PC leaves (an interrupt); later a branch lands on 0x200, run
@@ -396,6 +438,7 @@ static Suite *spix_suite(void)
 	tcase_add_test(tc, test_add);
 	tcase_add_test(tc, test_texts);
 	tcase_add_test(tc, test_loop);
+	tcase_add_test(tc, test_many_runs_out_of_order);
 	tcase_add_test(tc, test_target_after_discontinuity);
 	tcase_add_test(tc, test_gaps_and_splits);
 	tcase_add_test(tc, test_streams_and_micro_ops);
