@@ -21,8 +21,8 @@ struct run {
 	uint64_t start, last;  /* first and last instruction's address; with n, the key */
 	uint64_t count, taken; /* not taken: count minus taken */
 	size_t sizes;	       /* offset of its n instruction sizes in the builder's pool */
-	uint32_t n;	       /* 0: an empty slot */
-	bool cond;	       /* ends in a conditional branch */
+	uint32_t n;
+	bool cond; /* ends in a conditional branch */
 };
 
 /* The run in progress on one processor. */
@@ -34,9 +34,14 @@ struct current {
 	uint8_t sizes[TM_SPIX_MAX_RUN];
 };
 
+/* The runs are kept in the order found, and found again through a hash table of their numbers:
+ * an empty slot of the table costs 4 bytes rather than a run's 48, and growing it moves no run
+ * (the largest allocation of a pass over code of many runs). */
 struct tm_spix_builder {
-	struct run *slots;
-	size_t n_slots, n_runs;
+	struct run *runs;
+	size_t n_runs, runs_cap;
+	uint32_t *slots; /* 0: empty; else a run's number plus one */
+	size_t n_slots;
 	uint8_t *pool; /* instruction sizes of every run */
 	size_t pool_len, pool_cap;
 	struct current *cur[TM_MAX_GROUPS]; /* by stream, allocated at its first instruction */
@@ -62,6 +67,7 @@ void tm_spix_builder_free(struct tm_spix_builder *b)
 	for (unsigned k = 0; k < TM_MAX_GROUPS; k++)
 		free(b->cur[k]);
 	free(b->slots);
+	free(b->runs);
 	free(b->pool);
 	free(b);
 }
@@ -73,28 +79,46 @@ static size_t slot_of(uint64_t start, uint64_t last, uint32_t n, size_t n_slots)
 	return (size_t)(h & (n_slots - 1));
 }
 
-static struct run *find_slot(struct run *slots, size_t n_slots, uint64_t start, uint64_t last,
-			     uint32_t n)
+/* The slot of the run (start, last, n) in a table of n_slots: its number, or an empty one. */
+static uint32_t *find_slot(const struct run *runs, uint32_t *slots, size_t n_slots, uint64_t start,
+			   uint64_t last, uint32_t n)
 {
 	size_t i = slot_of(start, last, n, n_slots);
-	while (slots[i].n && !(slots[i].start == start && slots[i].last == last && slots[i].n == n))
-		i = (i + 1) & (n_slots - 1);
+	for (; slots[i]; i = (i + 1) & (n_slots - 1)) {
+		const struct run *r = &runs[slots[i] - 1];
+		if (r->start == start && r->last == last && r->n == n)
+			break;
+	}
 	return &slots[i];
 }
 
 static int grow_slots(struct tm_spix_builder *b)
 {
 	size_t n_slots = b->n_slots * 2;
-	struct run *slots = calloc(n_slots, sizeof(*slots));
+	uint32_t *slots = calloc(n_slots, sizeof(*slots));
 	if (!slots)
 		return -ENOMEM;
-	for (size_t i = 0; i < b->n_slots; i++)
-		if (b->slots[i].n)
-			*find_slot(slots, n_slots, b->slots[i].start, b->slots[i].last,
-				   b->slots[i].n) = b->slots[i];
+	for (size_t k = 0; k < b->n_runs; k++) {
+		const struct run *r = &b->runs[k];
+		*find_slot(b->runs, slots, n_slots, r->start, r->last, r->n) = (uint32_t)k + 1;
+	}
 	free(b->slots);
 	b->slots = slots;
 	b->n_slots = n_slots;
+	return 0;
+}
+
+/* Room for one more run. */
+static int grow_runs(struct tm_spix_builder *b)
+{
+	if (b->n_runs < b->runs_cap)
+		return 0;
+	size_t cap = b->runs_cap ? b->runs_cap * 2 : 256;
+	struct run *runs = realloc(b->runs, cap * sizeof(*runs));
+	if (!runs)
+		return -ENOMEM;
+	b->runs = runs;
+	b->runs_cap = cap;
 	return 0;
 }
 
@@ -124,19 +148,21 @@ static void end_run(struct tm_spix_builder *b, struct current *c, uint8_t flow)
 		return;
 	if (2 * (b->n_runs + 1) > b->n_slots && (b->err = grow_slots(b)) < 0)
 		return;
-	struct run *r = find_slot(b->slots, b->n_slots, c->start, c->last, c->n);
-	if (!r->n && b->n_runs == TM_SPIX_MAX_RUNS) {
+	uint32_t *slot = find_slot(b->runs, b->slots, b->n_slots, c->start, c->last, c->n);
+	if (!*slot && b->n_runs == TM_SPIX_MAX_RUNS) {
 		b->err = -EFBIG; /* more code than spix/ holds: the pass goes on without it */
 		return;
 	}
-	if (!r->n) {
+	if (!*slot) {
+		if ((b->err = grow_runs(b)) < 0)
+			return;
+		struct run *r = &b->runs[b->n_runs];
+		*r = (struct run){.start = c->start, .last = c->last, .n = c->n};
 		if ((b->err = keep_sizes(b, c, r)) < 0)
 			return;
-		r->start = c->start;
-		r->last = c->last;
-		r->n = c->n;
-		b->n_runs++;
+		*slot = (uint32_t)++b->n_runs;
 	}
+	struct run *r = &b->runs[*slot - 1];
 	r->count++;
 	if (flow == TM_FLOW_TAKEN || flow == TM_FLOW_NOT_TAKEN) {
 		r->cond = true;
@@ -244,8 +270,8 @@ static struct entry *lay_out(const struct tm_spix_builder *b, size_t *n_out)
 	size_t n = 0;
 	if (!e)
 		return NULL;
-	for (size_t i = 0; i < b->n_slots; i++) {
-		const struct run *r = &b->slots[i];
+	for (size_t i = 0; i < b->n_runs; i++) {
+		const struct run *r = &b->runs[i];
 		uint64_t addr = r->start;
 		for (uint32_t k = 0; k < r->n; k++) {
 			uint32_t size = b->pool[r->sizes + k];
@@ -332,6 +358,14 @@ int tm_spix_builder_finish(struct tm_spix_builder *b, struct tm_spix_table *t,
 		return b->err;
 	size_t n = 0;
 	struct entry *e = lay_out(b, &n);
+	/* the runs are in e now: their memory goes before the table's is taken */
+	free(b->slots);
+	free(b->runs);
+	free(b->pool);
+	b->slots = NULL;
+	b->runs = NULL;
+	b->pool = NULL;
+	b->n_slots = b->n_runs = b->runs_cap = b->pool_len = b->pool_cap = 0;
 	if (!e || !(t->addr = malloc(sizeof(*t->addr))) || tm_spix_table_reserve(t, 1) < 0) {
 		free(e);
 		tm_spix_table_free(t);
