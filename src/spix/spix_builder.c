@@ -216,90 +216,118 @@ struct entry {
 
 enum { E_START = 1, E_END = 2, E_COND = 4 };
 
-static void swap_entries(struct entry *a, struct entry *b)
+/* The instructions of every run in address order, one entry per address: runs sorted by their
+ * first address join a heap of cursors, one per run still being walked, when the walk reaches
+ * them. Entries are made one at a time: a trace of many runs would need 32 bytes per
+ * instruction of its code for them all, on top of the runs. */
+struct cursor {
+	uint64_t addr;
+	uint32_t run, k; /* the run's number and the instruction's within it */
+};
+
+struct walk {
+	const struct tm_spix_builder *b;
+	uint32_t *order; /* run numbers by first address */
+	size_t joined;	 /* runs of order in the heap or done */
+	struct cursor *heap;
+	size_t n_heap, heap_cap;
+};
+
+static int by_start(const void *x, const void *y, void *arg)
 {
-	struct entry t = *a;
+	const struct run *runs = arg;
+	uint64_t a = runs[*(const uint32_t *)x].start, b = runs[*(const uint32_t *)y].start;
+	return a < b ? -1 : a > b;
+}
+
+static int walk_start(struct walk *w, const struct tm_spix_builder *b)
+{
+	*w = (struct walk){.b = b};
+	if (!(w->order = malloc((b->n_runs + 1) * sizeof(*w->order))))
+		return -ENOMEM;
+	for (size_t k = 0; k < b->n_runs; k++)
+		w->order[k] = (uint32_t)k;
+	qsort_r(w->order, b->n_runs, sizeof(*w->order), by_start, b->runs);
+	return 0;
+}
+
+static void walk_end(struct walk *w)
+{
+	free(w->order);
+	free(w->heap);
+}
+
+static void heap_swap(struct cursor *a, struct cursor *b)
+{
+	struct cursor t = *a;
 	*a = *b;
 	*b = t;
 }
 
-/* Sorts e by address in place: qsort would take a second array as large (glibc's merge sort),
- * the largest allocation of a pass over a trace of many blocks. */
-static void sort_by_addr(struct entry *e, size_t n)
+static int heap_push(struct walk *w, struct cursor c)
 {
-	while (n > 16) {
-		/* median of three as the pivot, Hoare's partition */
-		size_t mid = n / 2;
-		if (e[mid].addr < e[0].addr)
-			swap_entries(&e[mid], &e[0]);
-		if (e[n - 1].addr < e[0].addr)
-			swap_entries(&e[n - 1], &e[0]);
-		if (e[n - 1].addr < e[mid].addr)
-			swap_entries(&e[n - 1], &e[mid]);
-		uint64_t pivot = e[mid].addr;
-		size_t i = 0, j = n - 1;
-		for (;;) {
-			while (e[i].addr < pivot)
-				i++;
-			while (e[j].addr > pivot)
-				j--;
-			if (i >= j)
-				break;
-			swap_entries(&e[i++], &e[j--]);
-		}
-		/* recurse into the smaller side, loop on the larger: a stack of log n */
-		size_t left = j + 1;
-		if (left < n - left) {
-			sort_by_addr(e, left);
-			e += left;
-			n -= left;
-		} else {
-			sort_by_addr(e + left, n - left);
-			n = left;
-		}
+	if (w->n_heap == w->heap_cap) {
+		size_t cap = w->heap_cap ? 2 * w->heap_cap : 64;
+		struct cursor *h = realloc(w->heap, cap * sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		w->heap = h;
+		w->heap_cap = cap;
 	}
-	for (size_t i = 1; i < n; i++) /* insertion sort of the short rest */
-		for (size_t k = i; k && e[k].addr < e[k - 1].addr; k--)
-			swap_entries(&e[k], &e[k - 1]);
+	size_t i = w->n_heap++;
+	w->heap[i] = c;
+	for (; i && w->heap[(i - 1) / 2].addr > w->heap[i].addr; i = (i - 1) / 2)
+		heap_swap(&w->heap[(i - 1) / 2], &w->heap[i]);
+	return 0;
 }
 
-/* Every instruction of every run, sorted by address, one entry per address. */
-static struct entry *lay_out(const struct tm_spix_builder *b, size_t *n_out)
+static struct cursor heap_pop(struct walk *w)
 {
-	struct entry *e = malloc((b->pool_len + 1) * sizeof(*e));
-	size_t n = 0;
-	if (!e)
-		return NULL;
-	for (size_t i = 0; i < b->n_runs; i++) {
-		const struct run *r = &b->runs[i];
-		uint64_t addr = r->start;
-		for (uint32_t k = 0; k < r->n; k++) {
-			uint32_t size = b->pool[r->sizes + k];
-			bool last = k + 1 == r->n;
-			e[n++] = (struct entry){
-			    .addr = addr,
-			    .count = r->count,
-			    .taken = last ? r->taken : 0,
-			    .size = size,
-			    .flags = (uint8_t)((k == 0 ? E_START : 0) | (last ? E_END : 0) |
-					       (last && r->cond ? E_COND : 0)),
-			};
-			addr += size;
-		}
+	struct cursor top = w->heap[0];
+	w->heap[0] = w->heap[--w->n_heap];
+	for (size_t i = 0;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < w->n_heap && w->heap[l].addr < w->heap[m].addr)
+			m = l;
+		if (l + 1 < w->n_heap && w->heap[l + 1].addr < w->heap[m].addr)
+			m = l + 1;
+		if (m == i)
+			break;
+		heap_swap(&w->heap[i], &w->heap[m]);
+		i = m;
 	}
-	sort_by_addr(e, n);
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (m && e[m - 1].addr == e[i].addr) {
-			e[m - 1].count += e[i].count;
-			e[m - 1].taken += e[i].taken;
-			e[m - 1].flags |= e[i].flags;
-		} else {
-			e[m++] = e[i];
-		}
+	return top;
+}
+
+/* The next address's entry in e: 1, 0 at the end, or -ENOMEM. */
+static int walk_next(struct walk *w, struct entry *e)
+{
+	const struct tm_spix_builder *b = w->b;
+	bool more_runs = w->joined < b->n_runs;
+	if (!w->n_heap && !more_runs)
+		return 0;
+	uint64_t next_start = more_runs ? b->runs[w->order[w->joined]].start : 0;
+	uint64_t addr = !w->n_heap || (more_runs && next_start < w->heap[0].addr) ? next_start
+										  : w->heap[0].addr;
+	for (; w->joined < b->n_runs && b->runs[w->order[w->joined]].start == addr; w->joined++)
+		if (heap_push(w, (struct cursor){addr, w->order[w->joined], 0}) < 0)
+			return -ENOMEM;
+	*e = (struct entry){.addr = addr};
+	while (w->n_heap && w->heap[0].addr == addr) {
+		struct cursor c = heap_pop(w);
+		const struct run *r = &b->runs[c.run];
+		uint32_t size = b->pool[r->sizes + c.k];
+		bool last = c.k + 1 == r->n;
+		if (!e->size) /* of two sizes at one address, the first run's */
+			e->size = size;
+		e->count += r->count;
+		e->taken += last ? r->taken : 0;
+		e->flags |= (uint8_t)((c.k == 0 ? E_START : 0) | (last ? E_END : 0) |
+				      (last && r->cond ? E_COND : 0));
+		if (!last && heap_push(w, (struct cursor){addr + size, c.run, c.k + 1}) < 0)
+			return -ENOMEM;
 	}
-	*n_out = m;
-	return e;
+	return 1;
 }
 
 struct sweep {
@@ -356,18 +384,13 @@ int tm_spix_builder_finish(struct tm_spix_builder *b, struct tm_spix_table *t,
 			end_run(b, b->cur[k], b->cur[k]->cond ? TM_FLOW_NOT_TAKEN : TM_FLOW_NONE);
 	if (b->err)
 		return b->err;
-	size_t n = 0;
-	struct entry *e = lay_out(b, &n);
-	/* the runs are in e now: their memory goes before the table's is taken */
-	free(b->slots);
-	free(b->runs);
-	free(b->pool);
+	free(b->slots); /* the runs are all found: what remains is to walk them */
 	b->slots = NULL;
-	b->runs = NULL;
-	b->pool = NULL;
-	b->n_slots = b->n_runs = b->runs_cap = b->pool_len = b->pool_cap = 0;
-	if (!e || !(t->addr = malloc(sizeof(*t->addr))) || tm_spix_table_reserve(t, 1) < 0) {
-		free(e);
+	b->n_slots = 0;
+	struct walk w;
+	if (walk_start(&w, b) < 0 || !(t->addr = malloc(sizeof(*t->addr))) ||
+	    tm_spix_table_reserve(t, 1) < 0) {
+		walk_end(&w);
 		tm_spix_table_free(t);
 		return -ENOMEM;
 	}
@@ -375,8 +398,15 @@ int tm_spix_builder_finish(struct tm_spix_builder *b, struct tm_spix_table *t,
 	struct sweep s = {.t = t, .facts = facts};
 	uint64_t start = 0, count = 0;
 	unsigned len = 0;
-	for (size_t i = 0; i <= n && !s.err; i++) {
-		const struct entry *prev = i ? &e[i - 1] : NULL, *cur = i < n ? &e[i] : NULL;
+	struct entry entries[2], *prev = NULL, *cur = &entries[0];
+	for (;;) {
+		int more = walk_next(&w, cur);
+		if (more < 0)
+			s.err = more;
+		if (more <= 0)
+			cur = NULL;
+		if (s.err)
+			break;
 		uint64_t prev_end = prev ? prev->addr + prev->size : 0;
 		/* with both marks every instruction of a block runs as often as its first; the
 		 * count test only guards against addresses seen with two sizes (x86 code jumped
@@ -403,8 +433,10 @@ int tm_spix_builder_finish(struct tm_spix_builder *b, struct tm_spix_table *t,
 		}
 		len++;
 		facts->instructions += cur->count;
+		prev = cur;
+		cur = cur == &entries[0] ? &entries[1] : &entries[0];
 	}
-	free(e);
+	walk_end(&w);
 	if (s.err) {
 		tm_spix_table_free(t);
 		return s.err;
