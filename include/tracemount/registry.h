@@ -26,10 +26,18 @@ const struct tm_format *tm_format_detect(const char *name, const uint8_t *head, 
  * final, and tm_format_detect(name, NULL, 0) is the answer without any I/O. */
 bool tm_format_detect_needs_head(const char *name);
 
-/* The two above over the NULL-terminated list formats instead of tm_formats (for tests). */
+/* Whether a file of this base name is a trace whatever its head says, and counts the same in a
+ * folder's census of virtual traces: round 1 is final; or round 1's format bids by name only,
+ * so it keeps its bid in round 2 and some format always wins, and none of the formats that may
+ * outbid it makes virtual traces. The head may still decide which format: a listing shows such
+ * a file as a trace's folder without reading it (`.byu`: BYU, or byu12 when its head says so). */
+bool tm_format_trace_by_name(const char *name);
+
+/* The three above over the NULL-terminated list formats instead of tm_formats (for tests). */
 const struct tm_format *tm_formats_detect(const struct tm_format *const *formats, const char *name,
 					  const uint8_t *head, size_t head_len);
 bool tm_formats_need_head(const struct tm_format *const *formats, const char *name);
+bool tm_formats_trace_by_name(const struct tm_format *const *formats, const char *name);
 
 /* Format f's bid for a file as detection counts it, 0 to 100: by content when head is given
  * (head_len > 0) and f has a content_bid, capped at its content_bid_max; else by name. */

@@ -87,6 +87,24 @@ bool tm_formats_need_head(const struct tm_format *const *formats, const char *na
 	return content_could_exceed(formats, bid);
 }
 
+bool tm_formats_trace_by_name(const struct tm_format *const *formats, const char *name)
+{
+	char stem[NAME_MAX + 1];
+	int bid;
+	const struct tm_format *first =
+	    best_bidder(formats, tm_codec_strip(name, stem), NULL, 0, &bid);
+	if (!first)
+		return false;
+	if (!content_could_exceed(formats, bid))
+		return true; /* round 1 is final */
+	if (first->content_bid || first->virtual_list)
+		return false;
+	for (const struct tm_format *const *f = formats; *f; f++)
+		if ((*f)->content_bid && (*f)->content_bid_max > bid && (*f)->virtual_list)
+			return false;
+	return true;
+}
+
 const struct tm_format *tm_formats_detect(const struct tm_format *const *formats, const char *name,
 					  const uint8_t *head, size_t head_len)
 {
@@ -108,6 +126,11 @@ const struct tm_format *tm_formats_detect(const struct tm_format *const *formats
 bool tm_format_detect_needs_head(const char *name)
 {
 	return tm_formats_need_head(tm_formats, name);
+}
+
+bool tm_format_trace_by_name(const char *name)
+{
+	return tm_formats_trace_by_name(tm_formats, name);
 }
 
 const struct tm_format *tm_format_detect(const char *name, const uint8_t *head, size_t head_len)

@@ -108,6 +108,17 @@ static int dir_exists(struct tm_fs *fs, const struct tm_node *n, const char *dir
 	return exists;
 }
 
+/* A trace's format, where its name made it a trace but left the format to its head
+ * (kind_of_file): read as the trace's folder is entered, not when a listing shows it. */
+static int settle_format(struct tm_fs *fs, struct tm_node *n)
+{
+	bool tar;
+	if (!n->fmt)
+		n->fmt = tm_context_detect_also(fs->ctx, fs->root_fd, n->src, &n->st,
+						tm_archive_head, &tar);
+	return n->fmt ? 0 : -EIO;
+}
+
 /* Inside a trace: rest names a view or a folder of views. */
 static int resolve_view(struct tm_fs *fs, const char *rest, struct tm_node *n)
 {
@@ -121,7 +132,9 @@ static int resolve_view(struct tm_fs *fs, const char *rest, struct tm_node *n)
 	size_t len = strlen(n->sub);
 	while (len && n->sub[len - 1] == '/')
 		n->sub[--len] = '\0';
-	int err = tm_context_trace_of(fs->ctx, n->src, n->fmt, &n->st, &n->trace);
+	int err = settle_format(fs, n);
+	if (!err)
+		err = tm_context_trace_of(fs->ctx, n->src, n->fmt, &n->st, &n->trace);
 	if (err)
 		return err;
 	if (strcmp(n->sub, TM_TRACE_REPORT) == 0) {
@@ -256,8 +269,9 @@ fail:
 }
 
 /* What a regular file of SOURCE, whose attributes are st (or NULL), is shown as: an
- * override's trace, an archive by its name, a trace its name or head gives (*fmt), an
- * archive by its head, or a file. */
+ * override's trace, an archive by its name, a trace its name or head gives (*fmt; NULL where
+ * the name makes it a trace but leaves the format to the head, read only when the trace's folder
+ * is entered: a listing opens no file), an archive by its head, or a file. */
 static enum tm_node_kind kind_of_file(struct tm_fs *fs, const char *rel, const struct stat *st,
 				      const struct tm_format **fmt)
 {
@@ -266,6 +280,9 @@ static enum tm_node_kind kind_of_file(struct tm_fs *fs, const char *rel, const s
 		return TM_NODE_TRACE;
 	if (tm_archive_name(tm_base_name(rel)))
 		return TM_NODE_ARCHIVE;
+	if (tm_format_detect_needs_head(tm_base_name(rel)) &&
+	    tm_format_trace_by_name(tm_base_name(rel)))
+		return TM_NODE_TRACE; /* *fmt NULL: settle_format reads the head when needed */
 	if ((*fmt = tm_context_detect_also(fs->ctx, fs->root_fd, rel, st, tm_archive_head, &tar)))
 		return TM_NODE_TRACE;
 	return tar ? TM_NODE_ARCHIVE : TM_NODE_FILE;
@@ -505,7 +522,8 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
 		else if (type == DT_REG) {
 			/* the attributes, where detection may read the head: so that the
 			 * lookups of the trace that follow a listing need not read it again */
-			if (!have_st && tm_format_detect_needs_head(name))
+			if (!have_st && tm_format_detect_needs_head(name) &&
+			    !tm_format_trace_by_name(name))
 				have_st = fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 			const struct tm_format *fmt;
 			enum tm_node_kind kind = kind_of_file(fs, rel, have_st ? &st : NULL, &fmt);
@@ -557,7 +575,7 @@ int tm_fs_readdir(struct tm_fs *fs, const char *path,
 	struct list_views_arg la = {fill, arg, fs, &n, 0};
 	int is_root = n.kind == TM_NODE_DIR && strcmp(n.src, ".") == 0;
 
-	if (n.kind == TM_NODE_TRACE)
+	if (n.kind == TM_NODE_TRACE && (err = settle_format(fs, &n)) == 0)
 		err = tm_context_trace_of(fs->ctx, n.src, n.fmt, &n.st, &n.trace);
 	if (err)
 		goto out;

@@ -1,14 +1,16 @@
 #!/bin/bash
-# Detection reads a file only when its name leaves the format open (format.h, "Detection"):
-# `ls -l` of a mounted folder of .byu12 traces opens none of them, as strace on the daemon
-# shows. In the same folder a .tt6 file, whose name a FULL trace's magic word would outbid, is
-# opened, and so are the .byu files, whose name byu12's content bid may overturn: so strace
-# does see the daemon's opens, and the first check cannot pass by missing them. A .byu file
-# that starts with FULL's magic word is BYU (FULL's bid only equals the name's), and one that
-# holds 12-byte records is byu12, in the mount and in `tracemount ls`.
-# Detection reads a .byu file's head once: the listing, then `ls -R` of the trace's folder and
-# the lookups of its views open it three times at most (detection, the index's key, the index
-# pass), where each lookup used to read the head again; rewritten while mounted, the file is
+# Detection reads a file only when its name leaves the format open (format.h, "Detection"),
+# and a listing reads none whose name makes it a trace whatever its head: `ls -l` of a mounted
+# folder opens none of its .byu12 traces, nor its .byu ones (BYU, or byu12 when the head says
+# so: either way a trace's folder), which are read only once their folder is entered, as strace
+# on the daemon shows. In the same folder a .tt6 file, whose name a FULL trace's or a spixcounts
+# file's magic word would outbid, is opened: so strace does see the daemon's opens, and the
+# checks of none cannot pass by missing them. A .byu file that starts with FULL's magic word is
+# BYU (FULL's bid only equals the name's), and one that holds 12-byte records is byu12, in the
+# mount and in `tracemount ls`.
+# Detection reads a .byu file's head once: `ls -R` of the trace's folder and the lookups of its
+# views, after two listings, open it three times at most (detection, the index's key, the index
+# pass); rewritten while mounted, the file is
 # read again and shows its new format.
 . "$(dirname "$0")/lib.sh"
 
@@ -79,10 +81,16 @@ for t in $BYU12; do
 done
 check_eq "none of the .byu12 traces was opened" "" "$bad"
 bad=
-for t in $BYU twelve.byu; do
+for t in t2.byu t3.byu t4.byu t5.byu zipped.byu.gz; do
+	opens_of "folder/${t//./\\.}" && bad="$bad $t"
+done
+check_eq "none of the .byu traces only listed was opened" "" "$bad"
+bad=
+for t in t1.byu twelve.byu magic.byu; do
 	opens_of "folder/${t//./\\.}" || bad="$bad $t"
 done
-check_eq "the .byu traces were opened: byu12's content bid may overturn their name" "" "$bad"
+check_eq "the .byu traces entered were opened: byu12's content bid may overturn their name" "" \
+	"$bad"
 count_opens() { grep -cE "open(at2?)?\([^\"]*\"folder/$1\"" "$TM_TMP/strace.log"; }
 check "t1.byu opened at most 3 times, through two listings, ls -R and its views' lookups" \
 	test "$(count_opens 't1\.byu')" -le 3

@@ -194,6 +194,45 @@ START_TEST(test_bid_rule)
 }
 END_TEST
 
+static int no_virtual_traces(int dirfd, const char *dir, char *const *files, unsigned n_files,
+			     struct tm_virtual **out)
+{
+	(void)dirfd, (void)dir, (void)files, (void)n_files, (void)out;
+	return 0;
+}
+
+/* A content format that makes virtual traces, and one that does not, bidding 95 at most. */
+static const struct tm_format virtual_by_content = {.name = "virtual",
+						    .content_bid = content_bid_of_head,
+						    .content_bid_max = 95,
+						    .virtual_list = no_virtual_traces};
+static const struct tm_format *const with_virtual[] = {&by_content, &by_name, &by_both,
+						       &virtual_by_content, NULL};
+
+START_TEST(test_trace_by_name)
+{
+	/* a name whose format bids by name only is a trace whatever the head ... */
+	ck_assert(tm_formats_trace_by_name(bidders, "a.89"));
+	ck_assert(tm_formats_trace_by_name(bidders, "a.90"));
+	ck_assert(tm_formats_trace_by_name(bidders, "a.10.gz"));
+	/* ... unless a format that makes virtual traces may outbid it: a folder's census of
+	 * them then needs the head */
+	ck_assert(!tm_formats_trace_by_name(with_virtual, "a.89"));
+	ck_assert(tm_formats_trace_by_name(with_virtual, "a.95"));
+	/* a format that bids by content too may lose its bid to the head: no format at all */
+	ck_assert(!tm_formats_trace_by_name(bidders, "b.25"));
+	ck_assert_str_eq(detected("b.25", "0"), "name"); /* here by_name takes it */
+	ck_assert(!tm_formats_trace_by_name(bidders, "x"));
+	/* the registry's: .byu is BYU or byu12, neither making virtual traces; .tt6 may be a
+	 * spixcounts file, which does */
+	ck_assert(tm_format_trace_by_name("x.byu"));
+	ck_assert(tm_format_trace_by_name("x.byu.gz"));
+	ck_assert(tm_format_trace_by_name("x.byu12"));
+	ck_assert(!tm_format_trace_by_name("x.tt6"));
+	ck_assert(!tm_format_trace_by_name("notes.txt"));
+}
+END_TEST
+
 /* The registry's formats: which names leave detection open, and that a file whose name
  * settles it is not read. Both files hold FULL's magic word, which outbids a .tt6 name but
  * only equals a .byu one (95, which the name wins): t.byu is read, since byu12's content can
@@ -463,6 +502,7 @@ static Suite *context_suite(void)
 	tcase_add_test(tc, test_override_path);
 	tcase_add_test(tc, test_detect_head);
 	tcase_add_test(tc, test_bid_rule);
+	tcase_add_test(tc, test_trace_by_name);
 	tcase_add_test(tc, test_detect_reads_only_when_needed);
 	tcase_add_test(tc, test_bad_overrides);
 	tcase_add_test(tc, test_trace_table);
