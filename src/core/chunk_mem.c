@@ -25,6 +25,19 @@ size_t tm_chunk_mem_size(size_t size)
 	return (size + HEAD + page - 1) / page * page;
 }
 
+#ifdef TM_CHUNK_MEM_MALLOC
+void *tm_chunk_mem_get(struct tm_chunk_mem *m, size_t size)
+{
+	(void)m;
+	return malloc(size ? size : 1);
+}
+
+void tm_chunk_mem_put(struct tm_chunk_mem *m, void *payload)
+{
+	(void)m;
+	free(payload);
+}
+#else
 static void *payload_of(struct tm_chunk_mapping *map)
 {
 	return map + 1;
@@ -56,10 +69,6 @@ static struct tm_chunk_mapping *take_kept(struct tm_chunk_mem *m, size_t size)
 
 void *tm_chunk_mem_get(struct tm_chunk_mem *m, size_t size)
 {
-#ifdef TM_CHUNK_MEM_MALLOC
-	(void)m;
-	return malloc(size ? size : 1);
-#else
 	size_t want = tm_chunk_mem_size(size);
 	if (want == SIZE_MAX)
 		return NULL;
@@ -80,15 +89,10 @@ void *tm_chunk_mem_get(struct tm_chunk_mem *m, size_t size)
 	}
 	map->size = want;
 	return payload_of(map);
-#endif
 }
 
 void tm_chunk_mem_put(struct tm_chunk_mem *m, void *payload)
 {
-#ifdef TM_CHUNK_MEM_MALLOC
-	(void)m;
-	free(payload);
-#else
 	if (!payload)
 		return;
 	struct tm_chunk_mapping *map = (struct tm_chunk_mapping *)payload - 1;
@@ -104,8 +108,9 @@ void tm_chunk_mem_put(struct tm_chunk_mem *m, void *payload)
 		m->kept_bytes -= old->size;
 		munmap(old, old->size);
 	}
-#endif
 }
+
+#endif
 
 void tm_chunk_mem_release(struct tm_chunk_mem *m)
 {
