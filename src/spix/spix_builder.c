@@ -108,33 +108,28 @@ static int grow_slots(struct tm_spix_builder *b)
 	return 0;
 }
 
-/* Room for one more run. */
-static int grow_runs(struct tm_spix_builder *b)
+/* Room in the array *p of *cap elements of size bytes for need of them, doubling from first.
+ * Returns 0 or -ENOMEM (the array as it was). */
+static int grow(void **p, size_t *cap, size_t need, size_t size, size_t first)
 {
-	if (b->n_runs < b->runs_cap)
+	if (need <= *cap)
 		return 0;
-	size_t cap = b->runs_cap ? b->runs_cap * 2 : 256;
-	struct run *runs = realloc(b->runs, cap * sizeof(*runs));
-	if (!runs)
+	size_t n = *cap ? *cap * 2 : first;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(*p, n * size);
+	if (!q)
 		return -ENOMEM;
-	b->runs = runs;
-	b->runs_cap = cap;
+	*p = q;
+	*cap = n;
 	return 0;
 }
 
 /* A new run's sizes, kept once. */
 static int keep_sizes(struct tm_spix_builder *b, const struct current *c, struct run *r)
 {
-	if (b->pool_len + c->n > b->pool_cap) {
-		size_t cap = b->pool_cap ? b->pool_cap * 2 : 1 << 16;
-		while (cap < b->pool_len + c->n)
-			cap *= 2;
-		uint8_t *pool = realloc(b->pool, cap);
-		if (!pool)
-			return -ENOMEM;
-		b->pool = pool;
-		b->pool_cap = cap;
-	}
+	if (grow((void **)&b->pool, &b->pool_cap, b->pool_len + c->n, 1, 1 << 16) < 0)
+		return -ENOMEM;
 	memcpy(b->pool + b->pool_len, c->sizes, c->n);
 	r->sizes = b->pool_len;
 	b->pool_len += c->n;
@@ -154,7 +149,8 @@ static void end_run(struct tm_spix_builder *b, struct current *c, uint8_t flow)
 		return;
 	}
 	if (!*slot) {
-		if ((b->err = grow_runs(b)) < 0)
+		if ((b->err = grow((void **)&b->runs, &b->runs_cap, b->n_runs + 1, sizeof(*b->runs),
+				   256)) < 0)
 			return;
 		struct run *r = &b->runs[b->n_runs];
 		*r = (struct run){.start = c->start, .last = c->last, .n = c->n};
@@ -266,14 +262,8 @@ static void heap_swap(struct cursor *a, struct cursor *b)
 
 static int heap_push(struct walk *w, struct cursor c)
 {
-	if (w->n_heap == w->heap_cap) {
-		size_t cap = w->heap_cap ? 2 * w->heap_cap : 64;
-		struct cursor *h = realloc(w->heap, cap * sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		w->heap = h;
-		w->heap_cap = cap;
-	}
+	if (grow((void **)&w->heap, &w->heap_cap, w->n_heap + 1, sizeof(*w->heap), 64) < 0)
+		return -ENOMEM;
 	size_t i = w->n_heap++;
 	w->heap[i] = c;
 	for (; i && w->heap[(i - 1) / 2].addr > w->heap[i].addr; i = (i - 1) / 2)
