@@ -7,14 +7,14 @@
 #include "tracemount/util.h"
 
 const char *const tarmac_classes[TARMAC_N_CLASSES] = {
-    "instructions",  /* TC_INSTRUCTION */
-    "skipped",	     /* TC_SKIPPED */
-    "fetch_failed",  /* TC_FETCH_FAILED */
-    "memory_reads",  /* TC_READ */
-    "memory_writes", /* TC_WRITE */
-    "registers",     /* TC_REGISTER */
-    "events",	     /* TC_EVENT */
-    "unknown",	     /* TC_UNKNOWN */
+    "executed",		/* TC_INSTRUCTION */
+    "condition_failed", /* TC_SKIPPED */
+    "fetch_failed",	/* TC_FETCH_FAILED */
+    "memory_reads",	/* TC_READ */
+    "memory_writes",	/* TC_WRITE */
+    "registers",	/* TC_REGISTER */
+    "events",		/* TC_EVENT */
+    "unknown",		/* TC_UNKNOWN */
 };
 
 /* Tokens: runs of bytes other than space and tab. */

@@ -25,10 +25,30 @@ void tarmac_plot_count(struct tarmac_stats *s, const struct tarmac_record *r, ui
 		      tm_series_column(&s->processors, r->cpu), 1);
 }
 
+/* The title counts the instructions drawn and names the condition-failed ones among them,
+ * which stats.json counts apart from the executed ones (doc/views.md). */
+static void set_title(const struct tarmac_stats *s, const char *format, uint64_t instructions,
+		      char *title, size_t size)
+{
+	uint64_t failed = 0;
+	for (unsigned cpu = 0; s->cpus && cpu <= TARMAC_MAX_CPUS; cpu++)
+		failed += s->cpus[cpu][TC_SKIPPED];
+	char all[32], skipped[32];
+	tm_svg_number((double)instructions, all, sizeof(all));
+	tm_svg_number((double)failed, skipped, sizeof(skipped));
+	if (failed) /* short enough for the picture's width */
+		snprintf(title, size,
+			 "Instructions per processor over %s (%s, %s with %s condition-failed)",
+			 s->by_time ? "time" : "the trace", format, all, skipped);
+	else
+		snprintf(title, size, "Instructions per processor over %s (%s, %s instructions)",
+			 s->by_time ? "time" : "the trace", format, all);
+}
+
 static int tables_finish(struct tarmac_stats *s, FILE *out, const char *format)
 {
 	struct tm_series *p = &s->processors;
-	char names[TM_SERIES_MAX][32], unit[sizeof(s->unit)], title[160], num[32];
+	char names[TM_SERIES_MAX][32], unit[sizeof(s->unit)], title[160];
 	uint64_t instructions = 0;
 	for (unsigned j = 0; j < tm_series_used(p); j++)
 		for (unsigned c = 0; c <= TM_SERIES_MAX; c++)
@@ -52,9 +72,7 @@ static int tables_finish(struct tarmac_stats *s, FILE *out, const char *format)
 	} else if (!s->unit_len) {
 		st.unit = "time units";
 	}
-	snprintf(title, sizeof(title), "Instructions per processor over %s (%s, %s instructions)",
-		 s->by_time ? "time" : "the trace", format,
-		 tm_svg_number((double)instructions, num, sizeof(num)));
+	set_title(s, format, instructions, title, sizeof(title));
 	st.title = title;
 	tm_series_sort_ids(p);
 	for (unsigned k = 0; k < p->n_ids; k++) {

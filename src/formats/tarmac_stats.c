@@ -205,9 +205,9 @@ int tarmac_stats_finish(void *p, json_object *obj, struct tm_diag *diag)
 	tm_json_add_int(obj, "data_lines_64b", tm_footprint_count(&s->data), &err);
 	tm_json_add_int(obj, "data_pages_4k", tm_footprint_count_groups64(&s->data), &err);
 	tm_json_add_int(obj, "crlf_lines", s->crlf, &err);
-	uint64_t din[3] = {0}; /* a fetch per IT, a read per read, a write per write */
+	uint64_t din[3] = {0}; /* a fetch per IT and IS, a read per read, a write per write */
 	for (unsigned cpu = 0; s->cpus && cpu <= TARMAC_MAX_CPUS; cpu++) {
-		din[0] += s->cpus[cpu][TC_INSTRUCTION];
+		din[0] += s->cpus[cpu][TC_INSTRUCTION] + s->cpus[cpu][TC_SKIPPED];
 		din[1] += s->cpus[cpu][TC_READ];
 		din[2] += s->cpus[cpu][TC_WRITE];
 	}

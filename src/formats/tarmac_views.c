@@ -146,8 +146,9 @@ const struct tm_render_ops tarmac_dump_ops = {
     .render = dump_render,
 };
 
-/* convert/NAME.din: "2 VA" for each taken instruction, "0 VA" for each read, "1 VA" for each
- * write, lower-case hex without leading zeros. */
+/* convert/NAME.din: "2 VA" for each instruction, executed or condition-failed (it was fetched
+ * all the same: simulators that mark no failed condition give the same din), "0 VA" for each
+ * read, "1 VA" for each write, lower-case hex without leading zeros. */
 static size_t din_measure(const struct tm_chunk *c, size_t i)
 {
 	return 3 + tm_hex_len(tarmac_rec(c, i)->addr);
@@ -157,7 +158,7 @@ static size_t din_render(const struct tm_chunk *c, size_t i, char *out)
 {
 	const struct tarmac_record *r = tarmac_rec(c, i);
 	unsigned n = tm_hex_len(r->addr);
-	out[0] = r->head.cls == TC_INSTRUCTION ? '2' : r->head.cls == TC_READ ? '0' : '1';
+	out[0] = r->head.cls == TC_READ ? '0' : r->head.cls == TC_WRITE ? '1' : '2';
 	out[1] = ' ';
 	tm_put_hex(out + 2, r->addr, n);
 	out[2 + n] = '\n';
@@ -170,5 +171,6 @@ static const struct tm_render_ops tarmac_din_ops = {
 };
 
 const struct tm_view_desc tarmac_extra_views[TARMAC_N_EXTRA_VIEWS] = {
-    {"convert/%s.din", 1u << TC_INSTRUCTION | 1u << TC_READ | 1u << TC_WRITE, &tarmac_din_ops},
+    {"convert/%s.din", 1u << TC_INSTRUCTION | 1u << TC_SKIPPED | 1u << TC_READ | 1u << TC_WRITE,
+     &tarmac_din_ops},
 };

@@ -177,14 +177,14 @@ def tarmac_stream(path):
         if r is None:
             raise SystemExit("foreign line: %r" % line)
         cls, own, _, fields, _, facts = r
-        if cls not in ("instructions", "skipped"):
+        if cls not in ("executed", "condition_failed"):
             continue
         cpu = own if own is not None else last_cpu
         last_cpu = cpu
         words = fields.split(b" ")  # KIND ADDR OPCODE ISET MODE DISASSEMBLY...
         disasm = [] if words[5:] == [b"-"] else words[5:]
         branch = arm_branch(disasm)
-        flow = branch and ("not_taken" if cls == "skipped" else branch)
+        flow = branch and ("not_taken" if cls == "condition_failed" else branch)
         yield cpu if cpu < 64 else 0, facts["pc"], len(words[2]) // 2 or 4, flow, False
 
 

@@ -31,7 +31,10 @@ The rules (doc/views.md, doc/formats.md):
   after the time and cpu, "-" for a blank line). A memory access whose data is (ABORTED), or whose
   attribute letters end in _I (an RTL instruction fetch), is an event.
 - stats.json time: first, last, min and max over the times of 0 and more.
-- convert/STEM.din: "2 VA" per IT, "0 VA" per read, "1 VA" per write, hex without 0x.
+- Classes: IT lines are "executed", IS lines "condition_failed" (the instruction failed its
+  condition code: it was fetched, and did nothing).
+- convert/STEM.din: "2 VA" per IT and per IS (a condition-failed instruction was fetched too),
+  "0 VA" per read, "1 VA" per write, hex without 0x.
 - plots/processors.svg (series_expect.py): a lane per processor ("cpu N", the first 8 to run
   an instruction, the rest "other cpus") of its IT, IS and ES lines (but failed fetches); x is
   the time when the first of them has one (a line without one counts at the last time seen),
@@ -48,7 +51,7 @@ import sys
 import series_expect
 from trace_bytes import read_bytes
 
-CLASSES = ["instructions", "skipped", "fetch_failed", "memory_reads", "memory_writes",
+CLASSES = ["executed", "condition_failed", "fetch_failed", "memory_reads", "memory_writes",
            "registers", "events", "unknown"]
 # An ES line whose opcode is dashes: the fetch failed (an ECC fault), nothing ran.
 FETCH_FAILED = re.compile(rb"\s*(?:[0-9]+\s+[a-z]+\s+)?ES\s+\([0-9a-fA-F]+:-+\)")
@@ -104,8 +107,8 @@ def read_line(line):
         va = int(addr, 16)
         facts.update(pc=va, iset=rest[3], mode=rest[4], mnemonic=rest[6].lower() if
                      len(rest) > 6 else None)
-        cls = "instructions" if kind == b"IT" else "skipped"
-        return cls, cpu, time, fields, b"2 %x\n" % va if kind == b"IT" else None, facts
+        cls = "executed" if kind == b"IT" else "condition_failed"
+        return cls, cpu, time, fields, b"2 %x\n" % va, facts
     m = MEMORY.match(kind)
     if m and (rest[1:2] == [b"(ABORTED)"] or m.group(3).endswith(b"_I")):
         return "events", cpu, time, b"E " + b" ".join(toks[i:]), None, facts
@@ -210,13 +213,13 @@ def expect(trace, outdir, stem, ext):
             continue
         cls, own, time, fields, din, facts = r
         cpu = own if own is not None else last_cpu
-        if cls in ("instructions", "skipped"):
+        if cls in ("executed", "condition_failed"):
             last_cpu = cpu
             ran.add(cpu)
             bump(isets, facts["iset"].decode())
             bump(modes, facts["mode"].decode())
             pcs.append(facts["pc"])
-            if cls == "instructions" and facts["mnemonic"]:
+            if cls == "executed" and facts["mnemonic"]:
                 bump(mnemonics, facts["mnemonic"].decode())
         if "size" in facts:
             bump(sizes, str(facts["size"]) if facts["size"] < 64 else "64+")
@@ -265,6 +268,9 @@ def expect(trace, outdir, stem, ext):
         "code_pages_4k": len({p >> 12 for p in pcs}),
         "data_lines_64b": len({a >> 6 for a in addresses}),
         "data_pages_4k": len({a >> 12 for a in addresses}),
+        # the din's lines by label: a fetch per IT and IS line
+        "din": {k: sum(1 for l in views["convert/%s.din" % stem] if l.startswith(label))
+                for k, label in (("fetches", b"2 "), ("reads", b"0 "), ("writes", b"1 "))},
     }
     os.makedirs(outdir, exist_ok=True)
     if not foreign:

@@ -220,7 +220,7 @@ check "prog/: a fourth member joins the sum" cmp "$EXP/prog4.sum" \
 count_of() {
 	case $1 in
 	cis501) json_get "$2" 'd["cis501"]["macro_ops"]' ;;
-	tarmac) json_get "$2" 'd["classes"]["instructions"] + d["classes"]["skipped"]' ;;
+	tarmac) json_get "$2" 'd["classes"]["executed"] + d["classes"]["condition_failed"]' ;;
 	*) json_get "$2" "d['$1']['instructions']" ;;
 	esac
 }

@@ -162,7 +162,8 @@ START_TEST(test_cpus_and_continuations)
 		    "1 clk 3 MW 00001000 4 00000001\n"
 		    "- - 1 MW 00002008 4 ........11111111................\n"
 		    "- - 1 MW 00001ff3 1 ........................22......\n");
-	expect_view(&m, "convert/t.din", "2 100\n2 200\n1 1000\n1 2008\n1 1ff3\n");
+	/* the condition-failed bne was fetched too */
+	expect_view(&m, "convert/t.din", "2 100\n2 200\n1 1000\n2 104\n1 2008\n1 1ff3\n");
 	/* cpu/2.txt has no records: it does not exist */
 	int v2 = tm_view_table_find(tm_trace_views(m.t), "cpu/2.txt");
 	int v3 = tm_view_table_find(tm_trace_views(m.t), "cpu/3.txt");
@@ -378,8 +379,8 @@ START_TEST(test_probe)
 END_TEST
 
 /* The real traces: every line a record, no unknown line, the cpu views add up to raw, and as
- * many instructions as lines with " IT (" (counted here by plain search) in the simulators'
- * traces. */
+ * many executed and condition-failed instructions as lines with " IT (" and " IS (" (counted
+ * here by plain search) in the simulators' traces. */
 START_TEST(test_real_traces)
 {
 	static const char *const names[] = {
@@ -390,7 +391,7 @@ START_TEST(test_real_traces)
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		char path[128];
-		size_t len, n_lines = 0, n_it = 0;
+		size_t len, n_lines = 0, n_it = 0, n_is = 0;
 		snprintf(path, sizeof(path), "tarmac/%s", names[i]);
 		char *text = read_realtrace(path, &len);
 		if (!text)
@@ -402,6 +403,8 @@ START_TEST(test_real_traces)
 		}
 		for (char *p = text; (p = strstr(p, " IT (")); p++)
 			n_it++;
+		for (char *p = text; (p = strstr(p, " IS (")); p++)
+			n_is++;
 		struct mounted m;
 		mount_trace(&m, "t.tarmac", format("tarmac"), text, len);
 		size_t stats_len, cpu_len;
@@ -415,9 +418,12 @@ START_TEST(test_real_traces)
 		ck_assert(json_object_object_get_ex(root, "classes", &classes));
 		ck_assert(json_object_object_get_ex(classes, "unknown", &v));
 		ck_assert_int_eq(json_object_get_int64(v), 0);
-		ck_assert(json_object_object_get_ex(classes, "instructions", &v));
+		ck_assert(json_object_object_get_ex(classes, "executed", &v));
 		if (strstr(names[i], ".tarmac")) /* parsertest.txt has ES instructions too */
 			ck_assert_int_eq(json_object_get_int64(v), (int64_t)n_it);
+		ck_assert(json_object_object_get_ex(classes, "condition_failed", &v));
+		if (strstr(names[i], ".tarmac"))
+			ck_assert_int_eq(json_object_get_int64(v), (int64_t)n_is);
 		size_t total = 0;
 		for (unsigned cpu = 0; cpu < 2; cpu++) {
 			char view[16];
