@@ -85,6 +85,9 @@ def addresses(trace, stats, svg):
     if stats["format"] in ("tt6", "tt6e", "full"):
         out(f"{trace}: addresses.svg's fetches are the instructions", own["instructions"],
             panels.get("fetch"))
+    if stats["format"] in ("tarmac", "qemu4v"):  # executed and condition-failed alike
+        out(f"{trace}: addresses.svg's fetches are the din's",
+            own["din"]["fetches"], panels.get("fetch"))
 
 
 def model(trace, svg, expected_path):
