@@ -461,7 +461,8 @@ struct tm_format {
 	unsigned n_table_views;
 	int (*tables_finish)(void *stats, FILE *const *out);
 
-	/* Instruction traces: whether record i of c is an executed instruction, and which:
+	/* Instruction traces: whether record i of c is an instruction the trace fetched
+	 * (executed, or condition-failed where the format says so), and which:
 	 * fills *out and returns true, or returns false (then *out is ignored). Called by the
 	 * index pass only, for every record of every batch in trace order, after stats_update;
 	 * depends on record i alone. Setting it gives the trace the views of every deriver
