@@ -30,7 +30,7 @@ struct tt6_state {
 	uint8_t started; /* INITIAL_PC read */
 	uint8_t prev_cls;
 	uint8_t ctx;
-	uint8_t pad;
+	uint8_t lends_ea; /* the last record is an escape 0x01 or 0x11 (position records aside) */
 };
 
 static const char *const tt6_extensions[] = {"tt6", NULL};
@@ -124,6 +124,7 @@ static int decode_escape(struct tt6_state *s, const uint8_t *p, struct tt6_recor
 		 : code == ESC_DCBX_ADDRESS && count == 1 ? CTX_ESC11
 							  : CTX_NONE;
 	s->ctx_ea = w1;
+	s->lends_ea = s->ctx != CTX_NONE;
 	return 0;
 }
 
@@ -139,7 +140,7 @@ static void instruction_context(struct tt6_state *s, struct tt6_record *r, uint6
 		r->ctx_ea = s->ctx_ea;
 	} else if (ctx == CTX_ESC12) {
 		if (r->head.flags & F_CACHE)
-			r->head.flags |= F_NO_EA;
+			r->head.flags |= s->lends_ea ? F_NO_EA | F_NO_EA_KEPT : F_NO_EA;
 		else
 			tm_diag_at(diag, off,
 				   "escape 0x12 (no address) before an instruction that is not a "
@@ -230,6 +231,7 @@ static int decode(void *state, const struct tm_decode_in *in, void *recs, size_t
 			r->head.cls = (uint8_t)cls; /* check_pair looks at it */
 			if (s->ctx != CTX_NONE)
 				instruction_context(s, r, off, tt6e, diag);
+			s->lends_ea = 0;
 			if (tt6e && (flags & F_TWI)) {
 				s->ctx = CTX_TWI;
 				s->twi_pc = r->pc;

@@ -85,6 +85,7 @@ enum {
 	B_CACHE,
 	B_DCBX_ESC,
 	B_NO_EA,
+	B_NO_EA_KEPT,
 	B_WIDE,
 };
 _Static_assert(B_WIDE + 4 <= TM_FLAG_BITS, "the flags fit tm_record.flags");
@@ -101,6 +102,9 @@ enum {
 	/* a dcbx whose address the trace does not give: in TT6 one without an escape 0x01 or 0x11
 	 * before it, in TT6E one after an escape 0x12 (its address word, 0, means nothing) */
 	F_NO_EA = 1 << B_NO_EA,
+	/* TT6E: a dcbx without an address right after an escape 0x01 or 0x11, which would lend
+	 * it its address in TT6: the one whose escape 0x12 TT6 keeps */
+	F_NO_EA_KEPT = 1 << B_NO_EA_KEPT,
 };
 #define WIDE_NUMBER 1000000000000ull /* 10^12: 13 digits */
 

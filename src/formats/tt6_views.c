@@ -296,15 +296,16 @@ static const struct tm_render_ops tt6_to_tt6e_ops = {
 };
 
 /* convert/NAME.tt6 from TT6E: the synthetic pairs are dropped, dcbx lose their address, which
- * an escape 0x11 keeps unless an escape 0x01 just before already says it; a dcbx without an
- * address keeps its escape 0x12. */
+ * an escape 0x11 keeps unless an escape 0x01 just before already says it. A dcbx without an
+ * address loses its escape 0x12 too, as TT6 -> TT6E adds it back: a TT6 dcbx has none anyway,
+ * unless an escape 0x01 or 0x11 just before would lend it one (F_NO_EA_KEPT). */
 static size_t to_tt6_measure(const struct tm_chunk *c, size_t i)
 {
 	const struct tt6_record *r = tt6_rec(c, i);
 	if (r->head.flags & F_SYNTH)
 		return 0;
 	if (r->head.cls == TT6_MEMORY && (r->head.flags & F_CACHE))
-		return (r->head.flags & F_DCBX_ESC) ? 12 : r->head.flags & F_NO_EA ? 8 : 4;
+		return (r->head.flags & F_DCBX_ESC) ? 12 : r->head.flags & F_NO_EA_KEPT ? 8 : 4;
 	return r->head.raw_len;
 }
 
@@ -319,7 +320,7 @@ static size_t to_tt6_render(const struct tm_chunk *c, size_t i, char *out)
 	if ((r->head.flags & F_DCBX_ESC)) {
 		p = tt6_put_word(p, ESC_DCBX_ADDRESS << 16 | 1);
 		p = tt6_put_word(p, r->w1);
-	} else if (r->head.flags & F_NO_EA) { /* an escape 0x01 before it must not lend its own */
+	} else if (r->head.flags & F_NO_EA_KEPT) {
 		p = tt6_put_word(p, ESC_DCBX_NO_ADDRESS << 16);
 	}
 	return (size_t)(tt6_put_word(p, r->word) - out);
@@ -327,7 +328,7 @@ static size_t to_tt6_render(const struct tm_chunk *c, size_t i, char *out)
 
 /* synthetic flow records vanish; a dcbx loses its address word, and may gain an escape */
 static const int16_t to_tt6_flag_len[TM_FLAG_BITS] = {
-    [B_SYNTH] = -8, [B_CACHE] = -4, [B_DCBX_ESC] = 8, [B_NO_EA] = 4};
+    [B_SYNTH] = -8, [B_CACHE] = -4, [B_DCBX_ESC] = 8, [B_NO_EA_KEPT] = 4};
 
 static const struct tm_render_ops tt6e_to_tt6_ops = {
     .fixed_len = tt6_record_bytes,

@@ -435,9 +435,15 @@ static void hand_pair(struct trace *t6, struct trace *t6e)
 		if (!e)
 			tb_esc(t, 0x11, 1, 0xb000u);
 		tb_cache(t, e, W_DCBF, e ? 0xb000 : 0);
-		/* no address: an escape 0x12 in both (TT6E's address word 0 means nothing) */
-		tb_no_address(t);
+		/* no address: nothing in TT6, an escape 0x12 in TT6E (its address word 0 means
+		 * nothing) */
+		if (e)
+			tb_no_address(t);
 		tb_cache(t, e, W_ICBI, 0);
+		/* none after an escape 0x01: an escape 0x12 in both, lest TT6 lend it 0xa800 */
+		tb_esc(t, 0x01, 1, 0xa800u);
+		tb_no_address(t);
+		tb_cache(t, e, W_DCBZ, 0);
 		/* an escape 0x01 with another address, then an escape 0x11 */
 		tb_esc(t, 0x01, 2, 0xc000u, 1u);
 		if (!e)
@@ -475,7 +481,8 @@ START_TEST(test_convert_hand)
 	tb_free(&t6);
 	tb_free(&t6e);
 
-	/* a TT6 dcbz with nothing before it has no address: TT6E says so, and TT6 back too */
+	/* a TT6 dcbz with nothing before it has no address: TT6E says so with an escape 0x12,
+	 * which TT6 back needs not (a TT6 escape 0x12 there says nothing: TT6E the same) */
 	struct trace bare, marked6, marked6e;
 	tb_init(&bare, 0x1000);
 	tb_cache(&bare, 0, W_DCBZ, 0);
@@ -489,8 +496,13 @@ START_TEST(test_convert_hand)
 	check_same_as("TT6 dcbz without address -> TT6E", out, len, (const char *)marked6e.b,
 		      marked6e.len, 1);
 	free(out);
+	out = convert(0, marked6.b, marked6.len, &len);
+	check_same_as("TT6 dcbz after a needless escape 0x12 -> TT6E", out, len,
+		      (const char *)marked6e.b, marked6e.len, 1);
+	free(out);
 	out = convert(1, marked6e.b, marked6e.len, &len);
-	check_same_as("and back to TT6", out, len, (const char *)marked6.b, marked6.len, 1);
+	check_same_as("and back to TT6, without the escape 0x12", out, len, (const char *)bare.b,
+		      bare.len, 1);
 	free(out);
 	tb_free(&bare);
 	tb_free(&marked6);
@@ -518,13 +530,14 @@ START_TEST(test_round_trip_hand)
 	check_round_trip(1, &t6e);
 	tb_free(&t6);
 	tb_free(&t6e);
-	/* hand_trace less its position records, which are not converted (its escape 0x12 is), and
-	 * in TT6E less the escape 0x11 written by hand (documented as not reproduced) */
+	/* hand_trace less its position records, which are not converted, in TT6 less its escape
+	 * 0x12 after an instruction (it says nothing there), and in TT6E less the escape 0x11
+	 * written by hand (documented as not reproduced) */
 	for (int e = 0; e <= 1; e++) {
 		struct trace t, u = {0};
 		hand_trace(&t, e, 1);
 		for (size_t i = 0; i < t.n; i++)
-			if ((t.u[i].cls != C_POSITION || t.u[i].word == 0x00120000) &&
+			if ((t.u[i].cls != C_POSITION || (e && t.u[i].word == 0x00120000)) &&
 			    !(e && t.u[i].word == 0x00110001))
 				for (size_t k = 0; k < t.u[i].len; k += 4)
 					tb_put(&u, (uint32_t)t.b[t.u[i].off + k] << 24 |
@@ -633,6 +646,81 @@ START_TEST(test_round_trip_zero_after_escape_01)
 }
 END_TEST
 
+/* Issue 40: a TT6 as Amber writes it has no escape 0x12, its dcbx without an escape 0x01 or
+ * 0x11 just before having no address anyway. TT6E -> TT6 wrote one before each (4 bytes
+ * more a dcbx); it keeps one only after an escape 0x01 or 0x11, which would lend its address. */
+static void dcbx_block(struct trace *t, int e, uint32_t op)
+{
+	if (e)
+		tb_no_address(t);
+	tb_cache(t, e, op, 0); /* no address: nothing before it in TT6 */
+	tb_esc(t, 0x01, 1, 0xa000u);
+	tb_cache(t, e, op, e ? 0xa000 : 0);
+	if (!e)
+		tb_esc(t, 0x11, 1, 0xb000u);
+	tb_cache(t, e, op, e ? 0xb000 : 0);
+	if (!e)
+		tb_esc(t, 0x11, 1, 0u); /* address 0, said */
+	tb_cache(t, e, op, 0);
+	tb_esc(t, 0x02, 1, 0x44000000u); /* an escape that lends no address */
+	if (e)
+		tb_no_address(t);
+	tb_cache(t, e, op, 0);
+	tb_esc(t, 0x20, 2, 0x1230u, 3u);
+	if (e)
+		tb_no_address(t);
+	tb_cache(t, e, op, 0);
+	tb_twi(t, e, W_TWI);
+	if (e)
+		tb_no_address(t);
+	tb_cache(t, e, op, 0);
+	tb_esc(t, 0x01, 1, 0xc000u); /* TT6 needs the escape 0x12 here */
+	tb_no_address(t);
+	tb_cache(t, e, op, 0);
+	tb_insn(t, C_MEMORY, W_LWZ, 0x2000, 0);
+}
+
+/* The same trace in both formats: dcbz, dcbt, dcbf and icbi with and without addresses; the
+ * dcbx after an escape 0x01 and 0x12 once across a chunk boundary (the state carries it). */
+static void dcbx_pair(struct trace *t6, struct trace *t6e, size_t chunk_records)
+{
+	static const uint32_t ops[] = {W_DCBZ, W_DCBT, W_DCBF, W_ICBI};
+	for (int e = 0; e <= 1; e++) {
+		struct trace *t = e ? t6e : t6;
+		tb_init(t, 0x1000);
+		if (e)
+			tb_no_address(t);
+		tb_cache(t, e, W_DCBZ, 0); /* first of all */
+		for (size_t k = 0; k < 4; k++)
+			dcbx_block(t, e, ops[k]);
+		while (t->records % chunk_records != chunk_records - 1)
+			tb_insn(t, C_COMPUTE, W_LI, 0, 0);
+		tb_esc(t, 0x01, 1, 0xe000u); /* the last record of a chunk */
+		tb_no_address(t);
+		tb_cache(t, e, W_DCBT, 0);
+		for (size_t k = 0; k < 4; k++)
+			dcbx_block(t, e, ops[k]);
+	}
+}
+
+START_TEST(test_round_trip_dcbx)
+{
+	struct trace t6, t6e;
+	dcbx_pair(&t6, &t6e, fmt_of(0)->chunk_records);
+	size_t len;
+	char *out = convert(0, t6.b, t6.len, &len);
+	check_same_as("TT6 -> TT6E", out, len, (const char *)t6e.b, t6e.len, 1);
+	free(out);
+	out = convert(1, t6e.b, t6e.len, &len);
+	check_same_as("TT6E -> TT6", out, len, (const char *)t6.b, t6.len, 1);
+	free(out);
+	check_round_trip(0, &t6);
+	check_round_trip(1, &t6e);
+	tb_free(&t6);
+	tb_free(&t6e);
+}
+END_TEST
+
 static Suite *tt6_views_suite(void)
 {
 	Suite *s = suite_create("tt6_views");
@@ -656,6 +744,7 @@ static Suite *tt6_views_suite(void)
 	tcase_set_timeout(tc, 120); /* check_units runs the model, a Python process, each time */
 	tcase_add_loop_test(tc, test_wide_number, 0, 2);
 	tcase_add_test(tc, test_round_trip_zero_after_escape_01);
+	tcase_add_test(tc, test_round_trip_dcbx);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -116,6 +116,15 @@ void tb_no_address(struct trace *t)
 	tb_unit(t, C_POSITION, &v, 1);
 }
 
+bool tb_lends_address(const struct trace *t)
+{
+	if (!t->n || t->u[t->n - 1].cls != C_ESCAPE)
+		return false;
+	uint32_t w = t->u[t->n - 1].word;
+	unsigned code = w >> 16 & 0x3ff, count = w & 0xffff;
+	return (code == 0x01 && count >= 1) || (code == 0x11 && count == 1);
+}
+
 /* A position record (escape 0x10, 3 words). */
 void tb_pos(struct trace *t, uint32_t pc, uint64_t num)
 {
@@ -418,9 +427,11 @@ void gen_trace(struct trace *t, int tt6e, size_t n, uint64_t seed, int canonical
 					tb_esc(t, 0x01, 1, ea | 1);
 				if (before == 2)
 					tb_esc(t, 0x11, 1, ea | 1);
-				/* no address: said (escape 0x12), as TT6E -> TT6 writes it, or not
+				/* no address: canonically (as TT6E -> TT6 writes it) an escape 0x12
+				 * only after an escape that would lend its address; else sometimes
 				 */
-				if (before == 3 || (before == 0 && canonical))
+				if (canonical ? (before == 0 || before == 3) && tb_lends_address(t)
+					      : before == 3)
 					tb_no_address(t);
 				tb_cache(t, 0, w, 0);
 			}

@@ -5,6 +5,7 @@
 #define TRACEMOUNT_TEST_TT6_TRACE_H
 
 #include <check.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -68,9 +69,12 @@ void tb_insn(struct trace *t, int cls, uint32_t word, uint32_t w1, uint32_t w2);
 /* An escape record: code, count words. */
 void tb_esc(struct trace *t, unsigned code, unsigned count, ...);
 
-/* A position record (escape 0x10, 3 words). */
 /* TT6E's escape 0x12 (no word): the dcbx that follows has no address. No record. */
 void tb_no_address(struct trace *t);
+/* Whether the last unit is an escape 0x01 or 0x11 that TT6 takes as the next dcbx's address:
+ * the only place a canonical TT6 holds an escape 0x12. */
+bool tb_lends_address(const struct trace *t);
+/* A position record (escape 0x10, 3 words). */
 void tb_pos(struct trace *t, uint32_t pc, uint64_t num);
 
 /* Decoding. */
