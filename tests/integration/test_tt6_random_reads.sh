@@ -74,7 +74,8 @@ done
 "$PY" - "$HERE" $CHUNK "$EXP" "$SRC" $TRACES >"$EXP/bounds" <<'EOF'
 import os, sys
 sys.path.insert(0, sys.argv[1])
-from tt6_expect import CLASSES, din_lines, marked, no_address, reference_decode, sync_lines
+from tt6_expect import (CLASSES, din_lines, lends_address, marked, no_address,
+                        reference_decode, sync_lines)
 chunk, exp, src = int(sys.argv[2]), sys.argv[3], sys.argv[4]
 for t in sys.argv[5:]:
     ext = t.rsplit(".", 1)[1]
@@ -121,8 +122,8 @@ for t in sys.argv[5:]:
         else:
             if r.get("pair"):
                 conv.append(0)
-            elif r.get("cache") and no_address(r):
-                conv.append(8)
+            elif r.get("cache") and no_address(r):  # its escape 0x12 only where TT6 needs it
+                conv.append(8 if lends_address(recs[i - 1]) else 4)
             elif r.get("cache"):
                 p = recs[i - 1]
                 after01 = p.kind == "escape" and p.get("code") == 1 and p.get("words")[:1] == [r.get("ea")]

@@ -78,6 +78,14 @@ def marked(r):
     return bool(r.get("marked"))
 
 
+def lends_address(r):
+    """Whether a TT6 dcbx right after record r takes r's word as its address: r is an escape
+    0x01 with a word, or tracemount's escape 0x11 of exactly one word."""
+    return r.kind == "escape" and (
+        (r.get("code") == 0x01 and len(r.get("words")) >= 1) or
+        (r.get("code") == 0x11 and len(r.get("words")) == 1))
+
+
 TOP_KEYS = ["format", "source", "bytes", "records", "classes", "errors", "truncated"]
 # Base mnemonics whose name doc/views.md leaves no doubt about (named from primary and
 # extended opcode): top_mnemonics must count these exactly as the model does when it lists them.
@@ -340,7 +348,9 @@ def convert(recs, fmt):
             if r.get("pair"):
                 continue
             if r.kind == "memory" and r.get("cache") and no_address(r):
-                out += [NO_ADDRESS, r.word]
+                # TT6 reads a dcbx as having no address unless the record before lends one:
+                # only there does the escape 0x12 say something
+                out += ([NO_ADDRESS] if i and lends_address(recs[i - 1]) else []) + [r.word]
             elif r.kind == "memory" and r.get("cache"):
                 ea = r.get("ea")
                 prev = recs[i - 1]
@@ -572,9 +582,7 @@ def reference_decode(data, fmt):
             if major == 31 and minor in CACHE_31:
                 prev = recs[-1]
                 ea, noea = 0, 1  # TT6 records none, unless an escape 0x01 or 0x11 says it
-                if prev.kind == "escape" and not mark and (
-                        (prev.get("code") == 0x01 and prev.get("words")) or
-                        (prev.get("code") == 0x11 and len(prev.get("words")) == 1)):
+                if not mark and lends_address(prev):
                     ea, noea = prev.get("words")[0], 0
                 f.update({"cache": 1, "ea": ea, "din": CACHE_31[minor]})
                 if noea:

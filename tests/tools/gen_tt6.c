@@ -20,10 +20,11 @@
  * A dcbx or icbi has an effective address in the model, written the way doc/formats.md makes
  * the two formats convert into each other: (a) an escape 0x01 with the address just before it
  * (both formats); (b) TT6: an escape 0x11 with the address, TT6E: the address; (c) no address:
- * an escape 0x12 (no word, not a record) just before it in both formats, and in TT6E the
- * address word 0; (d) an escape 0x01 with another address, then as (b). So with the same seed
- * and --steps, the TT6E output equals the TT6 -> TT6E conversion of the TT6 output, and the
- * other way round.
+ * TT6, as Amber wrote it: nothing before it; TT6E: an escape 0x12 (no word, not a record) just
+ * before it and the address word 0; (d) an escape 0x01 with another address, then as (b). No
+ * dcbx follows an unrelated escape 0x01, whose address TT6 would lend it. So with the same
+ * seed and --steps, the TT6E output equals the TT6 -> TT6E conversion of the TT6 output, and
+ * the other way round.
  *
  * --records N  exactly N records, INITIAL_PC included (the last few may be nops)
  * --bytes N    stop at the first step boundary at or past N bytes (suffixes K, M, G)
@@ -401,7 +402,8 @@ static void exec_dcbx(const struct insn *ins, uint32_t ea, int cas)
 	uint32_t other = ea ^ 0x40u;
 	if (cas == 'c') {
 		ea = 0;
-		w32(0x12u << 16); /* escape 0x12: no record, the model knows it by case=c */
+		if (tt6e) /* escape 0x12: no record, the model knows it by case=c */
+			w32(0x12u << 16);
 	}
 	if (cas == 'a')
 		emit_escape(0x01, 1, &ea);
