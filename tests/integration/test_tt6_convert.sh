@@ -272,12 +272,14 @@ elif [ -z "$(ls "$REAL")" ]; then
 else
 	other() { case $1 in *.tt6) echo tt6e ;; *) echo tt6 ;; esac }
 	mount_tm "$REAL"
-	for t in $(ls "$REAL"); do
+	for f in "$REAL"/*; do
+		t=${f##*/}
 		cp "$TM_MNT/$t/convert/${t%.*}.$(other "$t")" "$REAL2/${t%.*}.$(other "$t")"
 	done
 	unmount_tm
 	mount_tm "$REAL2"
-	for t in $(ls "$REAL"); do
+	for f in "$REAL"/*; do
+		t=${f##*/}
 		o=${t%.*}.$(other "$t")
 		check "real $t -> ${o##*.} -> ${t##*.} gives back its bytes" \
 			cmp "$REAL/$t" "$TM_MNT/$o/convert/${t%.*}.${t##*.}"
