@@ -1,11 +1,11 @@
 /* Calls: the call tracker of one processor (call_stack.c), the views rendered from what it
  * found (calls_render.c, flamegraph.c: calls/tree.txt, profile.txt, profile.json, folded.txt,
- * folded-time.txt, flamegraph.svg), function names from ELF images (symbols.c) and the
- * classification of ARM, PowerPC and MIPS instructions into calls and returns
- * (classify_arm.c, classify_ppc.c, classify_mips.c). The deriver (calls_derive.c, derive.h)
- * holds one tracker per processor, turns each struct tm_insn into a struct tm_call_event and
- * renders the views at its finish. doc/calls.md gives the formats of the views and the
- * heuristics. */
+ * folded-time.txt, flamegraph.svg), function names from ELF images (symbols.c), demangled
+ * for the views (demangle.c), and the classification of ARM, PowerPC and MIPS instructions
+ * into calls and returns (classify_arm.c, classify_ppc.c, classify_mips.c). The deriver
+ * (calls_derive.c, derive.h) holds one tracker per processor, turns each struct tm_insn into a
+ * struct tm_call_event and renders the views at its finish. doc/calls.md gives the formats of the
+ * views and the heuristics. */
 #ifndef TRACEMOUNT_CALLS_H
 #define TRACEMOUNT_CALLS_H
 
@@ -45,6 +45,14 @@ size_t tm_symbols_count(const struct tm_symbols *s);
 const struct tm_symbol *tm_symbols_at(const struct tm_symbols *s, size_t i);
 /* s may be NULL. */
 void tm_symbols_free(struct tm_symbols *s);
+
+/* --- Names (demangle.c). --- */
+
+/* The name a reader knows symbol by: a mangled C++ (or Rust, D) name demangled as `c++filt -i`
+ * writes it ("Parser::expr(unsigned int&)"), malloc'ed; NULL for a name that is not mangled
+ * (C's "main") or that the demangler cannot read, or when out of memory: the caller shows the
+ * symbol as it is. */
+char *tm_demangle(const char *symbol);
 
 /* --- The call tracker (call_stack.c). --- */
 

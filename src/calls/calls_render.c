@@ -26,39 +26,57 @@ static char *safe_name(const char *raw)
 	return s;
 }
 
+/* Function f's shown name and symbol, made safe, into out at f. */
+static int name_function(const struct tm_calls *t, const struct tm_calls_function *fn, uint32_t f,
+			 struct tm_calls_names *out)
+{
+	char buf[64];
+	const char *raw = fn[f].name ? fn[f].name /* whole, where buf would cut it */
+				     : tm_calls_function_name(t, f, buf, sizeof(buf));
+	if (!(out->symbol[f] = safe_name(raw)))
+		return -ENOMEM;
+	char *demangled = fn[f].name ? tm_demangle(raw) : NULL;
+	out->name[f] = demangled ? safe_name(demangled) : out->symbol[f];
+	free(demangled);
+	return out->name[f] ? 0 : -ENOMEM;
+}
+
 int tm_calls_names_init(const struct tm_calls *t, struct tm_calls_names *out)
 {
 	size_t n;
 	const struct tm_calls_function *fn = tm_calls_functions(t, &n);
-	out->n = 0;
+	out->n = n;
 	out->name = calloc(n ? n : 1, sizeof(*out->name));
-	if (!out->name)
-		return -ENOMEM;
-	for (; out->n < n; out->n++) {
-		char buf[64];
-		const char *raw = tm_calls_function_name(t, (uint32_t)out->n, buf, sizeof(buf));
-		if (fn[out->n].name)
-			raw = fn[out->n].name; /* whole, where buf would cut it */
-		if (!(out->name[out->n] = safe_name(raw))) {
-			tm_calls_names_free(out);
-			return -ENOMEM;
-		}
-	}
-	return 0;
+	out->symbol = calloc(n ? n : 1, sizeof(*out->symbol));
+	int err = out->name && out->symbol ? 0 : -ENOMEM;
+	for (size_t f = 0; f < n && !err; f++)
+		err = name_function(t, fn, (uint32_t)f, out);
+	if (err)
+		tm_calls_names_free(out);
+	return err;
 }
 
 void tm_calls_names_free(struct tm_calls_names *names)
 {
-	for (size_t i = 0; i < names->n; i++)
-		free(names->name[i]);
+	for (size_t i = 0; i < names->n && names->name && names->symbol; i++) {
+		if (names->name[i] != names->symbol[i])
+			free(names->name[i]);
+		free(names->symbol[i]);
+	}
 	free(names->name);
-	names->name = NULL;
+	free(names->symbol);
+	names->name = names->symbol = NULL;
 	names->n = 0;
 }
 
 const char *tm_calls_name(const struct tm_calls_names *names, uint32_t f)
 {
 	return f < names->n ? names->name[f] : "all";
+}
+
+const char *tm_calls_symbol(const struct tm_calls_names *names, uint32_t f)
+{
+	return f < names->n ? names->symbol[f] : "all";
 }
 
 static int write_status(FILE *out)
@@ -266,8 +284,10 @@ static int function_json(const struct tm_calls *t, const struct tm_calls_names *
 		return -ENOMEM;
 	char addr[24];
 	snprintf(addr, sizeof(addr), "0x%" PRIx64, fn[c->function].addr);
-	int bad = json_object_object_add(o, "name",
-					 json_object_new_string(tm_calls_name(names, c->function)));
+	int bad = json_object_object_add(
+	    o, "name", json_object_new_string(tm_calls_symbol(names, c->function)));
+	bad |= json_object_object_add(o, "demangled",
+				      json_object_new_string(tm_calls_name(names, c->function)));
 	bad |= json_object_object_add(
 	    o, "address",
 	    fn[c->function].addr == TM_CALL_UNKNOWN ? NULL : json_object_new_string(addr));

@@ -1,8 +1,8 @@
 /* calls/flamegraph.svg: the flame graph of a finished tracker's stacks, weighted by
  * instructions, drawn here as a self-contained SVG: no script, no external resource, a
- * <title> on each frame for the tooltip, so that any browser or file manager shows it. The
- * empty stack ("all") is the bottom bar; each stack's callees stand on it, left to right by
- * name, as flamegraph.pl lays them out. */
+ * <title> on each frame for the tooltip (with the symbol of a demangled name), so that any browser
+ * or file manager shows it. The empty stack ("all") is the bottom bar; each stack's callees stand
+ * on it, left to right by name, as flamegraph.pl lays them out. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -79,10 +79,16 @@ static void draw_frame(const struct layout *l, const struct placed *p)
 	double y = l->height - MARGIN - (double)(p->depth + 1) * FRAME_HEIGHT;
 	unsigned rgb[3];
 	colour(name, rgb);
+	const char *symbol = tm_calls_symbol(l->names, n->function);
 	fputs("<g><title>", l->out);
 	put_escaped(l->out, name, SIZE_MAX);
-	fprintf(l->out, " (%" PRIu64 " instructions, %.2f%%)</title>", n->total_insns,
+	fprintf(l->out, " (%" PRIu64 " instructions, %.2f%%)", n->total_insns,
 		100.0 * (double)n->total_insns / (double)l->total);
+	if (symbol != name) { /* demangled: the image's name too */
+		fputs("; symbol ", l->out);
+		put_escaped(l->out, symbol, SIZE_MAX);
+	}
+	fputs("</title>", l->out);
 	fprintf(l->out,
 		"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" rx=\"2\" "
 		"fill=\"rgb(%u,%u,%u)\"/>",

@@ -8,16 +8,21 @@
 #include "calls/calls.h"
 
 /* The names of a finished tracker's functions, index by index, made safe for every view:
- * printable ASCII, ';' (the folded stacks' separator) as ':', other bytes as '?'. */
+ * printable ASCII, ';' (the folded stacks' separator) as ':', other bytes as '?'. name is
+ * what the views show (a C++ symbol demangled), symbol the name in the image (the same
+ * pointer where nothing was demangled), for profile.json and the tooltips. */
 struct tm_calls_names {
 	char **name;
+	char **symbol;
 	size_t n;
 };
 
 int tm_calls_names_init(const struct tm_calls *t, struct tm_calls_names *out);
 void tm_calls_names_free(struct tm_calls_names *names);
-/* The name of function f, or of node 0's empty stack ("all") for f == UINT32_MAX. */
+/* The shown name of function f, or of node 0's empty stack ("all") for f == UINT32_MAX. */
 const char *tm_calls_name(const struct tm_calls_names *names, uint32_t f);
+/* Its symbol, mangled as in the image ("all" for UINT32_MAX). */
+const char *tm_calls_symbol(const struct tm_calls_names *names, uint32_t f);
 
 /* A function's costs over the trace: its entries, and its instructions and time, inclusive
  * (outermost activations only) and exclusive. */

@@ -1,7 +1,9 @@
 /* The views of calls/ (src/calls/calls_render.c, flamegraph.c), byte for byte where the
- * format is decided (doc/calls.md), from programs of known structure; the flame graph's XML
- * checked by xmllint where it is installed. */
+ * format is decided (doc/calls.md), from programs of known structure, one of them named by
+ * the symbols of a C++ object; the flame graph's XML checked by xmllint where it is
+ * installed. */
 #include <check.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -314,6 +316,128 @@ START_TEST(test_hot)
 }
 END_TEST
 
+/* A C++ object the C++ compiler builds here (never skipped): its functions named by their
+ * symbols, demangled in the text views and the drawings, mangled in profile.json's "name" and
+ * beside the demangled name in the tooltips. */
+static const char cxx_source[] =
+    "namespace shapes {\n"
+    "struct Circle { int r; int area(int) const; };\n"
+    "int Circle::area(int s) const { return r * s; }\n"
+    "bool operator<(const Circle &a, const Circle &b) { return a.r < b.r; }\n"
+    "}\n"
+    "extern \"C\" int entry(int x)\n"
+    "{\n"
+    "	shapes::Circle c{x}, d{x + 1};\n"
+    "	return c.area(x) + (c < d);\n"
+    "}\n";
+#define AREA	    "shapes::Circle::area(int) const"
+#define LESS	    "shapes::operator<(shapes::Circle const&, shapes::Circle const&)"
+#define AREA_SYMBOL "_ZNK6shapes6Circle4areaEi"
+#define LESS_SYMBOL "_ZN6shapesltERKNS_6CircleES2_"
+
+static uint64_t address_of(const struct tm_symbols *s, const char *name)
+{
+	for (size_t i = 0; i < tm_symbols_count(s); i++)
+		if (strcmp(tm_symbols_at(s, i)->name, name) == 0)
+			return tm_symbols_at(s, i)->addr;
+	ck_abort_msg("no symbol %s", name);
+	return 0;
+}
+
+static struct tm_symbols *compile_cxx(void)
+{
+	char dir[] = "/tmp/tm-calls-render-XXXXXX", path[64], cmd[256];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/shapes.cc", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(cxx_source, f);
+	ck_assert_int_eq(fclose(f), 0);
+	snprintf(cmd, sizeof(cmd), "cd '%s' && g++ -c -O0 -fno-function-sections shapes.cc", dir);
+	ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+	struct tm_symbols *s;
+	ck_assert_int_eq(tm_symbols_new(&s), 0);
+	snprintf(path, sizeof(path), "%s/shapes.o", dir);
+	ck_assert_int_eq(tm_symbols_load_elf(s, path, 0), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	return s;
+}
+
+static void expect_in(const char *text, const char *want, const char *view)
+{
+	ck_assert_msg(strstr(text, want), "%s lacks \"%s\":\n%.1500s", view, want, text);
+}
+
+START_TEST(test_demangled_names)
+{
+	struct tm_symbols *s = compile_cxx();
+	uint64_t entry = address_of(s, "entry"), area = address_of(s, AREA_SYMBOL),
+		 less = address_of(s, LESS_SYMBOL);
+	struct program p = {0};
+	at(&p, entry + 8, C); /* entry calls area, then operator< */
+	at(&p, area, R);
+	at(&p, entry + 12, C);
+	at(&p, less, P);
+	at(&p, less + 4, R);
+	at(&p, entry + 16, P);
+	struct tm_calls_config cfg = {.symbols = s};
+	struct tm_calls *t = track(&p, &cfg, 0);
+
+	char *text = render(t, tm_calls_write_tree);
+	expect_in(text, "\n  " AREA "  #2 ", "tree.txt");
+	expect_in(text, "\n  " LESS "  #4 ", "tree.txt");
+	free(text);
+	text = render(t, tm_calls_write_profile);
+	expect_in(text, "          1  " LESS "\n", "profile.txt");
+	free(text);
+	text = render(t, folded_insns);
+	expect_in(text, "entry;" AREA " 1\n", "folded.txt");
+	expect_in(text, "entry;" LESS " 2\n", "folded.txt");
+	ck_assert_ptr_null(strstr(text, "_Z"));
+	free(text);
+
+	json_object *obj, *v;
+	ck_assert_int_eq(tm_calls_profile_json(t, &obj), 0);
+	json_object *list = json_object_object_get(obj, "functions");
+	ck_assert_uint_eq(json_object_array_length(list), 3);
+	static const char *const want[][2] = {
+	    {"entry", "entry"}, {LESS_SYMBOL, LESS}, {AREA_SYMBOL, AREA}};
+	for (size_t i = 0; i < 3; i++) {
+		json_object *f = json_object_array_get_idx(list, i);
+		ck_assert(json_object_object_get_ex(f, "name", &v));
+		ck_assert_str_eq(json_object_get_string(v), want[i][0]);
+		ck_assert(json_object_object_get_ex(f, "demangled", &v));
+		ck_assert_str_eq(json_object_get_string(v), want[i][1]);
+	}
+	json_object_put(obj);
+
+	text = render(t, hot);
+	svg_check_well_formed(text, "hot.svg");
+	expect_in(text,
+		  "data-rank=\"2\" data-name=\"shapes::operator&lt;(shapes::Circle const&amp;, "
+		  "shapes::Circle const&amp;)\"",
+		  "hot.svg");
+	char tooltip[256];
+	snprintf(tooltip, sizeof(tooltip),
+		 "calls 1; symbol " LESS_SYMBOL ", entry 0x%" PRIx64 "</title>", less);
+	expect_in(text, tooltip, "hot.svg");
+	expect_in(text, ">shapes::Circle::area(int) const</text>", "hot.svg");
+	free(text);
+	text = render(t, flamegraph);
+	svg_check_well_formed(text, "the flame graph");
+	expect_in(
+	    text,
+	    "<title>shapes::Circle::area(int) const (1 instructions, 16.67%); symbol " AREA_SYMBOL
+	    "</title>",
+	    "flamegraph.svg");
+	expect_in(text, "<title>entry (6 instructions, 100.00%)</title>", "flamegraph.svg");
+	free(text);
+	tm_calls_free(t);
+	tm_symbols_free(s);
+}
+END_TEST
+
 START_TEST(test_empty_views)
 {
 	struct tm_calls *t = track(&(struct program){0}, NULL, 0);
@@ -348,6 +472,7 @@ static Suite *calls_render_suite(void)
 	tcase_add_test(tc, test_flamegraph);
 	tcase_add_test(tc, test_flamegraph_layout);
 	tcase_add_test(tc, test_hot);
+	tcase_add_test(tc, test_demangled_names);
 	tcase_add_test(tc, test_empty_views);
 	suite_add_tcase(s, tc);
 	return s;
