@@ -18,13 +18,14 @@
       EXPECTED.cpus lists the processors that have calls/cpu/N/.
   calls_expect.py check TRACE_FOLDER
       Checks a mounted trace folder's calls/ views against each other and against stats.json
-      (any trace), plots/hot.svg's bars against profile.json, and calls/cpu/N/ of every
+      (any trace), profile.json's demangled names against c++filt's of its symbols,
+      plots/hot.svg's bars against profile.json, and calls/cpu/N/ of every
       processor that ran instructions when two or more did, none otherwise: prints "description<TAB>expected<TAB>actual" lines.
   calls_expect.py name SYMBOLS OFFSET TRACE_FOLDER EXPECTED
       The views a program image gives (doc/calls.md, "Symbols"), from the same trace's views
       without one (TRACE_FOLDER, functions named by entry address) and SYMBOLS, the output of
       `readelf -hsW IMAGE` (binutils, not libelf): each function named by the symbol that
-      holds its entry, OFFSET (decimal or 0x hex) added to the symbols. Writes
+      holds its entry, demangled by `c++filt -i`, OFFSET (decimal or 0x hex) added to the symbols. Writes
       EXPECTED.folded (sorted, a stack's counts added up), EXPECTED.tree,
       EXPECTED.profile and EXPECTED.hot (plots/hot.svg's bars, from that profile). Fails when two entries fall in one symbol (the views would then
       merge functions, which this does not model).
@@ -434,10 +435,24 @@ def shown(name):
     return "".join("?" if not 32 <= ord(c) < 127 else ":" if c == ";" else c for c in name)
 
 
+def demangled(symbols):
+    """{symbol: the name c++filt -i (binutils) gives it}: C++ names demangled, std::string
+    and the like kept short; a name it cannot read stays as it is. Each symbol is an argument,
+    read whole, as the views read it."""
+    import subprocess
+    symbols = sorted(set(symbols))
+    if not symbols:
+        return {}
+    out = subprocess.run(["c++filt", "-i", "--"] + symbols, check=True, capture_output=True,
+                         text=True).stdout.split("\n")
+    return dict(zip(symbols, out[:len(symbols)]))
+
+
 def name(symbols_path, offset, folder, expected):
     import bisect
     syms = read_symbols(symbols_path, int(offset, 0))
     starts = [s[0] for s in syms]
+    readable = demangled(s[2] for s in syms)
 
     def symbol(addr):
         i = bisect.bisect_right(starts, addr) - 1
@@ -451,7 +466,7 @@ def name(symbols_path, offset, folder, expected):
             return f, True
         if f not in names:
             s = symbol(int(f, 16))
-            names[f] = (shown(s[2]), s[0] == int(f, 16)) if s else (f, True)
+            names[f] = (shown(readable[s[2]]), s[0] == int(f, 16)) if s else (f, True)
         return names[f]
 
     def read(view):
@@ -510,6 +525,10 @@ def check_views(read, eq, at, stats, omitted):
     eq(at + "profile.json: exclusive counts add up", stats["instructions"],
        sum(f["exclusive_instructions"] for f in prof["functions"]))
     eq(at + "profile.json: one entry per function", stats["functions"], len(prof["functions"]))
+    readable = demangled(f["name"] for f in prof["functions"])
+    eq(at + "profile.json: each name (the symbol) demangled as c++filt -i does",
+       [readable[f["name"]] for f in prof["functions"]],
+       [f["demangled"] for f in prof["functions"]])
     text = read(at + "profile.txt").splitlines()
     eq(at + "profile.txt: one line per function", stats["functions"],
        len([l for l in text if not l.startswith("#")]))
@@ -535,8 +554,8 @@ def check_views(read, eq, at, stats, omitted):
                                                      "data-total", "data-extra"))
                  for g in svg.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "bar"]
         eq("plots/hot.svg: the hottest functions of profile.json", hot_lines(
-            [(f["name"], f["exclusive_instructions"], f["inclusive_instructions"], f["calls"])
-             for f in prof["functions"]]), drawn)
+            [(f["demangled"], f["exclusive_instructions"], f["inclusive_instructions"],
+              f["calls"]) for f in prof["functions"]]), drawn)
 
 
 def main():

@@ -7,7 +7,8 @@
       the document opened as SVG without parse errors, console messages, scripts or requests
       beyond itself; one frame per stack wide enough to draw (an "all" frame under the
       outermost functions, every stack of folded.txt and those of its callers), each named
-      by its function, as wide as its instructions, standing on its caller from its left
+      by its function (a C++ symbol demangled as c++filt -i reads it, the symbol in the
+      tooltip), as wide as its instructions, standing on its caller from its left
       edge in order of name, its label inside it; and the screenshot shows each frame's
       colour where the frame is.
 
@@ -22,6 +23,17 @@ import headless
 
 MIN_WIDTH = 0.1  # pixels: narrower frames are left out, with their callees (calls.md)
 EPS = 0.11  # the SVG's coordinates have one decimal
+
+
+def demangled(symbols):
+    """{symbol: c++filt -i's reading of it} (binutils), each symbol read whole."""
+    import subprocess
+    symbols = sorted(set(symbols))
+    if not symbols:
+        return {}
+    out = subprocess.run(["c++filt", "-i", "--"] + symbols, check=True, capture_output=True,
+                         text=True).stdout.split("\n")
+    return dict(zip(symbols, out[:len(symbols)]))
 
 
 def expected_tree(folded):
@@ -41,11 +53,12 @@ def frames_by_stack(titled):
     of the row below whose left edge is the last at or before its own."""
     frames = []
     for t in titled:
-        m = re.fullmatch(r"(.*) \((\d+) instructions, ([0-9.]+)%\)", t["title"])
+        m = re.fullmatch(r"(.*) \((\d+) instructions, ([0-9.]+)%\)(?:; symbol (\S+))?",
+                         t["title"])
         if not m or not t["box"]:
             return None, "a frame without a count or a bar: %r" % t
         frames.append(dict(t, name=m.group(1), count=int(m.group(2)),
-                           percent=m.group(3)))
+                           percent=m.group(3), symbol=m.group(4)))
     if not frames:
         return {}, None
     bottom = max(f["box"]["y"] for f in frames)
@@ -95,6 +108,12 @@ def check(name, folded_path, report_path, png_path):
     eq("the frames form stacks", None, err)
     if by_stack is None:
         by_stack = {}
+    # a demangled name's tooltip gives its symbol; any other name is one c++filt leaves alone
+    frames = list(by_stack.values())
+    readable = demangled([f["symbol"] or f["name"] for f in frames])
+    eq("each name is its symbol as c++filt -i reads it, the symbol in the tooltip if it differs",
+       [], [(f["name"], f["symbol"]) for f in frames
+            if readable[f["symbol"] or f["name"]] != f["name"] or f["symbol"] == f["name"]][:3])
     png = headless.Png(png_path)
     eq("the screenshot is the page's size", (int(rep["width"]), int(rep["height"])),
        (png.width, png.height))

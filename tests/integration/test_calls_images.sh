@@ -102,9 +102,15 @@ for t in $REAL; do
 	mkdir -p "$TM_TMP/ref/$t"
 	cp -r "$M/ref/$t/calls" "$TM_TMP/ref/$t/"
 	named plain "$t" "$EXP/$(isa_of "$t").sym" 0 "plain/$t (-o image=)"
-	check "plain/$t: named by the symbols" grep -q \
-		'^_start;c_entry;_ZN6Parser9try_parseEv;_ZN6Parser4exprERj [0-9]*$' \
+	check "plain/$t: named by the symbols, C++ ones demangled" grep -q \
+		'^_start;c_entry;Parser::try_parse();Parser::expr(unsigned int&) [0-9]*$' \
 		"$M/plain/$t/calls/folded.txt"
+	check "plain/$t: profile.json keeps the symbol beside the demangled name" grep -qzE \
+		'"name":"_ZN6Parser4exprERj",[[:space:]]*"demangled":"Parser::expr\(unsigned int&\)"' \
+		"$M/plain/$t/calls/profile.json"
+	check "plain/$t: hot.svg's tooltip gives the symbol" grep -q \
+		'<title>Parser::expr(unsigned int&amp;): .*; symbol _ZN6Parser4exprERj, entry 0x' \
+		"$M/plain/$t/plots/hot.svg"
 done
 for t in $BESIDE; do
 	named beside "$t" "$EXP/$(isa_of "$t").sym" 0 "beside/$t (the ELF beside it)"

@@ -8,7 +8,8 @@
 # screenshot showing each frame's colour where the frame is. The traces: that program (TT6),
 # generated TT6 and CIS501 traces of random calls, a trace without calls (one frame and
 # "all"), one without instructions (no frame), and ARM's calculator traces
-# (../shared/realtraces/tarmac, skipped when absent). Controls show the checks can fail: a cut
+# (../shared/realtraces/tarmac, skipped when absent; the AArch64 one with its image, whose C++
+# functions are shown demangled, their symbols in the tooltips). Controls show the checks can fail: a cut
 # SVG gives a parse error, a throwing script console messages, a wrong count a mismatch.
 #
 # Without Chromium (chromium, or TM_BROWSER) the test says SKIP, unless TM_REQUIRE_BROWSER=1
@@ -38,6 +39,8 @@ if [ -n "$REAL" ] && [ -d "$REAL/tarmac" ]; then
 		cp "$REAL/tarmac/$t.tarmac" "$SRC/"
 		TRACES="$TRACES $t.tarmac"
 	done
+	# its image beside the AArch64 trace: C++ functions, named demangled
+	cp "$REAL/tarmac/calculator-aarch64.elf" "$SRC/"
 else
 	echo "SKIP: no realtraces folder at '$REAL': ARM's calculator traces not opened"
 fi
