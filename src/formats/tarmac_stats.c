@@ -34,6 +34,31 @@ static void count_span(struct tm_names *t, const uint8_t *line, struct tarmac_sp
 		tm_names_add(t, line + sp.off, sp.len, limit, 1);
 }
 
+/* An instruction's set, spelled as a reader knows it: Tarmac's ISET letters (O, A, T) and
+ * their longer forms; MIPS for a processor whose code is MIPS (QEMU4V writes its ISET as A);
+ * another token as written. */
+static void count_iset(struct tm_names *t, const uint8_t *line, const struct tarmac_record *r,
+		       const uint8_t *limit)
+{
+	static const struct {
+		const char *token, *name;
+	} sets[] = {
+	    {"O", "AArch64"}, {"A64", "AArch64"}, {"A", "AArch32"}, {"A32", "AArch32"},
+	    {"T", "Thumb"},   {"T16", "Thumb"},	  {"T32", "Thumb"},
+	};
+	struct tarmac_span sp = r->span[S_ISET];
+	const char *name = (r->mips & R_MIPS) ? "MIPS" : NULL;
+	for (size_t k = 0; k < ARRAY_SIZE(sets) && !name && sp.len; k++)
+		if (sp.len == strlen(sets[k].token) &&
+		    strncasecmp((const char *)line + sp.off, sets[k].token, sp.len) == 0)
+			name = sets[k].name;
+	const uint8_t *spelled = (const uint8_t *)name;
+	if (name) /* limit: read it byte by byte, never 8 at once */
+		tm_names_add(t, spelled, strlen(name), spelled, 1);
+	else
+		count_span(t, line, sp, limit);
+}
+
 /* Mnemonics are counted in lower case: Fast Models writes "LDR", QEMU4V "ldr". */
 static void count_mnemonic(struct tm_names *t, const uint8_t *line, struct tarmac_span sp)
 {
@@ -106,7 +131,7 @@ void tarmac_stats_update(void *p, const struct tm_chunk *c)
 		switch (cls) {
 		case TC_INSTRUCTION:
 		case TC_SKIPPED:
-			count_span(&s->isets, line, r->span[S_ISET], limit);
+			count_iset(&s->isets, line, r, limit);
 			count_span(&s->modes, line, r->span[S_MODE], limit);
 			if (cls == TC_INSTRUCTION)
 				count_mnemonic(&s->mnemonics, line, r->span[S_MNEMONIC]);

@@ -186,6 +186,12 @@ def ranked(counter, limit=None):
     return dict(items[:limit] if limit else items)
 
 
+
+# stats.json spells the instruction sets (doc/views.md): Tarmac's ISET tokens, any case, by the
+# names a reader knows; other tokens as written. (Generated traces hold no MIPS code.)
+ISA_NAMES = {"O": "AArch64", "A64": "AArch64", "A": "AArch32", "A32": "AArch32",
+             "T": "Thumb", "T16": "Thumb", "T32": "Thumb"}
+
 def expect(trace, outdir, stem, ext):
     data = read_bytes(trace)
     lines = split_lines(data)
@@ -216,7 +222,8 @@ def expect(trace, outdir, stem, ext):
         if cls in ("executed", "condition_failed"):
             last_cpu = cpu
             ran.add(cpu)
-            bump(isets, facts["iset"].decode())
+            iset = facts["iset"].decode()
+            bump(isets, ISA_NAMES.get(iset.upper(), iset))
             bump(modes, facts["mode"].decode())
             pcs.append(facts["pc"])
             if cls == "executed" and facts["mnemonic"]:

@@ -443,6 +443,40 @@ START_TEST(test_real_traces)
 }
 END_TEST
 
+/* stats.json's instruction_sets of a one-trace mount, as compact JSON (malloc'ed). */
+static char *instruction_sets(struct mounted *m, const char *section)
+{
+	size_t len;
+	char *stats = read_view(m, "stats.json", &len);
+	json_object *root = json_tokener_parse(stats), *sec, *sets;
+	ck_assert_ptr_nonnull(root);
+	ck_assert(json_object_object_get_ex(root, section, &sec));
+	ck_assert(json_object_object_get_ex(sec, "instruction_sets", &sets));
+	char *got = strdup(json_object_to_json_string_ext(sets, JSON_C_TO_STRING_PLAIN));
+	json_object_put(root);
+	free(stats);
+	return got;
+}
+
+/* The instruction sets are spelled (doc/views.md): Tarmac's O, A and T and their longer
+ * forms by the names a reader knows; a token that names none as written. */
+START_TEST(test_instruction_sets)
+{
+	struct mounted m;
+	mount_text(&m, "sets.tarmac",
+		   "1 clk IT (1) 00008000 e1a00000 A svc_s : MOV r0,r0\n"
+		   "2 clk IT (2) 00008004 4600 T svc_s : MOV r0,r0\n"
+		   "3041 cyc IT (00022a7c:00000006) 00022a7c     48f6 T16 LDR      r0,[pc,#984]\n"
+		   "4 clk IT (4) 00010000 d503201f O EL3h_s : NOP\n"
+		   "5 clk IS (5) 00010004 d503201f A64 EL3h_s : NOP\n"
+		   "6 clk IT (6) 00010008 d503201f X EL3h_s : NOP\n");
+	char *got = instruction_sets(&m, "tarmac");
+	ck_assert_str_eq(got, "{\"AArch64\":2,\"Thumb\":2,\"AArch32\":1,\"X\":1}");
+	free(got);
+	unmount_trace(&m);
+}
+END_TEST
+
 /* MIPS code (doc/formats.md): a jump's or branch's flow is its delay slot's, so a loop's block
  * ends after the slot. Read as ARM, bne is B with a condition: its block would end at the
  * branch and the slot would be a block of its own (4 blocks). */
@@ -477,6 +511,10 @@ START_TEST(test_mips_blocks)
 	expect_same_text("spix/summary.txt's ranks", want, strlen(want), ranks,
 			 len - (size_t)(ranks - summary));
 	free(summary);
+	/* MIPS from the processor's first branch on; the two lines before it by their ISET */
+	char *sets = instruction_sets(&m, "qemu4v");
+	ck_assert_str_eq(sets, "{\"MIPS\":10,\"AArch32\":2}");
+	free(sets);
 	unmount_trace(&m);
 }
 END_TEST
@@ -494,6 +532,7 @@ int main(void)
 	tcase_add_test(tc, test_chunks);
 	tcase_add_test(tc, test_probe);
 	tcase_add_test(tc, test_real_traces);
+	tcase_add_test(tc, test_instruction_sets);
 	tcase_add_test(tc, test_mips_blocks);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
