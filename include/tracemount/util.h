@@ -110,4 +110,12 @@ int tm_name_has_extension(const char *name, const char *const *extensions);
  * Returns 0 or -EINVAL. */
 int tm_parse_size(const char *s, uint64_t *out);
 
+/* The edit distance between a and b: the fewest insertions, deletions and substitutions of one
+ * byte that turn a into b. Words longer than 63 bytes count as far from every other. */
+unsigned tm_edit_distance(const char *a, const char *b);
+
+/* Of the NULL-terminated candidates, the one nearest to word, for a "did you mean": NULL when
+ * even the nearest needs more edits than a third of word's length (at least 1) allows. */
+const char *tm_nearest(const char *word, const char *const *candidates);
+
 #endif

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,46 @@ int tm_parse_size(const char *s, uint64_t *out)
 		return -EINVAL;
 	*out = (uint64_t)v << shift;
 	return 0;
+}
+
+unsigned tm_edit_distance(const char *a, const char *b)
+{
+	enum { MAX_LEN = 63 };
+	size_t na = strlen(a), nb = strlen(b);
+	if (na > MAX_LEN || nb > MAX_LEN)
+		return strcmp(a, b) ? UINT_MAX : 0;
+	unsigned row[MAX_LEN + 1]; /* the distances of a[0..i) to each prefix of b */
+	for (size_t j = 0; j <= nb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= na; i++) {
+		unsigned diagonal = row[0];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= nb; j++) {
+			unsigned best = diagonal + (a[i - 1] != b[j - 1]);
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diagonal = row[j];
+			row[j] = best;
+		}
+	}
+	return row[nb];
+}
+
+const char *tm_nearest(const char *word, const char *const *candidates)
+{
+	size_t len = strlen(word);
+	unsigned allowed = len >= 6 ? (unsigned)(len / 3) : 1, best = UINT_MAX;
+	const char *nearest = NULL;
+	for (; *candidates; candidates++) {
+		unsigned d = tm_edit_distance(word, *candidates);
+		if (d < best) {
+			best = d;
+			nearest = *candidates;
+		}
+	}
+	return best <= allowed ? nearest : NULL;
 }
 
 /* The length of the valid UTF-8 sequence at p (up to end), or 0. */

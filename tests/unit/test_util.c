@@ -1,6 +1,8 @@
-/* Size parsing, hex output, name extensions, ARRAY_SIZE and the stats.json helpers. */
+/* Size parsing, hex output, name extensions, ARRAY_SIZE, the stats.json helpers and the edit
+ * distance behind "did you mean". */
 #include <check.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +142,44 @@ START_TEST(test_json_add)
 }
 END_TEST
 
+START_TEST(test_edit_distance)
+{
+	static const struct {
+		const char *a, *b;
+		unsigned d;
+	} rows[] = {
+	    {"", "", 0},	{"ls", "ls", 0},	 {"lss", "ls", 1},	   {"ls", "lss", 1},
+	    {"byuu", "byu", 1}, {"memroy", "memory", 2}, {"kitten", "sitting", 3}, {"", "cat", 3},
+	    {"cat", "", 3},	{"abc", "xyz", 3},	 {"tt6", "tt6e", 1},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
+		ck_assert_msg(tm_edit_distance(rows[i].a, rows[i].b) == rows[i].d, "%s -> %s",
+			      rows[i].a, rows[i].b);
+	char long_a[80], long_b[80];
+	memset(long_a, 'a', 79), long_a[79] = '\0';
+	memcpy(long_b, long_a, 80), long_b[0] = 'b';
+	ck_assert_uint_eq(tm_edit_distance(long_a, long_a), 0);
+	ck_assert_uint_eq(tm_edit_distance(long_a, long_b), UINT_MAX);
+}
+END_TEST
+
+START_TEST(test_nearest)
+{
+	static const char *const commands[] = {"cat", "ls", "index", "help", NULL};
+	ck_assert_str_eq(tm_nearest("lss", commands), "ls");
+	ck_assert_str_eq(tm_nearest("indx", commands), "index");
+	ck_assert_str_eq(tm_nearest("cat", commands), "cat");
+	ck_assert_ptr_null(tm_nearest("mount", commands)); /* 3 edits from every one: too far */
+	ck_assert_ptr_null(tm_nearest("xy", commands));
+	static const char *const options[] = {"cache", "memory", "format", "nonempty", NULL};
+	ck_assert_str_eq(tm_nearest("memroy", options), "memory"); /* 2 edits of 6 letters */
+	ck_assert_str_eq(tm_nearest("nonemtpy", options), "nonempty");
+	ck_assert_ptr_null(tm_nearest("nosuchopt", options));
+	static const char *const none[] = {NULL};
+	ck_assert_ptr_null(tm_nearest("cat", none));
+}
+END_TEST
+
 static Suite *util_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -150,6 +190,8 @@ static Suite *util_suite(void)
 	tcase_add_test(tc, test_be32);
 	tcase_add_test(tc, test_name_has_extension);
 	tcase_add_test(tc, test_json_add);
+	tcase_add_test(tc, test_edit_distance);
+	tcase_add_test(tc, test_nearest);
 	suite_add_tcase(s, tc);
 	return s;
 }
