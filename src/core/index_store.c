@@ -78,7 +78,7 @@ static void parent_of(const char *dir, char *buf, size_t len)
 
 /* Creates the folder dir (as the user named it: shown in err) if it is missing, its parents
  * too when parents is true, and opens it at path (dir made absolute), checking it is the
- * user's and private. Returns the fd, or -errno with a message in err. */
+ * user's. Returns the fd, or -errno with a message in err. */
 static int open_folder(const char *dir, const char *path, bool parents, char *err, size_t err_len)
 {
 	struct stat st;
@@ -114,12 +114,8 @@ static int open_folder(const char *dir, const char *path, bool parents, char *er
 					  "cache folder %s belongs to uid %u, not to this user",
 					  dir, (unsigned)st.st_uid);
 	}
-	if ((st.st_mode & 077) && fchmod(fd, 0700) < 0) { /* index files are private */
-		r = -errno;
-		close(fd);
-		return tm_index_store_say(err, err_len, r, "cache folder %s: chmod 0700: %s", dir,
-					  strerror(-r));
-	}
+	/* A folder made here is 0700; one that was there keeps its mode, whatever it is: its
+	 * owner chose it, and each index file is 0600 on its own. */
 	return fd;
 }
 
@@ -165,6 +161,10 @@ int tm_index_store_open(struct tm_index_store *s, const char *dir, bool parents,
 	char cwd[PATH_MAX];
 	memset(s, 0, sizeof(*s));
 	s->dirfd = -1;
+	if (!*dir) /* not the current folder: a value left out by mistake */
+		return tm_index_store_say(
+		    err, err_len, -EINVAL,
+		    "cache folder '': an empty name (name a folder, or none)");
 	/* absolute: the folder is opened again by its path when it is deleted, after the daemon
 	 * changed its current folder */
 	if (dir[0] != '/' && !getcwd(cwd, sizeof(cwd)))

@@ -6,7 +6,9 @@
 #   trace's view does not hang, the FIFO is refused and replaced by the index file;
 # - writers' temporary files an hour old are removed at mount, fresh ones kept;
 # - the folder deleted (and made again, or not) while mounted: a trace first read after that
-#   gets its index file there;
+#   gets its index file there, and a folder made by the user keeps its mode;
+# - -o cache= with an empty value is refused (exit 1) and leaves the current folder alone;
+#   a folder of the user's given as cache= keeps its mode (issue 40);
 # - the -f log says when an index pass starts and when it ends.
 . "$(dirname "$0")/lib.sh"
 
@@ -40,6 +42,39 @@ check "cache folder with a missing parent: the message names the folder and its 
 	grep -qF "cache folder $TM_TMP/typo/cache: $TM_TMP/typo does not exist (only the last folder of a cache path is created)" \
 	"$TM_TMP/typo.err"
 check "cache folder with a missing parent: nothing made" test ! -e "$TM_TMP/typo"
+
+# -o cache= (empty) once took the current folder, chmod 0700, and wrote index files in it.
+mkdir -m 0755 "$TM_TMP/cwd"
+mkdir -p "$TM_TMP/mnt-empty"
+# shellcheck disable=SC2086 # TM_DAEMON_WRAP is words
+(cd "$TM_TMP/cwd" && timeout 60 ${TM_DAEMON_WRAP:-} "$TRACEMOUNT" -f -o cache= "$SRC" \
+	"$TM_TMP/mnt-empty" 2>"$TM_TMP/empty.err")
+status=$?
+if mountpoint -q "$TM_TMP/mnt-empty"; then
+	cat "$TM_TMP/mnt-empty/a.byu/dump.txt" >/dev/null
+	fusermount3 -u "$TM_TMP/mnt-empty"
+fi
+check_eq "-o cache= (empty): the mount exits 1" 1 "$status"
+check "-o cache= (empty): the message says the name is empty" \
+	grep -qF "tracemount: -o cache: cache folder '': an empty name (name a folder, or none)" \
+	"$TM_TMP/empty.err"
+check_eq "-o cache= (empty): the current folder keeps its mode" 755 "$(stat -c %a "$TM_TMP/cwd")"
+check_eq "-o cache= (empty): nothing written in the current folder" "" "$(ls -A "$TM_TMP/cwd")"
+(cd "$TM_TMP/cwd" && "$TRACEMOUNT" cat --cache '' "$SRC/a.byu" raw >/dev/null 2>"$TM_TMP/e.err")
+check_eq "cat --cache '' (empty): exit 1" 1 "$?"
+check_eq "cat --cache '' (empty): the current folder keeps its mode" 755 \
+	"$(stat -c %a "$TM_TMP/cwd")"
+
+# A folder of the user's, group-readable, given as cache=: used, and its mode kept.
+mkdir -m 0750 "$TM_TMP/shared-cache"
+mount_tm "$SRC" -o cache="$TM_TMP/shared-cache"
+cat "$TM_MNT/a.byu/dump.txt" >/dev/null
+unmount_tm
+check_eq "a folder given as cache= keeps its mode" 750 "$(stat -c %a "$TM_TMP/shared-cache")"
+check_eq "a folder given as cache=: the index file is written" 1 \
+	"$(index_files "$TM_TMP/shared-cache" | wc -l)"
+check_eq "a folder given as cache=: the index file is private" 600 \
+	"$(stat -c %a "$TM_TMP/shared-cache/"*.tmi)"
 
 # The last folder alone is made, private; the first reading writes a.byu's index file, which
 # tracemount index --list names.
@@ -76,12 +111,13 @@ check "FIFO as the index file: replaced by the index file" test -f "$CACHE/$name
 
 # The folder deleted and made again while mounted: b.byu, first read after, is stored there.
 rm -rf "$CACHE"
-mkdir "$CACHE"
+mkdir -m 0755 "$CACHE"
 cat "$TM_MNT/b.byu/dump.txt" >/dev/null
 b_files=$(index_files "$CACHE")
 check_eq "folder deleted and made again: the next index file lands in it" 1 \
 	"$(printf '%s' "$b_files" | grep -c .)"
-check_eq "folder deleted and made again: made private again" 700 "$(stat -c %a "$CACHE")"
+check_eq "folder deleted and made again (0755, by the user): keeps its mode" 755 \
+	"$(stat -c %a "$CACHE")"
 # Deleted and not made again: the mount makes it.
 rm -rf "$CACHE"
 cat "$TM_MNT/c.byu/dump.txt" >/dev/null
