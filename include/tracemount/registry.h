@@ -15,6 +15,10 @@ extern const struct tm_format *const tm_formats[];
 
 const struct tm_format *tm_format_find(const char *name);
 
+/* For a message about the unknown format name: "the formats: byu, byu12, ...; nearest: byu"
+ * (the nearest only when one is near: util.h's tm_nearest), in buf. */
+void tm_format_suggest(const char *name, char *buf, size_t len);
+
 /* The format with the highest bid above 0 for a file, by the two rounds of format.h, or NULL.
  * name is the file's base name (".gz" and all); head holds its first head_len bytes as read
  * (a gzip head is decompressed here), or is NULL when the caller has not read them, which

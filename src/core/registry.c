@@ -1,10 +1,12 @@
 /* The one list of formats, and detection by their bids. Adding a format: one file in
  * src/formats/, one line in TM_FORMAT_LIST here, one line in meson.build. */
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tracemount/compress.h"
 #include "tracemount/registry.h"
+#include "tracemount/util.h"
 
 /* One line per format, in the order of the lists shown (--help, .tracemount/formats); of two
  * equal bids for a file the format listed first wins (format.h), and the order means nothing
@@ -35,6 +37,21 @@ const struct tm_format *tm_format_find(const char *name)
 		if (strcmp((*f)->name, name) == 0)
 			return *f;
 	return NULL;
+}
+
+void tm_format_suggest(const char *name, char *buf, size_t len)
+{
+	const char *names[64] = {NULL};
+	size_t n = 0, used = (size_t)snprintf(buf, len, "the formats:");
+	for (const struct tm_format *const *f = tm_formats; *f && n + 1 < ARRAY_SIZE(names); f++) {
+		names[n++] = (*f)->name;
+		if (used < len)
+			used += (size_t)snprintf(buf + used, len - used, "%s %s", n > 1 ? "," : "",
+						 (*f)->name);
+	}
+	const char *nearest = tm_nearest(name, names);
+	if (nearest && used < len)
+		snprintf(buf + used, len - used, "; nearest: %s", nearest);
 }
 
 int tm_format_bid(const struct tm_format *f, const char *name, const uint8_t *head, size_t head_len)
