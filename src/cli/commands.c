@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include "tracemount/compress.h"
 #include "tracemount/util.h"
 #include "tracemount/context.h"
+#include "tracemount/fs.h"
 #include "tracemount/index_file.h"
 #include "tracemount/reader.h"
 #include "tracemount/registry.h"
@@ -35,15 +37,21 @@ void tm_cli_bad_option(const char *cmd, int c, char *const *argv)
 	}
 }
 
+/* --format SPEC named the format name, which is none. */
+static void say_unknown_format(const char *cmd, const char *spec, const char *name)
+{
+	char hint[1024];
+	tm_format_suggest(name, hint, sizeof(hint));
+	fprintf(stderr, "tracemount %s: --format %s: no format %s (%s)\n", cmd, spec, name, hint);
+}
+
 int tm_cli_add_format(struct tm_context *ctx, const char *cmd, const char *spec)
 {
 	int err = tm_context_add_override(ctx, spec);
 	if (err == -EINVAL)
 		fprintf(stderr, "tracemount %s: --format %s: expected GLOB:NAME\n", cmd, spec);
 	else if (err == -ENOENT)
-		fprintf(stderr,
-			"tracemount %s: --format %s: unknown format (see tracemount %s --help)\n",
-			cmd, spec, cmd);
+		say_unknown_format(cmd, spec, strrchr(spec, ':') + 1);
 	else if (err)
 		fprintf(stderr, "tracemount %s: out of memory\n", cmd);
 	return !err ? 0 : err == -ENOMEM ? 1 : 2;
@@ -106,12 +114,31 @@ void tm_cli_log_warnings(struct tm_context *ctx, const char *cmd)
 	tm_context_set_log(ctx, log_warning);
 }
 
+/* text from column 27 on, wrapped at spaces to end by column 80. */
+static void print_wrapped(FILE *out, const char *text)
+{
+	enum { INDENT = 27, WIDTH = 80 - INDENT };
+	while (strlen(text) > WIDTH) {
+		int cut = WIDTH;
+		while (cut > 0 && text[cut] != ' ')
+			cut--;
+		if (cut == 0) /* a word wider than the column: it goes over */
+			cut = (int)strcspn(text, " ");
+		fprintf(out, "%.*s\n%*s", cut, text, INDENT, "");
+		text += cut + (text[cut] == ' ');
+	}
+	fprintf(out, "%s\n", text);
+}
+
 void tm_cli_print_formats(FILE *out)
 {
+	char text[1024];
 	fprintf(out, "formats:\n");
-	for (const struct tm_format *const *f = tm_formats; *f; f++)
-		fprintf(out, "    %-22s %s (%s)\n", (*f)->name, (*f)->description,
-			(*f)->recognition);
+	for (const struct tm_format *const *f = tm_formats; *f; f++) {
+		snprintf(text, sizeof(text), "%s (%s)", (*f)->description, (*f)->recognition);
+		fprintf(out, "    %-22s ", (*f)->name);
+		print_wrapped(out, text);
+	}
 }
 
 void tm_cli_human_size(char *buf, size_t len, double bytes)
@@ -143,10 +170,9 @@ static void help(const char *cmd, const char *operands, const char *what)
 	       "written there, as a mount does.\n"
 	       "\n"
 	       "options:\n"
-	       "    -c, --cache DIR|none    folder of index files (default "
-	       "$XDG_CACHE_HOME/tracemount,\n"
-	       "                            else ~/.cache/tracemount); none: index in memory "
-	       "only\n"
+	       "    -c, --cache DIR|none    folder of index files (default\n"
+	       "                            $XDG_CACHE_HOME/tracemount, else\n"
+	       "                            ~/.cache/tracemount); none: index in memory only\n"
 	       "    -F, --format NAME       read TRACE as format NAME\n"
 	       "    -F, --format GLOB:NAME  read TRACE as format NAME if its name matches GLOB\n"
 	       "                            (repeatable, as the mount's -o format=GLOB:NAME)\n"
@@ -162,11 +188,14 @@ static void help(const char *cmd, const char *operands, const char *what)
 }
 
 static const char cat_what[] =
-    "Writes the view VIEW of the trace TRACE to standard output: the bytes of TRACE/VIEW\n"
-    "in a mount of TRACE's folder (see tracemount ls TRACE for the views).";
+    "Writes the view VIEW of the trace TRACE to standard output: the bytes of\n"
+    "TRACE/VIEW in a mount of TRACE's folder (see tracemount ls TRACE for the views;\n"
+    "VIEW report.html is the trace's page).";
 static const char ls_what[] =
-    "Lists the views of the trace TRACE, one per line: its size in bytes and its path,\n"
-    "as a mount of TRACE's folder shows them.";
+    "Lists the views of the trace TRACE, one per line: its size in bytes and its\n"
+    "path, as a mount of TRACE's folder shows them. Of a FOLDER, lists what the root\n"
+    "of a mount of FOLDER shows, one name per line, folders (traces among them)\n"
+    "ending in /.";
 
 /* Parses the options and the n_operands operands into ct (its context made, with the cache
  * folder and the overrides); *format is --format's NAME, if given. Returns 0, an exit status,
@@ -215,9 +244,7 @@ static int parse_args(struct cli_trace *ct, int argc, char **argv, int n_operand
 		return 2;
 	}
 	if (*format && !tm_format_find(*format)) {
-		fprintf(stderr,
-			"tracemount %s: --format %s: unknown format (see tracemount %s --help)\n",
-			ct->cmd, *format, ct->cmd);
+		say_unknown_format(ct->cmd, *format, *format);
 		return 2;
 	}
 	/* The traces' paths are relative to the current folder (ctx->root_path NULL): their
@@ -336,6 +363,10 @@ int tm_cmd_cat(int argc, char **argv)
 	if (status)
 		goto out;
 	const char *view_name = argv[optind + 1];
+	if (strcmp(view_name, TM_TRACE_REPORT) == 0) { /* no view: the tree renders it */
+		status = tm_cli_cat_report(ct.ctx, argv[optind], format);
+		goto out;
+	}
 	if ((status = open_trace(&ct, argv[optind], format)) != 0)
 		goto out;
 	int v = tm_view_table_find(tm_trace_views(ct.ot.trace), view_name);
@@ -360,7 +391,20 @@ int tm_cmd_ls(int argc, char **argv)
 	const char *format = NULL;
 	struct cli_trace ct = {.cmd = "ls"};
 	uint64_t *sizes = NULL, max = 0;
-	int status = parse_args(&ct, argc, argv, 1, &format, "TRACE", ls_what);
+	int status = parse_args(&ct, argc, argv, 1, &format, "TRACE|FOLDER", ls_what);
+	struct stat st;
+	if (!status && stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (format) {
+			fprintf(stderr,
+				"tracemount ls: --format %s names the format of one TRACE: for a "
+				"FOLDER, give --format GLOB:%s\n",
+				format, format);
+			status = 2;
+		} else {
+			status = tm_cli_ls_folder(ct.ctx, argv[optind]);
+		}
+		goto out;
+	}
 	if (status || (status = open_trace(&ct, argv[optind], format)) != 0)
 		goto out;
 	const struct tm_view_table *vt = tm_trace_views(ct.ot.trace);

@@ -13,6 +13,13 @@ int tm_cmd_cat(int argc, char **argv);
 int tm_cmd_ls(int argc, char **argv);
 int tm_cmd_index(int argc, char **argv);
 
+/* Through the mount's tree (fs_cmd.c): `tracemount ls FOLDER`, the names the root of a mount
+ * of FOLDER shows, sorted, a folder's ending in "/"; `tracemount cat TRACE report.html`, the
+ * trace's page as a mount of TRACE shows it (format: --format's NAME, or NULL). Each returns
+ * an exit status, the message written. */
+int tm_cli_ls_folder(struct tm_context *ctx, const char *path);
+int tm_cli_cat_report(struct tm_context *ctx, const char *path, const char *format);
+
 /* What the commands share (commands.c). cmd is the command's name, "cat", "ls" or "index". */
 
 /* Reports the option getopt_long just refused (it returned '?' or ':', with opterr 0). */

@@ -194,17 +194,18 @@ static void help(void)
 	       "       tracemount index --list [--cache DIR]\n"
 	       "       tracemount index --prune [--cache DIR]\n"
 	       "\n"
-	       "Builds the index file of every trace at or below each PATH ahead of time, so that\n"
-	       "a mount, tracemount cat and tracemount ls read it instead of decoding the trace.\n"
+	       "Builds the index file of every trace at or below each PATH ahead of time, so\n"
+	       "that a mount, tracemount cat and tracemount ls read it instead of decoding the\n"
+	       "trace.\n"
 	       "An index file that is up to date is kept. A file named as PATH must be a\n"
 	       "recognised trace; files below a folder that are not traces are skipped.\n"
 	       "\n"
 	       "options:\n"
-	       "    -c, --cache DIR         folder of index files (default "
-	       "$XDG_CACHE_HOME/tracemount,\n"
-	       "                            else ~/.cache/tracemount)\n"
-	       "    -F, --format GLOB:NAME  treat files matching GLOB as format NAME (repeatable,\n"
-	       "                            as the mount's -o format=GLOB:NAME)\n"
+	       "    -c, --cache DIR         folder of index files (default\n"
+	       "                            $XDG_CACHE_HOME/tracemount, else\n"
+	       "                            ~/.cache/tracemount)\n"
+	       "    -F, --format GLOB:NAME  treat files matching GLOB as format NAME\n"
+	       "                            (repeatable, as the mount's -o format=GLOB:NAME)\n"
 	       "    -i, --image GLOB:IMAGE[@OFFSET]\n"
 	       "                            program image of the traces matching GLOB\n"
 	       "                            (repeatable, as the mount's -o image=): the mount\n"
@@ -217,9 +218,10 @@ static void help(void)
 	       "                            equal to K-1 modulo N; N runs, one for each K, on\n"
 	       "                            as many machines, share the traces into one cache\n"
 	       "                            folder\n"
-	       "        --list              list the cache folder's index files: name, size, age,\n"
-	       "                            format, state (ok, out of date (other build), trace\n"
-	       "                            gone, trace changed, refused: REASON) and trace\n"
+	       "        --list              list the cache folder's index files: name, size,\n"
+	       "                            age, format, state (ok, out of date (other\n"
+	       "                            build), trace gone, trace changed, refused:\n"
+	       "                            REASON) and trace\n"
 	       "        --prune             delete the index files whose trace is gone or\n"
 	       "                            changed, and those refused; keep the others\n"
 	       "    -h, --help              show this help\n"
@@ -425,7 +427,9 @@ static int run_index(struct opts *o, char **paths, int n_paths)
 		if ((status = tm_cli_add_image(r.ctx, "index", o->images[i], true)) != 0)
 			goto out;
 	if (tm_context_set_store(r.ctx, cache, cache == buf, err_msg, sizeof(err_msg)) < 0) {
-		fprintf(stderr, "tracemount index: %s\n", err_msg);
+		/* index files need a folder: where the default one cannot be made, name another */
+		fprintf(stderr, "tracemount index: %s%s\n", err_msg,
+			cache == buf ? " (give --cache DIR)" : "");
 		status = 1;
 		goto out;
 	}

@@ -2,6 +2,7 @@
 #include <malloc.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../fuse/tmfs.h"
 #include "commands.h"
@@ -11,49 +12,53 @@
 
 static void usage(FILE *out)
 {
-	fprintf(
-	    out,
-	    "usage: tracemount [options] SOURCE MOUNTPOINT\n"
-	    "       tracemount cat [--cache DIR|none] [--format NAME] [--image IMAGE[@OFFSET]]\n"
-	    "                      TRACE VIEW\n"
-	    "       tracemount ls [--cache DIR|none] [--format NAME] [--image IMAGE[@OFFSET]]\n"
-	    "                     TRACE\n"
-	    "       tracemount index [--cache DIR] [--force] [--format GLOB:NAME] [-j N]\n"
-	    "                        [--shard K/N] PATH...\n"
-	    "       tracemount index --list | --prune [--cache DIR]\n"
-	    "       tracemount help [COMMAND] | --help | --version\n"
-	    "\n"
-	    "Mounts SOURCE (a folder of traces, or one trace) read-only, nosuid and nodev at\n"
-	    "MOUNTPOINT, an empty folder outside SOURCE (or SOURCE itself), showing every\n"
-	    "recognised trace as a folder of decoded views. Unmount with\n"
-	    "fusermount3 -u MOUNTPOINT. tracemount index builds the index files of the traces\n"
-	    "under each PATH ahead of time, N at a time.\n"
-	    "\n"
-	    "tracemount options:\n"
-	    "    -o memory=SIZE         budget of the decoded-chunk cache (default 64M)\n"
-	    "    -o format=GLOB:NAME    treat files matching GLOB as format NAME (repeatable)\n"
-	    "    -o image=GLOB:IMAGE[@OFFSET]\n"
-	    "                           program image whose symbols name the functions of\n"
-	    "                           traces matching GLOB, its addresses moved by OFFSET\n"
-	    "                           (repeatable; default: an image beside the trace,\n"
-	    "                           named like it)\n"
-	    "    -o cache=DIR|none      folder of index files (default "
-	    "$XDG_CACHE_HOME/tracemount,\n"
-	    "                           else ~/.cache/tracemount); none: indexes in memory only\n"
-	    "    -o prefetch            index every trace in the background after mounting\n"
-	    "    -o nonempty            mount over a folder's files, or over another mount\n"
-	    "    -f, -d, -s, -o allow_other and the other libfuse options below\n"
-	    "\n"
-	    "formats:");
-	for (const struct tm_format *const *f = tm_formats; *f; f++)
-		fprintf(out, "\n    %-22s %s (%s)", (*f)->name, (*f)->description,
-			(*f)->recognition);
-	fprintf(out, "\n");
+	fprintf(out,
+		"usage: tracemount [options] SOURCE MOUNTPOINT\n"
+		"       tracemount cat [--cache DIR|none] [--format NAME]\n"
+		"                      [--image IMAGE[@OFFSET]] TRACE VIEW\n"
+		"       tracemount ls [--cache DIR|none] [--format NAME]\n"
+		"                     [--image IMAGE[@OFFSET]] TRACE|FOLDER\n"
+		"       tracemount index [--cache DIR] [--force] [--format GLOB:NAME] [-j N]\n"
+		"                        [--shard K/N] PATH...\n"
+		"       tracemount index --list | --prune [--cache DIR]\n"
+		"       tracemount help [COMMAND] | --help | --help-fuse | --version\n"
+		"\n"
+		"Mounts SOURCE (a folder of traces, or one trace) read-only, nosuid and nodev at\n"
+		"MOUNTPOINT, an empty folder outside SOURCE (or SOURCE itself), showing every\n"
+		"recognised trace as a folder of decoded views. Unmount with\n"
+		"fusermount3 -u MOUNTPOINT. tracemount index builds the index files of the traces\n"
+		"under each PATH ahead of time, N at a time.\n"
+		"\n"
+		"tracemount options:\n"
+		"    -o memory=SIZE         budget of the decoded-chunk cache (default 64M)\n"
+		"    -o format=GLOB:NAME    treat files matching GLOB as format NAME (repeatable)\n"
+		"    -o image=GLOB:IMAGE[@OFFSET]\n"
+		"                           program image whose symbols name the functions of\n"
+		"                           traces matching GLOB, its addresses moved by OFFSET\n"
+		"                           (repeatable; default: an image beside the trace,\n"
+		"                           named like it)\n"
+		"    -o cache=DIR|none      folder of index files (default\n"
+		"                           $XDG_CACHE_HOME/tracemount, else\n"
+		"                           ~/.cache/tracemount); none: indexes in memory only\n"
+		"    -o prefetch            index every trace in the background after mounting\n"
+		"    -o nonempty            mount over a folder's files, or over another mount\n"
+		"    -f, -d, -s, -o allow_other, -o umask= and libfuse's other options:\n"
+		"                           see tracemount --help-fuse\n"
+		"\n");
+	tm_cli_print_formats(out);
 }
 
 static int is_help(const char *arg)
 {
 	return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+/* libfuse's options, behind tracemount's own: its list is long and wider than 80 columns. */
+static void help_fuse(void)
+{
+	printf("libfuse's options, which tracemount passes on (tracemount adds -o ro, nosuid,\n"
+	       "nodev and auto_unmount; -o umask= never shows a write bit):\n");
+	tm_mount_help();
 }
 
 /* Chunks of a few hundred KiB are allocated and freed at a high rate. By default glibc maps
@@ -93,13 +98,37 @@ static int run_command(int argc, char **argv)
 	return -1;
 }
 
+static const char *const command_names[] = {"cat", "ls", "index", "help", NULL};
+
+/* A first operand that is a bare word naming nothing was most likely a command mistyped:
+ * say so, with the commands, rather than that some mount point does not exist. Returns an
+ * exit status, or -1 when word names a file (or could be a path). */
+static int no_such_command(const char *word)
+{
+	struct stat st;
+	if (word[0] == '-' || strchr(word, '/') || lstat(word, &st) == 0)
+		return -1;
+	const char *nearest = tm_nearest(word, command_names);
+	if (nearest) {
+		fprintf(stderr,
+			"tracemount: no command '%s' (the commands: cat, ls, index, help; nearest: "
+			"%s), and no source of that name\n",
+			word, nearest);
+		return 2;
+	}
+	fprintf(stderr,
+		"tracemount: source %s does not exist, and there is no command of that name (the "
+		"commands: cat, ls, index, help)\n",
+		word);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	tune_allocator();
 	if (argc >= 2 && strcmp(argv[1], "help") == 0) {
-		if (argc == 2) {
+		if (argc == 2 || is_help(argv[2]) || strcmp(argv[2], "help") == 0) {
 			usage(stdout);
-			tm_mount_help();
 			return 0;
 		}
 		/* `tracemount help cat`: as `tracemount cat --help` */
@@ -107,7 +136,11 @@ int main(int argc, char **argv)
 		int status = run_command(2, help_argv);
 		if (status >= 0)
 			return status;
-		fprintf(stderr, "tracemount: help: no command '%s' (cat, ls, index)\n", argv[2]);
+		const char *nearest = tm_nearest(argv[2], command_names);
+		fprintf(
+		    stderr,
+		    "tracemount: help: no command '%s' (the commands: cat, ls, index, help%s%s)\n",
+		    argv[2], nearest ? "; nearest: " : "", nearest ? nearest : "");
 		return 2;
 	}
 	if (argc >= 2) {
@@ -120,7 +153,10 @@ int main(int argc, char **argv)
 			break;
 		if (is_help(argv[i])) {
 			usage(stdout);
-			tm_mount_help();
+			return 0;
+		}
+		if (strcmp(argv[i], "--help-fuse") == 0) {
+			help_fuse();
 			return 0;
 		}
 		if (strcmp(argv[i], "-V") == 0 || strcmp(argv[i], "--version") == 0) {
@@ -132,5 +168,6 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	return tm_mount_main(argc, argv);
+	int status = no_such_command(argv[1]);
+	return status >= 0 ? status : tm_mount_main(argc, argv);
 }

@@ -46,8 +46,12 @@ static int open_source(struct tm_fs *fs, struct tm_context *ctx, const char *sou
 	struct stat st;
 
 	if (stat(source, &st) < 0) {
-		snprintf(err, err_len, "%s: %s", source, strerror(errno));
-		return -errno;
+		int e = errno;
+		if (e == ENOENT)
+			snprintf(err, err_len, "source %s does not exist", source);
+		else
+			snprintf(err, err_len, "source %s: %s", source, strerror(e));
+		return -e;
 	}
 	if (S_ISDIR(st.st_mode)) {
 		fs->root_fd = open(source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -16,10 +16,12 @@
 #include "tracemount/fs.h"
 #include "tracemount/index_file.h"
 #include "tracemount/log.h"
+#include "tracemount/registry.h"
 #include "tracemount/util.h"
 #include "mountpoint.h"
 #include "tmfs.h"
 #include "tmfs_ops.h"
+#include "unknown_option.h"
 
 /* Views are immutable while their trace is: cache names for a minute and keep the pages
  * (kernel_cache), but ask for attributes again after a second, so that a trace that changed
@@ -44,7 +46,7 @@ struct mount_opts {
 	int bad;
 };
 
-enum { KEY_FORMAT, KEY_IMAGE };
+enum { KEY_FORMAT, KEY_IMAGE, KEY_UMASK };
 
 static const struct fuse_opt mount_specs[] = {
     {"cache=%s", offsetof(struct mount_opts, cache), 0},
@@ -53,6 +55,7 @@ static const struct fuse_opt mount_specs[] = {
     {"nonempty", offsetof(struct mount_opts, nonempty), 1},
     FUSE_OPT_KEY("format=", KEY_FORMAT),
     FUSE_OPT_KEY("image=", KEY_IMAGE),
+    FUSE_OPT_KEY("umask=", KEY_UMASK),
     FUSE_OPT_END,
 };
 
@@ -70,10 +73,25 @@ static int keep(char ***list, unsigned *n, const char *value, struct mount_opts 
 	return 0;
 }
 
+/* -o umask=: passed on to libfuse with the write bits added, so that the mount, which is
+ * read-only, never shows a w whatever the user's umask says. */
+static int pass_umask(const char *value, struct fuse_args *outargs, struct mount_opts *o)
+{
+	char *end, arg[32];
+	unsigned long umask = strtoul(value, &end, 8);
+	if (!*value || *end || umask > 0777) {
+		fprintf(stderr, "tracemount: -o umask=%s: not an octal mode (such as 022)\n",
+			value);
+		o->bad = 1;
+		return -1;
+	}
+	snprintf(arg, sizeof(arg), "-oumask=0%lo", umask | 0222);
+	return fuse_opt_add_arg(outargs, arg);
+}
+
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 {
 	struct mount_opts *o = data;
-	(void)outargs;
 	if (key == FUSE_OPT_KEY_NONOPT && !o->source) {
 		o->source = strdup(arg);
 		return 0;
@@ -84,6 +102,8 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		return keep(&o->formats, &o->n_formats, arg + strlen("format="), o);
 	if (key == KEY_IMAGE)
 		return keep(&o->images, &o->n_images, arg + strlen("image="), o);
+	if (key == KEY_UMASK)
+		return pass_umask(arg + strlen("umask="), outargs, o);
 	return 1;
 }
 
@@ -115,6 +135,14 @@ static int add_images(struct mount_opts *o, struct tm_context *ctx)
 	return 0;
 }
 
+static void say_unknown_format(const char *spec)
+{
+	char hint[1024];
+	const char *name = strrchr(spec, ':') + 1; /* tm_context_add_override found the ':' */
+	tm_format_suggest(name, hint, sizeof(hint));
+	fprintf(stderr, "tracemount: -o format=%s: no format %s (%s)\n", spec, name, hint);
+}
+
 /* Applies tracemount's -o memory, -o format and -o image to a new context; returns 0 or an
  * exit status. */
 static int make_context(struct mount_opts *o, struct tm_context **ctx)
@@ -134,10 +162,7 @@ static int make_context(struct mount_opts *o, struct tm_context **ctx)
 			fprintf(stderr, "tracemount: -o format=%s: expected GLOB:NAME\n",
 				o->formats[i]);
 		else if (err == -ENOENT)
-			fprintf(stderr,
-				"tracemount: -o format=%s: unknown format (see "
-				"tracemount --help)\n",
-				o->formats[i]);
+			say_unknown_format(o->formats[i]);
 		if (err) {
 			tm_context_free(*ctx);
 			*ctx = NULL;
@@ -179,14 +204,20 @@ static int open_cache(struct mount_opts *o, struct tm_context *ctx)
 	return 0;
 }
 
-static int add_default_options(struct fuse_args *args, const char *source)
+/* The mount table records SOURCE as an absolute path (links resolved): the path given may be
+ * relative to a folder that means nothing to whoever reads /proc/mounts. */
+static int add_default_options(struct fuse_args *args, const char *given)
 {
-	char *fsname = NULL;
+	char *fsname = NULL, *real = realpath(given, NULL);
+	const char *source = real ? real : given;
 	size_t len = strlen("-o") + strlen("fsname=tracemount:") + 2 * strlen(source) + 1;
 	char *opt = malloc(len);
-	if (!opt)
+	if (!opt) {
+		free(real);
 		return -1;
+	}
 	snprintf(opt, len, "fsname=tracemount:%s", source);
+	free(real);
 	int err = fuse_opt_add_opt_escaped(&fsname, opt);
 	free(opt);
 	if (err)
@@ -294,8 +325,11 @@ int tm_mount_main(int argc, char **argv)
 	if (add_default_options(&args, o.source) < 0)
 		goto out;
 	/* fuse_new fails on options it does not know, and says which: usage errors first */
-	if (!(fuse = fuse_new(&args, &tm_fuse_operations, sizeof(tm_fuse_operations), &fs)))
-		goto out_usage;
+	tm_unknown_option_listen();
+	fuse = fuse_new(&args, &tm_fuse_operations, sizeof(tm_fuse_operations), &fs);
+	tm_unknown_option_report(!fuse);
+	if (!fuse)
+		goto out; /* status 2, the option named */
 	if ((status = make_context(&o, &ctx)) != 0)
 		goto out_destroy;
 	status = 1;

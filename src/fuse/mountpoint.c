@@ -156,12 +156,14 @@ int tm_mountpoint_check(const char *source, const char *mountpoint, bool over_an
 				 "mounted there: unmount it with fusermount3 -u %s",
 				 mountpoint, strcmp(type, "fuse.tracemount") ? type : "tracemount",
 				 what, mountpoint);
+		else if (e == ENOENT)
+			snprintf(err, err_len, "mount point %s does not exist", mountpoint);
 		else
-			snprintf(err, err_len, "%s: %s", mountpoint, strerror(e));
+			snprintf(err, err_len, "mount point %s: %s", mountpoint, strerror(e));
 		return -e;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		snprintf(err, err_len, "%s: not a folder", mountpoint);
+		snprintf(err, err_len, "mount point %s is not a folder", mountpoint);
 		return -ENOTDIR;
 	}
 	/* A mount point below SOURCE: the daemon would look itself up through its own mount and

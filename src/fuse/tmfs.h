@@ -5,7 +5,7 @@
 /* Runs `tracemount [options] SOURCE MOUNTPOINT`; returns the exit status (0, 1, or 2). */
 int tm_mount_main(int argc, char **argv);
 
-/* Prints libfuse's options, after tracemount's own --help text. */
+/* Prints libfuse's options (tracemount --help-fuse). */
 void tm_mount_help(void);
 
 /* The version of libfuse in use. */

@@ -2,7 +2,8 @@
 # The command line: exit codes and messages of every usage and error case, `tracemount cat`
 # and `tracemount ls` (their messages, help, --format NAME or GLOB:NAME, options after the
 # operands, "--") against the mounted views and an independent reference decoder,
-# --format / -o format= overrides, single-file mounts and -o memory= budgets.
+# --format / -o format= overrides, single-file mounts and -o memory= budgets; `cat TRACE
+# report.html`, `ls FOLDER`, -o umask=, --help and --help-fuse (issue 40).
 #
 # Expectations come from the product brief (exit codes 0/1/2, errors naming the file, view
 # names from the BYU spec's table) and from the source files themselves (raw bytes, the
@@ -137,13 +138,14 @@ check "cat --format with an unknown format: message names it" contains "$ERR" no
 run_tm ls --format nosuchformat "$SRC/t.dat"
 check_eq "ls --format with an unknown format: exit status" 2 "$RC"
 check "ls --format with an unknown format: message names it" contains "$ERR" nosuchformat
-check_eq "ls --format with an unknown format: the message" \
-	"tracemount ls: --format nosuchformat: unknown format (see tracemount ls --help)" "$ERR"
+check "ls --format with an unknown format: the message names it and lists the formats" \
+	grep -qF "tracemount ls: --format nosuchformat: no format nosuchformat (the formats: byu," \
+	<<<"$ERR"
 run_tm cat --format '*.dat:nosuchformat' "$SRC/t.dat" raw
 check_eq "cat --format GLOB:NAME with an unknown format: exit status" 2 "$RC"
-check_eq "cat --format GLOB:NAME with an unknown format: the message" \
-	"tracemount cat: --format *.dat:nosuchformat: unknown format (see tracemount cat --help)" \
-	"$ERR"
+check "cat --format GLOB:NAME with an unknown format: the message" \
+	grep -qF "tracemount cat: --format *.dat:nosuchformat: no format nosuchformat (the formats:" \
+	<<<"$ERR"
 run_tm ls --format '*.dat:' "$SRC/t.dat"
 check_eq "ls --format GLOB: without NAME: exit status" 2 "$RC"
 check_eq "ls --format GLOB: without NAME: the message" \
@@ -181,10 +183,6 @@ check_eq "ls of a .dat file without --format: the message" \
 	"$ERR"
 run_tm cat --format '*.txt:byu' "$SRC/t.dat" raw
 check_eq "cat --format with a glob that does not match: exit status" 1 "$RC"
-run_tm ls "$SRC/sub"
-check_eq "ls of a folder: exit status" 1 "$RC"
-check "ls of a folder: message names it" contains "$ERR" sub
-check_eq "ls of a folder: the message" "tracemount ls: $SRC/sub: not a regular file" "$ERR"
 run_tm cat "$SRC/t.byu" no-such-view
 check_eq "cat of an unknown view: the message" \
 	"tracemount cat: $SRC/t.byu: no view 'no-such-view' (see tracemount ls $SRC/t.byu)" "$ERR"
@@ -391,5 +389,114 @@ mount_tm "$SRC" -o 'allow_other,memory=8M,format=*.dat:byu,ro'
 check "-o allow_other,memory=8M,format=*.dat:byu,ro: t.dat is a trace folder" cmp -s \
 	"$TM_MNT/t.dat/dump.txt" "$TM_TMP/t.ref"
 unmount_tm
+
+# ---------------------------------------------------------------------------------------
+# Issue 40: each message names the argument it is about, and the nearest right one.
+run_tm "$SRC" "$TM_TMP/no-such-mountpoint"
+check_eq "missing mount point: the message says mount point" \
+	"tracemount: mount point $TM_TMP/no-such-mountpoint does not exist" "$ERR"
+run_tm "$TM_TMP/no-such-source" "$NOMNT"
+check_eq "missing source: the message says source" \
+	"tracemount: source $TM_TMP/no-such-source does not exist" "$ERR"
+check "missing source: nothing mounted" no_mount_left
+cd "$TM_TMP" || exit 1
+run_tm lss x
+check_eq "tracemount lss x: exit status" 2 "$RC"
+check_eq "tracemount lss x: no command lss, the commands listed, the nearest" \
+	"tracemount: no command 'lss' (the commands: cat, ls, index, help; nearest: ls), and no source of that name" \
+	"$ERR"
+run_tm catt
+check "tracemount catt: no command catt, nearest cat" grep -qF \
+	"no command 'catt' (the commands: cat, ls, index, help; nearest: cat)" <<<"$ERR"
+cd / || exit 1
+run_tm -o 'format=*.bin:byuu' "$SRC" "$NOMNT"
+check_eq "-o format=*.bin:byuu: exit status" 2 "$RC"
+check "-o format=*.bin:byuu: the message names byuu and the nearest, byu" grep -qE \
+	"^tracemount: -o format=\*\.bin:byuu: no format byuu \(the formats: .*; nearest: byu\)$" \
+	<<<"$ERR"
+for f in byu byu12 tt6 tt6e cis501 tarmac qemu4v full spixcounts; do
+	check "-o format=*.bin:byuu: the message lists $f" grep -qE "[ ,]$f[,;]" <<<"$ERR"
+done
+check "-o format=*.bin:byuu: nothing mounted" no_mount_left
+run_tm cat --format tt6f "$SRC/t.dat" raw
+check "cat --format tt6f: the nearest formats' name" grep -qF "nearest: tt6" <<<"$ERR"
+run_tm -o memroy=8M "$SRC" "$NOMNT"
+check_eq "-o memroy=8M: exit status" 2 "$RC"
+check_eq "-o memroy=8M: tracemount's message, with the nearest option" \
+	"tracemount: unknown option -o memroy=8M (nearest: -o memory; see tracemount --help)" "$ERR"
+run_tm -o ro,alow_other,nonemtpy "$SRC" "$NOMNT"
+check_eq "-o ro,alow_other,nonemtpy: one line per unknown option, each with its nearest" \
+	"$(printf '%s\n%s' \
+		"tracemount: unknown option -o alow_other (nearest: -o allow_other; see tracemount --help)" \
+		"tracemount: unknown option -o nonemtpy (nearest: -o nonempty; see tracemount --help)")" \
+	"$ERR"
+check "unknown options: nothing mounted" no_mount_left
+run_tm help --help
+check_eq "help --help: exit status" 0 "$RC"
+check_eq "help --help: nothing on stderr" "" "$ERR"
+check_eq "help --help: the usage" "usage: tracemount [options] SOURCE MOUNTPOINT" \
+	"$(head -n 1 "$OUT")"
+# Index files need a folder: where the default one cannot be made, the mount's hint.
+printf 'a file where a folder should be\n' >"$TM_TMP/home-file"
+run_tm_home() {
+	RUN_N=$((RUN_N + 1))
+	OUT=$TM_TMP/out/$RUN_N.out
+	env -u XDG_CACHE_HOME HOME="$TM_TMP/home-file" timeout 120 "$TRACEMOUNT" "$@" >"$OUT" \
+		2>"$TM_TMP/out/$RUN_N.err"
+	RC=$?
+	ERR=$(cat "$TM_TMP/out/$RUN_N.err")
+}
+run_tm_home index "$SRC/t.byu"
+check_eq "index without a cache folder that can be made: exit status" 1 "$RC"
+check_eq "index without a cache folder that can be made: the message and the hint" \
+	"tracemount index: cache folder $TM_TMP/home-file/.cache/tracemount: Not a directory (give --cache DIR)" \
+	"$ERR"
+
+# --help fits 80 columns, tracemount's options first; libfuse's behind --help-fuse.
+for cmd in "" cat ls index; do
+	# shellcheck disable=SC2086 # cmd is one word or none
+	run_tm $cmd --help
+	check_eq "${cmd:-tracemount} --help: every line fits 80 columns" "" \
+		"$(LC_ALL=C.UTF-8 awk 'length > 80' "$OUT")"
+done
+run_tm --help
+check_eq "--help: libfuse's list is not in it" "" "$(grep -E 'FUSE options|max_idle_threads' "$OUT")"
+check "--help: tracemount's options" grep -qx "tracemount options:" "$OUT"
+check "--help: says where libfuse's options are" grep -qF "tracemount --help-fuse" "$OUT"
+run_tm --help-fuse
+check_eq "--help-fuse: exit status" 0 "$RC"
+check "--help-fuse: libfuse's options" grep -qF -- "-o max_idle_threads" "$OUT"
+
+# `cat TRACE report.html` is the mount's page; `ls FOLDER` lists the mount's root; the mount
+# table names SOURCE by its absolute path; -o umask= never shows a write bit.
+cd "$TM_TMP" || exit 1
+mount_tm src -o 'format=*.dat:byu' -o umask=0
+MNT=$TM_MNT
+cd / || exit 1
+run_tm cat "$SRC/t.byu" report.html
+check_eq "cat t.byu report.html: exit status" 0 "$RC"
+check "cat t.byu report.html: the mount's page" cmp -s "$OUT" "$MNT/t.byu/report.html"
+check "cat t.byu report.html: an HTML page" grep -qi "<html" "$OUT"
+run_tm cat --format byu "$SRC/t.dat" report.html
+check "cat --format byu t.dat report.html: the mount's page" cmp -s "$OUT" \
+	"$MNT/t.dat/report.html"
+run_tm ls --format '*.dat:byu' "$SRC"
+check_eq "ls FOLDER: exit status" 0 "$RC"
+check "ls FOLDER: the names ls -Ap shows at the mount's root" cmp -s "$OUT" \
+	<(cd "$MNT" && ls -Ap | LC_ALL=C sort)
+check "ls FOLDER: t.byu is a folder" grep -qx "t.byu/" "$OUT"
+run_tm ls "$SRC/sub"
+check_eq "ls sub: s.dat is a plain file, u.byu a trace" "$(printf 's.dat\nu.byu/')" \
+	"$(grep -v '^\.tracemount/$' "$OUT")"
+check_eq "the mount table: SOURCE, given as src, by its absolute path" "tracemount:$(realpath "$SRC")" \
+	"$(awk -v m="$MNT" '$2 == m { print $1 }' /proc/mounts)"
+check_eq "-o umask=0: no file or folder shows a write bit" "" \
+	"$(find "$MNT" -maxdepth 3 -perm /222 | head -n 3)"
+check "-o umask=0: the files are still readable" test -r "$MNT/t.byu/dump.txt"
+check_eq "-o umask=0: a folder shows r-x" "dr-xr-xr-x" "$(stat -c %A "$MNT/t.byu")"
+unmount_tm
+run_tm -o umask=8 "$SRC" "$NOMNT"
+check_eq "-o umask=8 (not octal): exit status" 2 "$RC"
+check "-o umask=8: the message" grep -qF "tracemount: -o umask=8: not an octal mode" <<<"$ERR"
 
 finish

@@ -260,14 +260,18 @@ unmount_tm
 # Usage errors: exit 2 and where to look.
 mkdir -p "$TM_TMP/empty"
 refused "an unknown -o option" 2 "see tracemount --help" -o nosuchopt "$SRC" "$TM_TMP/empty"
-refused "a missing mount point" 1 "No such file" "$SRC" "$TM_TMP/none"
+refused "a missing mount point" 1 "mount point $TM_TMP/none does not exist" "$SRC" "$TM_TMP/none"
 run_text "$SRC"
 check_eq "SOURCE without MOUNTPOINT: exit status" 2 "$RC"
 check "SOURCE without MOUNTPOINT: says MOUNTPOINT is missing ($ERR)" \
 	grep -q "MOUNTPOINT is missing" <<<"$ERR"
 run_text help
 check_eq "tracemount help: exit status" 0 "$RC"
-check "tracemount help: the usage and the FUSE options" grep -q "FUSE options" <<<"$OUT"
+check "tracemount help: the usage" grep -q "^usage: tracemount " <<<"$OUT"
+check "tracemount help: libfuse's options behind --help-fuse" grep -q "tracemount --help-fuse" \
+	<<<"$OUT"
+run_text --help-fuse
+check "tracemount --help-fuse: the FUSE options" grep -q "FUSE options" <<<"$OUT"
 for c in cat ls index; do
 	run_text help $c
 	check_eq "tracemount help $c: exit status" 0 "$RC"
