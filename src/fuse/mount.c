@@ -292,6 +292,15 @@ static dev_t mount_device(const char *mountpoint)
 	return makedev(stx.stx_dev_major, stx.stx_dev_minor);
 }
 
+/* fuse_new, an option it does not know said in tracemount's words (unknown_option.h). */
+static struct fuse *new_fuse(struct fuse_args *args, struct tm_fs *fs)
+{
+	tm_unknown_option_listen();
+	struct fuse *fuse = fuse_new(args, &tm_fuse_operations, sizeof(tm_fuse_operations), fs);
+	tm_unknown_option_report(!fuse);
+	return fuse;
+}
+
 int tm_mount_main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -325,10 +334,7 @@ int tm_mount_main(int argc, char **argv)
 	if (add_default_options(&args, o.source) < 0)
 		goto out;
 	/* fuse_new fails on options it does not know, and says which: usage errors first */
-	tm_unknown_option_listen();
-	fuse = fuse_new(&args, &tm_fuse_operations, sizeof(tm_fuse_operations), &fs);
-	tm_unknown_option_report(!fuse);
-	if (!fuse)
+	if (!(fuse = new_fuse(&args, &fs)))
 		goto out; /* status 2, the option named */
 	if ((status = make_context(&o, &ctx)) != 0)
 		goto out_destroy;
