@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tracemount/registry.h"
 #include "tracemount/stats_json.h"
 #include "tracemount/util.h"
 
@@ -180,6 +181,19 @@ START_TEST(test_nearest)
 }
 END_TEST
 
+START_TEST(test_format_suggest)
+{
+	char buf[1024];
+	tm_format_suggest("byuu", buf, sizeof(buf));
+	ck_assert_msg(strncmp(buf, "the formats: byu, byu12, ", 25) == 0, "%s", buf);
+	ck_assert_msg(strstr(buf, "; nearest: byu") && !strstr(buf, "; nearest: byu12"), "%s", buf);
+	tm_format_suggest("nothinglikeit", buf, sizeof(buf));
+	ck_assert_msg(!strstr(buf, "nearest"), "%s", buf);
+	tm_format_suggest("byuu", buf, 20); /* cut, still a string */
+	ck_assert_uint_eq(strlen(buf), 19);
+}
+END_TEST
+
 static Suite *util_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -192,6 +206,7 @@ static Suite *util_suite(void)
 	tcase_add_test(tc, test_json_add);
 	tcase_add_test(tc, test_edit_distance);
 	tcase_add_test(tc, test_nearest);
+	tcase_add_test(tc, test_format_suggest);
 	suite_add_tcase(s, tc);
 	return s;
 }
