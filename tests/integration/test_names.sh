@@ -3,7 +3,8 @@
 # a backslash, and one of 255 bytes, whose view names would pass NAME_MAX.
 # - stats.json is the same bytes through the mount and tracemount cat ("source": the file's
 #   own name) and parses with a strict JSON parser, the name escaped as ls -b escapes it;
-# - .tracemount/status gives one line per trace, the path escaped the same way;
+# - .tracemount/status gives one line per trace, the path escaped the same way, and so does
+#   the daemon's log;
 # - convert/ and spix/ names of the long trace are shortened by the documented rule (the stem
 #   cut, "~" and its FNV-1a hash), the same in the mount, tracemount ls and tracemount cat;
 # - a single trace named .tracemount is refused with a clear message;
@@ -66,6 +67,16 @@ check_eq "long name: tracemount ls gives the same names" \
 check "long name: tracemount cat reads a view by it" cmp -s "$M/$long/convert/$stem.tt6e" \
 	<(cd "$src" && "$TRACEMOUNT" cat "$long" "convert/$stem.tt6e")
 unmount_tm
+
+# The daemon's log (-f: standard error) escapes names as the status does: a newline in a name
+# cannot start a line of its own, and bytes that are not UTF-8 are not written raw.
+log=$TM_TMP/daemon.log
+check "log: the name that is not UTF-8, escaped" grep -qF 'tracemount: bad\377\376.byu: indexed' \
+	"$log"
+check "log: the name with a newline, a tab and a backslash, escaped" \
+	grep -qF 'tracemount: sub/new\nline\tand\\back.byu: indexed' "$log"
+check_eq "log: no line starts inside a name" "" "$(grep -a '^line' "$log")"
+check "log: valid UTF-8" iconv -f UTF-8 -t UTF-8 -o /dev/null "$log"
 
 # -o rw cannot make the mount read-write: the mount table says ro.
 mount_tm "$src" -o rw
