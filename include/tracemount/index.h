@@ -30,7 +30,8 @@ struct tm_index {
 	uint64_t n_rows; /* chunks + 1 */
 	uint64_t *rows;
 	uint64_t raw_size; /* trace bytes covered */
-	uint64_t n_errors; /* lines of errors.txt */
+	uint64_t n_errors; /* problems in errors.txt */
+	uint64_t n_notes;  /* notes in errors.txt (diag.h) */
 	bool truncated;	   /* the trace ends inside a record */
 	char *stats_json;  /* stats.json, ends in a newline */
 	size_t stats_len;

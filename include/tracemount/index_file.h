@@ -26,7 +26,7 @@ struct tm_source;
 struct tm_view_table;
 struct iovec;
 
-#define TM_INDEX_FILE_VERSION 5
+#define TM_INDEX_FILE_VERSION 6
 #define TM_KEY_BLOCK	      (64u << 10) /* bytes hashed at each end of the trace */
 /* A temporary file older than this is a dead writer's: index files are written in seconds. */
 #define TM_STALE_TMP_SECONDS 600

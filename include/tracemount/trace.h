@@ -78,7 +78,8 @@ struct tm_trace_progress {
 	enum tm_trace_state state;
 	uint64_t done, total;	       /* INDEXING: bytes read of the trace's (compressed) bytes */
 	uint64_t records, index_bytes; /* INDEXED: records, and memory the index holds */
-	uint64_t problems;	       /* INDEXED: the lines of its errors.txt */
+	uint64_t problems;	       /* INDEXED: the problems in its errors.txt */
+	uint64_t notes;		       /* INDEXED: the notes in its errors.txt */
 	int error;		       /* FAILED: the last build's -errno */
 };
 void tm_trace_progress(struct tm_trace *t, struct tm_trace_progress *out);

@@ -222,7 +222,7 @@ static void scan_report(struct tm_source *src, struct tm_diag *diag)
 		tm_diag_note(diag, "%s; the decompressed trace ends at byte %" PRIu64, sc->problem,
 			     sc->out_pos);
 	if (sc->note[0])
-		tm_diag_note(diag, "%s", sc->note);
+		tm_diag_hint(diag, "%s", sc->note);
 }
 
 static const struct tm_source_ops scan_ops = {

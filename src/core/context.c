@@ -462,7 +462,7 @@ int tm_context_status(struct tm_context *ctx, char **text, size_t *len)
 		for (struct entry *e = ctx->table[i]; e; e = e->next)
 			all[n++] = e->trace;
 	qsort(all, n, sizeof(*all), cmp_path);
-	uint64_t problems = 0, with_problems = 0;
+	uint64_t problems = 0, with_problems = 0, notes = 0, with_notes = 0;
 	for (size_t i = 0; i < n; i++) {
 		char line[4 * PATH_MAX +
 			  512]; /* a path escaped (4 bytes a byte at most), the rest */
@@ -471,6 +471,10 @@ int tm_context_status(struct tm_context *ctx, char **text, size_t *len)
 		if (p.problems) {
 			problems += p.problems;
 			with_problems++;
+		}
+		if (p.notes) {
+			notes += p.notes;
+			with_notes++;
 		}
 		int l = tm_trace_status(all[i], line, sizeof(line) - 1);
 		if (l < 0)
@@ -494,15 +498,16 @@ int tm_context_status(struct tm_context *ctx, char **text, size_t *len)
 	char summary[512];
 	struct tm_index_counts c;
 	tm_context_counts(ctx, &c);
-	int l =
-	    snprintf(summary, sizeof(summary),
-		     "# %zu trace%s; indexes: %" PRIu64 " built, %" PRIu64
-		     " read from index files, %" PRIu64 " index files refused, %" PRIu64
-		     " index files out of date, %" PRIu64 " builds failed; %" PRIu64
-		     " problem%s in the errors.txt of %" PRIu64 " trace%s; cache %s\n",
-		     n, n == 1 ? "" : "s", c.built, c.loaded, c.refused, c.stale, c.failed,
-		     problems, problems == 1 ? "" : "s", with_problems,
-		     with_problems == 1 ? "" : "s", ctx->env.store ? ctx->env.store->dir : "none");
+	int l = snprintf(summary, sizeof(summary),
+			 "# %zu trace%s; indexes: %" PRIu64 " built, %" PRIu64
+			 " read from index files, %" PRIu64 " index files refused, %" PRIu64
+			 " index files out of date, %" PRIu64 " builds failed; %" PRIu64
+			 " problem%s in the errors.txt of %" PRIu64 " trace%s, %" PRIu64
+			 " note%s in %" PRIu64 " trace%s; cache %s\n",
+			 n, n == 1 ? "" : "s", c.built, c.loaded, c.refused, c.stale, c.failed,
+			 problems, problems == 1 ? "" : "s", with_problems,
+			 with_problems == 1 ? "" : "s", notes, notes == 1 ? "" : "s", with_notes,
+			 with_notes == 1 ? "" : "s", ctx->env.store ? ctx->env.store->dir : "none");
 	char *nb = realloc(buf, used + (size_t)l + 1);
 	if (!nb)
 		goto out;

@@ -685,8 +685,10 @@ static int finish(struct builder *b, const char *source_name)
 	if ((err = tm_diag_finish(&b->diag)) < 0)
 		goto out;
 	ix->n_errors = b->diag.count;
+	ix->n_notes = b->diag.notes;
 	ix->truncated = b->diag.truncated;
 	tm_json_add_int(root, "errors", ix->n_errors, &err);
+	tm_json_add_int(root, "notes", ix->n_notes, &err);
 	tm_json_add(root, "truncated", json_object_new_boolean(ix->truncated), &err);
 	tm_json_add(root, fmt->name, own, &err);
 	own = NULL;

@@ -43,7 +43,7 @@ struct file_header {
 	struct tm_trace_key key;
 	uint64_t layout; /* fingerprint of the format's records and views */
 	uint32_t n_views, n_classes, state_words, row_words;
-	uint64_t n_rows, raw_size, n_errors;
+	uint64_t n_rows, raw_size, n_errors, n_notes;
 	uint32_t truncated, codec; /* codec: compress.h's id, 0 for none */
 	uint64_t stats_len, errors_len;
 	uint64_t n_tables, tables_len; /* tables_len: each length, compressed length, bytes */
@@ -198,6 +198,7 @@ static void fill_header(struct file_header *h, const struct tm_format *fmt,
 	h->n_rows = ix->n_rows;
 	h->raw_size = ix->raw_size;
 	h->n_errors = ix->n_errors;
+	h->n_notes = ix->n_notes;
 	h->truncated = ix->truncated;
 	h->stats_len = ix->stats_len;
 	h->errors_len = ix->errors_len;
@@ -390,6 +391,7 @@ static int take_body(const struct file_header *h, const uint8_t *body, struct tm
 	ix->n_rows = h->n_rows;
 	ix->raw_size = h->raw_size;
 	ix->n_errors = h->n_errors;
+	ix->n_notes = h->n_notes;
 	ix->truncated = h->truncated != 0;
 	ix->stats_len = h->stats_len;
 	ix->errors_len = h->errors_len;

@@ -594,6 +594,7 @@ void tm_trace_progress(struct tm_trace *t, struct tm_trace_progress *out)
 		out->records = tm_index_records(t->index);
 		out->index_bytes = tm_index_mem(t->index);
 		out->problems = t->index->n_errors;
+		out->notes = t->index->n_notes;
 	} else if (t->state == TM_TRACE_FAILED) {
 		out->error = t->error;
 	}

@@ -4,6 +4,7 @@
  * a format: the facts are stats.json's keys as they come, the views the trace's view table. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,48 +209,92 @@ static void put_json(FILE *f, json_object *v)
 	}
 }
 
-/* The errors: how many stats.json counts, the first lines of errors.txt, a link to it all. */
-static int put_errors(FILE *f, const struct tm_open_trace *ot, json_object *stats, int errors_view)
+/* stats.json's count named key, or -1. */
+static int64_t stats_count(json_object *stats, const char *key)
 {
 	json_object *count = NULL;
-	int64_t n = -1;
-	if (json_object_object_get_ex(stats, "errors", &count) &&
+	if (json_object_object_get_ex(stats, key, &count) &&
 	    json_object_is_type(count, json_type_int))
-		n = json_object_get_int64(count);
+		return json_object_get_int64(count);
+	return -1;
+}
+
+/* Splits the first lines of errors.txt's text into its problems and its notes (diag.h: the
+ * lines that start "note: "), at most ERROR_LINES of each. */
+static void split_lines(const char *text, size_t len, FILE *problems, FILE *notes)
+{
+	size_t at = 0, n_problems = 0, n_notes = 0;
+	while (at < len && (n_problems < ERROR_LINES || n_notes < ERROR_LINES)) {
+		const char *nl = memchr(text + at, '\n', len - at);
+		size_t end = nl ? (size_t)(nl - text) + 1 : len;
+		bool note = end - at >= 6 && memcmp(text + at, "note: ", 6) == 0;
+		if (note && n_notes++ < ERROR_LINES)
+			tm_html_put_n(notes, text + at, end - at);
+		else if (!note && n_problems++ < ERROR_LINES)
+			tm_html_put_n(problems, text + at, end - at);
+		at = end;
+	}
+}
+
+/* A count and its noun, or the noun alone when the count is not known. */
+static void put_count(FILE *f, int64_t n, const char *one, const char *many, const char *unknown)
+{
+	if (n < 0) {
+		fputs(unknown, f);
+		return;
+	}
+	put_int(f, n);
+	fputs(n == 1 ? one : many, f);
+}
+
+/* The errors: how many stats.json counts, the first problem lines of errors.txt, a link to it
+ * all; then its notes, hints that are no problem of the trace. */
+static int put_errors(FILE *f, const struct tm_open_trace *ot, json_object *stats, int errors_view)
+{
+	int64_t n = stats_count(stats, "errors"), n_notes = stats_count(stats, "notes");
 	fputs("<div class=\"section\" id=\"errors\">\n<h2>Errors</h2>\n", f);
 	if (errors_view < 0) {
 		fputs("<p>This trace has no errors.txt.</p>\n</div>\n", f);
 		return 0;
 	}
-	char *text = NULL;
-	size_t len = 0;
+	char *text = NULL, *problems = NULL, *notes = NULL;
+	size_t len = 0, problems_len = 0, notes_len = 0;
 	int err = read_view(ot, (unsigned)errors_view, ERROR_BYTES, &text, &len);
 	if (err)
 		return err;
-	if (n == 0 && len == 0) {
-		fputs("<p>No errors: <a href=\"errors.txt\">errors.txt</a> is empty.</p>\n", f);
-	} else {
-		size_t end = 0, lines = 0;
-		while (end < len && lines < ERROR_LINES) {
-			const char *nl = memchr(text + end, '\n', len - end);
-			end = nl ? (size_t)(nl - text) + 1 : len;
-			lines++;
-		}
+	FILE *pf = open_memstream(&problems, &problems_len),
+	     *nf = open_memstream(&notes, &notes_len);
+	err = pf && nf ? 0 : -ENOMEM;
+	if (!err)
+		split_lines(text, len, pf, nf);
+	if (pf && fclose(pf))
+		err = -ENOMEM;
+	if (nf && fclose(nf))
+		err = -ENOMEM;
+	if (!err && n == 0 && problems_len == 0) {
+		fputs("<p>No errors", f);
+		fputs(notes_len ? " in <a href=\"errors.txt\">errors.txt</a>.</p>\n"
+				: ": <a href=\"errors.txt\">errors.txt</a> is empty.</p>\n",
+		      f);
+	} else if (!err) {
 		fputs("<p>", f);
-		if (n >= 0) {
-			put_int(f, n);
-			fputs(n == 1 ? " error" : " errors", f);
-		} else {
-			fputs("Errors", f);
-		}
-		fprintf(f, "; the first lines of <a href=\"errors.txt\">errors.txt</a>:</p>\n"
-			   "<pre id=\"error-lines\">");
-		tm_html_put_n(f, text, end);
-		fputs("</pre>\n", f);
+		put_count(f, n, " error", " errors", "Errors");
+		fprintf(f,
+			"; the first lines of <a href=\"errors.txt\">errors.txt</a>:</p>\n"
+			"<pre id=\"error-lines\">%.*s</pre>\n",
+			(int)problems_len, problems);
 	}
+	if (!err && notes_len) {
+		fputs("<p>", f);
+		put_count(f, n_notes, " note", " notes", "Notes");
+		fprintf(f, ", not errors:</p>\n<pre id=\"note-lines\">%.*s</pre>\n", (int)notes_len,
+			notes);
+	}
+	free(problems);
+	free(notes);
 	free(text);
 	fputs("</div>\n", f);
-	return 0;
+	return err;
 }
 
 /* Whether view path p is a plot to show inline: plots/NAME.svg. */

@@ -49,7 +49,7 @@ problems=$(cat "$TM_TMP"/first/*/errors.txt "$TM_TMP"/first/sub/*/errors.txt | w
 with=$(find "$TM_TMP/first" -name errors.txt -size +0 | wc -l)
 # plural: s PLURAL COUNT, the count's noun
 s() { [ "$2" = 1 ] && echo "${1%s}" || echo "$1"; }
-PROBLEMS="$problems $(s problems "$problems") in the errors.txt of $with $(s traces "$with")"
+PROBLEMS="$problems $(s problems "$problems") in the errors.txt of $with $(s traces "$with"), 0 notes in 0 traces"
 check_eq "first mount: every trace built" \
 	"# 3 traces; indexes: 3 built, 0 read from index files, 0 index files refused, 0 index files out of date, 0 builds failed; $PROBLEMS; cache $CACHE" \
 	"$(summary "$TM_MNT")"
@@ -147,7 +147,7 @@ for kind in body:"refused (body checksum mismatch)" truncated:"refused (truncate
 	refused=1 stale=0
 	case ${kind%%:*} in version | build) refused=0 stale=1 ;; esac
 	check_eq "${kind%%:*}: the file is refused and a.byu built again" \
-		"# 1 trace; indexes: 1 built, 0 read from index files, $refused index files refused, $stale index files out of date, 0 builds failed; 0 problems in the errors.txt of 0 traces; cache $CACHE" \
+		"# 1 trace; indexes: 1 built, 0 read from index files, $refused index files refused, $stale index files out of date, 0 builds failed; 0 problems in the errors.txt of 0 traces, 0 notes in 0 traces; cache $CACHE" \
 		"$(summary "$TM_MNT")"
 	check "${kind%%:*}: the reason is logged" \
 		grep -qF "a.byu: index file ${kind#*:}" "$TM_TMP/daemon.log"

@@ -179,7 +179,7 @@ traces() {
 }
 check_eq ".tracemount/status lists no trace right after mounting" "" "$(traces)"
 check "status ends in its summary line" \
-	grep -qE '^# 0 traces; indexes: 0 built, 0 read from index files, 0 index files refused, 0 index files out of date, 0 builds failed; 0 problems in the errors.txt of 0 traces; cache /.*/tracemount$' \
+	grep -qE '^# 0 traces; indexes: 0 built, 0 read from index files, 0 index files refused, 0 index files out of date, 0 builds failed; 0 problems in the errors.txt of 0 traces, 0 notes in 0 traces; cache /.*/tracemount$' \
 	"$MNT/.tracemount/status"
 expect OK "list the root" listdir "$MNT"
 expect OK "list a/b/c/deep.byu" listdir "$MNT/a/b/c/deep.byu"

@@ -1,15 +1,15 @@
 #!/bin/bash
 # report.html in every trace folder (doc/views.md), for a generated trace of every format (BYU,
 # TT6, TT6E, CIS501, Tarmac, QEMU4V, FULL, spixcounts), an empty trace, a truncated one, one
-# with more errors than the page shows, one whose name holds <, &, quotes and a space, the
-# virtual SUM.spixcounts of a folder of two, and ARM's calculator trace (../shared/realtraces,
+# with more errors than the page shows, one whose name holds <, &, quotes and a space, one zstd
+# frame of 4.8 MB (a note, no error), the virtual SUM.spixcounts of a folder of two, and ARM's calculator trace (../shared/realtraces,
 # skipped when absent). Reading the root report first indexes nothing, and each of its links
 # names a trace's report.html, which exists.
 # Each page is listed in its folder; its stat size is the bytes read (by path, and by the open
 # file); xmllint's HTML parser takes it without a word (its inline SVGs apart, which that
 # HTML 4 parser does not know: each is checked as XML); and trace_report_check.py page finds
-# its facts equal to stats.json's, its errors errors.txt's first lines with stats.json's
-# count, every file of the folder linked, every link resolving, every plots/*.svg inline as
+# its facts equal to stats.json's, its errors errors.txt's first problems with stats.json's
+# count and its notes apart, every file of the folder linked, every link resolving, every plots/*.svg inline as
 # its file holds it, and nothing asked from elsewhere. Controls show the checks can fail: a
 # fact changed, a plot left out, a view's link left out.
 . "$(dirname "$0")/lib.sh"
@@ -33,6 +33,13 @@ cp "$SRC/gen.spixcounts" "$SRC/prog/a.spixcounts"
 cp "$SRC/gen.spixcounts" "$SRC/prog/b.spixcounts"
 TRACES=(gen.byu gen.tt6 gen.tt6e gen.trace gen.tarmac gen.qemu4v gen.full gen.spixcounts
 	empty.byu cut.byu bad.trace "$ODD" prog/a.spixcounts prog/b.spixcounts prog/SUM.spixcounts)
+# one zstd frame of more than a piece (4 MiB): errors.txt holds a note, no error
+if command -v zstd >/dev/null; then
+	"$GEN_BYU" -n 800000 -s "$SEED" | zstd -q -c >"$SRC/one.byu.zst"
+	TRACES+=(one.byu.zst)
+else
+	echo "SKIP: no zstd: the page of a trace with a note not checked"
+fi
 REAL=${REALTRACES:-}
 if [ -n "$REAL" ] && [ -d "$REAL/tarmac" ]; then
 	cp "$REAL/tarmac/calculator-aarch64-fastmodel.tarmac" "$SRC/"
@@ -90,6 +97,12 @@ check_eq "bad.trace: the page shows 20 of them" 20 "$("$PY" -c '
 import re, sys
 pre = re.search(r"<pre id=\"error-lines\">(.*?)</pre>", open(sys.argv[1]).read(), re.S)
 print(len(pre.group(1).splitlines()))' "$M/bad.trace/report.html")"
+if [ -e "$SRC/one.byu.zst" ]; then
+	check "one.byu.zst: the page says no errors and shows the note apart" grep -qF \
+		'No errors in <a href="errors.txt">errors.txt</a>.</p>' "$M/one.byu.zst/report.html"
+	check "one.byu.zst: its note line" grep -q '<pre id="note-lines">note: zstd: one frame' \
+		"$M/one.byu.zst/report.html"
+fi
 check "empty.byu: the page says it has no errors" \
 	grep -q "No errors: <a href=\"errors.txt\">errors.txt</a> is empty" "$M/empty.byu/report.html"
 check "$ODD: the title escaped" grep -qF "<title>odd &lt;&amp;&gt; &quot;q&quot; &#39;n&#39;.byu" \

@@ -15,7 +15,8 @@
 #   (stats.json but its "source"), raw is `xz -dc`'s or `zstd -dc`'s output, and errors.txt is
 #   empty when the plain trace's is;
 # - a 9 MB BYU trace, longer than one piece (4 MiB), in one block and one frame: errors.txt says
-#   once that random reads decode from the start and how to recompress; the many-block and
+#   once, in a note, that random reads decode from the start and how to recompress (stats.json
+#   counts it in notes, not errors, and so does the status); the many-block and
 #   many-frame copies say nothing; 40 reads of 4 KiB by dd at random offsets of raw and
 #   dump.txt, and the last 4 KiB, equal the plain views';
 # - broken files: cut in half, 16 bytes flipped in the middle, garbage after the end: raw is a
@@ -248,8 +249,11 @@ for f in one.byu.xz many.byu.xz one.byu.zst many.byu.zst pzstd.byu.zst; do
 	g=$MNT/big/$f
 	case $f in
 	one.*)
-		check_eq "big/$f: errors.txt says once that random reads decode from the start" 1 \
-			"$(grep -c 'random reads decode from the start; recompress with' "$g/errors.txt")"
+		check_eq "big/$f: errors.txt says once, as a note, that random reads decode from the start" \
+			1 "$(grep -c '^note: .*random reads decode from the start; recompress with' \
+				"$g/errors.txt")"
+		check_eq "big/$f: a note is no error: stats.json errors 0, notes 1" "0 1" \
+			"$(json_get "$g/stats.json" 'd["errors"], d["notes"]' | tr -d '(),')"
 		;;
 	*) check_eq "big/$f: errors.txt is empty" "" "$(head -c 300 "$g/errors.txt")" ;;
 	esac
@@ -269,5 +273,14 @@ for f in one.byu.xz many.byu.xz one.byu.zst many.byu.zst pzstd.byu.zst; do
 done
 
 check "daemon still running" kill -0 "$TM_DAEMON_PID"
+unmount_tm
+
+# The big traces alone (their index files now written): the status counts the notes of the one
+# block and the one frame apart, and no problem.
+mount_tm "$SRC/big"
+cat "$TM_MNT"/*/stats.json >/dev/null
+check "big/: the status counts 2 notes and no problem" grep -qF \
+	"; 0 problems in the errors.txt of 0 traces, 2 notes in 2 traces; " \
+	"$TM_MNT/.tracemount/status"
 unmount_tm
 finish

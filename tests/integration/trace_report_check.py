@@ -6,7 +6,8 @@ what browsers made of it.
       The page as written, read back with Python's HTML parser: its facts (the summary's pairs
       and the details' objects, numbers by their data-v) equal stats.json's, key for key in
       its order; its error count is stats.json's errors, its error lines errors.txt's first
-      (20 at most), and it links errors.txt; its views section links every file of the folder
+      problems and its note lines errors.txt's first notes (20 at most of each: a note is a
+      line that starts "note: "), and it links errors.txt; its views section links every file of the folder
       but itself, and nothing else; every link resolves to a file of the folder; each
       plots/*.svg of the folder is inline, its XML as the file holds it (less the XML
       declaration), and no other <svg>; it asks for nothing (no script, no src, no <link>,
@@ -156,15 +157,22 @@ def page(trace_dir):
         [d.attrs["data-key"] for d in find(root, lambda n: "data-key" in n.attrs)])
 
     errors = find(root, lambda n: n.attrs.get("id") == "errors")[0]
-    lines = open(os.path.join(trace_dir, "errors.txt"), encoding="utf-8",
-                 errors="replace").read().splitlines(True)[:ERROR_LINES]
-    pre = find(errors, lambda n: n.tag == "pre")
-    out("the error lines are errors.txt's first", json.dumps("".join(lines)),
+    every = open(os.path.join(trace_dir, "errors.txt"), encoding="utf-8",
+                 errors="replace").read().splitlines(True)
+    lines = [l for l in every if not l.startswith("note: ")][:ERROR_LINES]
+    notes = [l for l in every if l.startswith("note: ")][:ERROR_LINES]
+    pre = find(errors, lambda n: n.attrs.get("id") == "error-lines")
+    out("the error lines are errors.txt's first problems", json.dumps("".join(lines)),
+        json.dumps(pre[0].text() if pre else ""))
+    pre = find(errors, lambda n: n.attrs.get("id") == "note-lines")
+    out("the note lines are errors.txt's first notes", json.dumps("".join(notes)),
         json.dumps(pre[0].text() if pre else ""))
     count = find(errors, lambda n: n.attrs.get("class") == "num")
     if stats.get("errors", 0) or lines:
         out("the error count is stats.json's", stats.get("errors"),
             value(count[0]) if count else None)
+    elif notes:
+        out("no error, only notes: the page says no errors", True, "No errors in" in errors.text())
     else:
         out("no error: the page says errors.txt is empty", True, "is empty" in errors.text())
     out("errors.txt is linked", True,

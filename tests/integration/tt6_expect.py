@@ -86,7 +86,7 @@ def lends_address(r):
         (r.get("code") == 0x11 and len(r.get("words")) == 1))
 
 
-TOP_KEYS = ["format", "source", "bytes", "records", "classes", "errors", "truncated"]
+TOP_KEYS = ["format", "source", "bytes", "records", "classes", "errors", "notes", "truncated"]
 # Base mnemonics whose name doc/views.md leaves no doubt about (named from primary and
 # extended opcode): top_mnemonics must count these exactly as the model does when it lists them.
 CONFIDENT = {"bc", "b", "bclr", "bcctr", "sc", "rfi", "twi", "lwz", "lwzu", "stw", "stwu", "lbz",
@@ -443,7 +443,7 @@ def expected_stats(recs, size, source, fmt, nerrors, truncated):
         "twi_pairs": twi_pairs,
     }
     top = [("format", fmt), ("source", os.path.basename(source)), ("bytes", size), ("records", len(recs)),
-           ("classes", classes), ("errors", nerrors), ("truncated", truncated)]
+           ("classes", classes), ("errors", nerrors), ("notes", 0), ("truncated", truncated)]
     return top, t
 
 

@@ -396,7 +396,7 @@ START_TEST(test_status)
 	static const char empty[] =
 	    "# 0 traces; indexes: 0 built, 0 read from index files, 0 "
 	    "index files refused, 0 index files out of date, 0 builds failed; 0 problems in the "
-	    "errors.txt of 0 traces; cache none\n";
+	    "errors.txt of 0 traces, 0 notes in 0 traces; cache none\n";
 	ck_assert_int_eq(tm_context_status(ctx, &text, &len), 0);
 	ck_assert_msg(len == strlen(empty) && memcmp(text, empty, len) == 0, "%.*s", (int)len,
 		      text);
@@ -428,7 +428,7 @@ START_TEST(test_status)
 		 "zeta.byu\tbyu\tindexed\t%zu\t%zu\n"
 		 "# 4 traces; indexes: 1 built, 0 read from index files, 0 index files refused, "
 		 "0 index files out of date, 1 builds failed; 0 problems in the errors.txt of 0 "
-		 "traces; cache none\n",
+		 "traces, 0 notes in 0 traces; cache none\n",
 		 strerror(EIO), n, tm_index_mem(ot[0].index));
 	ck_assert_msg(len == strlen(want) && memcmp(text, want, len) == 0,
 		      "status:\n%.*s\nexpected:\n%s", (int)len, text, want);

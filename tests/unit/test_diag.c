@@ -1,4 +1,4 @@
-/* errors.txt text: line formats, the truncated flag, the size limit and its last line. */
+/* errors.txt text: line formats, notes, the truncated flag, the size limit and its last line. */
 #include <check.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -107,12 +107,39 @@ START_TEST(test_limit)
 }
 END_TEST
 
+/* A note is a line of its own, marked, and counted apart: no problem of the trace. */
+START_TEST(test_hint)
+{
+	struct tm_diag d;
+	tm_diag_init(&d);
+	tm_diag_hint(&d, "zstd: one frame: recompress with `%s`", "pzstd");
+	tm_diag_at(&d, 8, "bad");
+	check_text(&d, "note: zstd: one frame: recompress with `pzstd`\noffset 8: bad\n");
+	ck_assert_uint_eq(d.count, 1);
+	ck_assert_uint_eq(d.notes, 1);
+	ck_assert_int_eq(tm_diag_finish(&d), 0);
+	tm_diag_free(&d);
+
+	/* past the text limit a note is counted, not kept, and is no problem not listed */
+	tm_diag_init(&d);
+	while (d.len < TM_DIAG_MAX_BYTES)
+		tm_diag_at(&d, 1, "problem");
+	uint64_t problems = d.count;
+	tm_diag_hint(&d, "late");
+	ck_assert_uint_eq(d.notes, 1);
+	ck_assert_uint_eq(d.count, problems);
+	ck_assert_uint_eq(d.dropped, 0);
+	tm_diag_free(&d);
+}
+END_TEST
+
 START_TEST(test_null_diag)
 {
 	tm_diag_at(NULL, 1, "x %d", 1);
 	tm_diag_truncated(NULL, 2, "y");
 	tm_diag_line(NULL, 3, "z");
 	tm_diag_note(NULL, "w");
+	tm_diag_hint(NULL, "v");
 }
 END_TEST
 
@@ -125,6 +152,7 @@ static Suite *diag_suite(void)
 	tcase_add_test(tc, test_truncated);
 	tcase_add_test(tc, test_long_message);
 	tcase_add_test(tc, test_limit);
+	tcase_add_test(tc, test_hint);
 	tcase_add_test(tc, test_null_diag);
 	suite_add_tcase(s, tc);
 	return s;
