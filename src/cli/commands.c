@@ -143,10 +143,10 @@ void tm_cli_print_formats(FILE *out)
 
 void tm_cli_human_size(char *buf, size_t len, double bytes)
 {
-	const char *units[] = {"B", "KB", "MB", "GB", "TB"};
+	const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
 	unsigned u = 0;
-	while (bytes >= 1000 && u < 4) {
-		bytes /= 1000;
+	while (bytes >= 1024 && u < 4) {
+		bytes /= 1024;
 		u++;
 	}
 	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);

@@ -45,7 +45,7 @@ void tm_cli_log_warnings(struct tm_context *ctx, const char *cmd);
 /* The formats, one per line, for a command's --help. */
 void tm_cli_print_formats(FILE *out);
 
-/* bytes as "12.3 KB" (powers of 1000), in buf. */
+/* bytes as "12.3 KiB" (powers of 1024: B, KiB, MiB, GiB, TiB), in buf. */
 void tm_cli_human_size(char *buf, size_t len, double bytes);
 
 #endif

@@ -663,7 +663,7 @@ static int list_or_prune(const struct opts *o)
 			goto out;
 		}
 	}
-	struct widths w = {1, 1, 1};
+	struct widths w = {4, 6, 5}; /* the header's: name, format, state */
 	unsigned counts[ST_UNREADABLE + 1] = {0};
 	uint64_t bytes = 0;
 	for (size_t i = 0; i < l.n; i++) {
@@ -679,6 +679,8 @@ static int list_or_prune(const struct opts *o)
 	}
 	status = 0;
 	if (o->list) {
+		printf("%-*s  %8s  %6s  %-*s  %-*s  %s\n", w.name, "name", "size", "age", w.format,
+		       "format", w.state, "state", "trace");
 		for (size_t i = 0; i < l.n; i++)
 			if (print_entry("", &l.entries[i], &w) < 0) {
 				fprintf(stderr, "tracemount index: out of memory\n");

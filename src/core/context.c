@@ -450,9 +450,12 @@ static int cmp_path(const void *a, const void *b)
 int tm_context_status(struct tm_context *ctx, char **text, size_t *len)
 {
 	int err = -ENOMEM;
-	char *buf = NULL;
-	size_t used = 0, cap = 0;
+	static const char header[] = "path\tformat\tstate\trecords\tindex_bytes\n";
+	char *buf = strdup(header);
+	size_t used = sizeof(header) - 1, cap = used + 1;
 
+	if (!buf)
+		return -ENOMEM;
 	pthread_mutex_lock(&ctx->lock);
 	struct tm_trace **all = malloc((ctx->n_traces + 1) * sizeof(*all));
 	if (!all)

@@ -161,19 +161,21 @@ static double now_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* n bytes for the log, in the unit of the larger size of (bytes below 1 MB, MB above, whole
- * from 10 MB on), without the unit; unit_of gives it. */
+#define MIB (1024.0 * 1024.0)
+
+/* n bytes for the log, in the unit of the larger size of (bytes below 1 MiB, MiB above, whole
+ * from 10 MiB on), without the unit; unit_of gives it. */
 static void size_text(char *buf, size_t len, uint64_t n, uint64_t of)
 {
-	if (of < 1000000)
+	if (of < MIB)
 		snprintf(buf, len, "%" PRIu64, n);
 	else
-		snprintf(buf, len, "%.*f", of < 10000000 ? 1 : 0, (double)n / 1e6);
+		snprintf(buf, len, "%.*f", of < 10 * MIB ? 1 : 0, (double)n / MIB);
 }
 
 static const char *unit_of(uint64_t of)
 {
-	return of < 1000000 ? "bytes" : "MB";
+	return of < MIB ? "bytes" : "MiB";
 }
 
 static int build_progress(void *arg, uint64_t done, uint64_t total)

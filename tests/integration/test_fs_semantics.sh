@@ -173,11 +173,14 @@ run_expected() {
 # Laziness and .tracemount/status: listing decodes nothing, reading a view indexes its trace.
 mount_tm "$SRC"
 MNT=$TM_MNT
-# traces: the lines of .tracemount/status without its '#' summary line
+# traces: the lines of .tracemount/status without its header and '#' summary lines
 traces() {
-	grep -v '^#' "$MNT/.tracemount/status" || true
+	grep -v '^#' "$MNT/.tracemount/status" | tail -n +2
 }
 check_eq ".tracemount/status lists no trace right after mounting" "" "$(traces)"
+check_eq "status: its first line names the columns" \
+	"$(printf 'path\tformat\tstate\trecords\tindex_bytes')" \
+	"$(head -n 1 "$MNT/.tracemount/status")"
 check "status ends in its summary line" \
 	grep -qE '^# 0 traces; indexes: 0 built, 0 read from index files, 0 index files refused, 0 index files out of date, 0 builds failed; 0 problems in the errors.txt of 0 traces, 0 notes in 0 traces; cache /.*/tracemount$' \
 	"$MNT/.tracemount/status"
@@ -469,7 +472,7 @@ check "first mount serves deep.byu/dump.txt meanwhile" cmp -s "$MNT1/a/b/c/deep.
 check "the mounts read the same bytes concurrently" cmp -s \
 	<(cat "$MNT1/top.byu/class/i_fetch.txt") <(cat "$MNT2/top.byu/class/i_fetch.txt")
 check_eq "second mount's status lists only what it entered" "top.byu" \
-	"$(grep -v '^#' "$MNT2/.tracemount/status" | cut -f1 | tr '\n' ' ' | sed 's/ $//')"
+	"$(grep -v '^#' "$MNT2/.tracemount/status" | tail -n +2 | cut -f1 | tr '\n' ' ' | sed 's/ $//')"
 unmount_tm
 check "first mount still works after the second is unmounted" cmp -s "$MNT1/top.byu/raw" \
 	"$SRC/top.byu"

@@ -5,8 +5,9 @@
 #   index in memory when the default folder cannot be used, and give the same bytes either way;
 # - index --force rewrites, --format GLOB:NAME makes a name indexable, a named file that is not
 #   a trace is an error, a named link is followed;
-# - index --list names each index file's trace and state; --prune removes exactly the files of
-#   traces gone or changed and refused ones, keeping other builds' files of traces still there;
+# - index --list, after a header line naming its columns, names each index file's trace and
+#   state; --prune removes exactly the files of traces gone or changed and refused ones,
+#   keeping other builds' files of traces still there;
 # - every command's help, usage errors (exit 2) and messages prefixed with the command.
 . "$(dirname "$0")/lib.sh"
 
@@ -29,19 +30,20 @@ tmi_count() {
 identity() {
 	stat -c '%i %y' "$1"
 }
-# listing: --list's lines less the file name, size and age, spaces squeezed:
+# listing: --list's lines after its header less the file name, size and age, spaces squeezed:
 # "FORMAT STATE TRACE", sorted.
 listing() {
-	sed -E 's/^[^ ]+ +[0-9.]+ [KMGT]?B +[0-9]+ (s|min|h|d) +//' "$OUT" | tr -s ' ' | LC_ALL=C sort
+	tail -n +2 "$OUT" | sed -E 's/^[^ ]+ +[0-9.]+ ([KMGT]i)?B +[0-9]+ (s|min|h|d) +//' |
+		tr -s ' ' | LC_ALL=C sort
 }
 # summary_of: the counts of index's summary line, after its size and time.
 summary_of() {
 	sed -n 's/^tracemount index: .* s: //p' <<<"$ERR"
 }
-# human BYTES: a size as tracemount prints it (powers of 1000, one decimal past bytes).
+# human BYTES: a size as tracemount prints it (powers of 1024, one decimal past bytes).
 human() {
-	awk -v b="$1" 'BEGIN { split("B KB MB GB TB", u, " "); i = 1
-		while (b >= 1000 && i < 5) { b /= 1000; i++ }
+	awk -v b="$1" 'BEGIN { split("B KiB MiB GiB TiB", u, " "); i = 1
+		while (b >= 1024 && i < 5) { b /= 1024; i++ }
 		if (i == 1) printf "%d B\n", b; else printf "%.1f %s\n", b, u[i] }'
 }
 
@@ -248,11 +250,13 @@ check_eq "index of a missing path: the message" \
 cd / || exit 1
 run_tm index --list --cache "$CACHE"
 check_eq "index --list: exit status" 0 "$RC"
-check_eq "index --list: one line per index file" 4 "$(wc -l <"$OUT")"
+check_eq "index --list: a header line naming the columns" "name size age format state trace" \
+	"$(head -n 1 "$OUT" | tr -s ' ')"
+check_eq "index --list: one line per index file after it" 4 "$(tail -n +2 "$OUT" | wc -l)"
 check_eq "index --list: each trace, ok" \
 	"$(printf 'byu ok %s\n' "$REAL/a.byu" "$REAL/notes.dat" "$REAL/sub/u.byu"
 		printf 'tt6 ok %s\n' "$REAL/sub/t.tt6")" "$(listing)"
-check_eq "index --list: the file names" "$(cd "$CACHE" && LC_ALL=C ls)" "$(cut -d' ' -f1 "$OUT")"
+check_eq "index --list: the file names" "$(cd "$CACHE" && LC_ALL=C ls)" "$(tail -n +2 "$OUT" | cut -d' ' -f1)"
 size=$(stat -c %s "$TMI")
 check_eq "index --list: a file's size" "$(human "$size")" \
 	"$(grep "^$(basename "$TMI") " "$OUT" | awk '{ print $2, $3 }')"

@@ -394,6 +394,7 @@ START_TEST(test_status)
 	size_t len;
 
 	static const char empty[] =
+	    "path\tformat\tstate\trecords\tindex_bytes\n"
 	    "# 0 traces; indexes: 0 built, 0 read from index files, 0 "
 	    "index files refused, 0 index files out of date, 0 builds failed; 0 problems in the "
 	    "errors.txt of 0 traces, 0 notes in 0 traces; cache none\n";
@@ -422,6 +423,7 @@ START_TEST(test_status)
 	ck_assert_int_eq(tm_context_status(ctx, &text, &len), 0);
 	char want[1024];
 	snprintf(want, sizeof(want),
+		 "path\tformat\tstate\trecords\tindex_bytes\n"
 		 "alpha.byu\tbyu\tnot indexed\t-\t-\n"
 		 "m.byu\tbyu\terror: %s\t-\t-\n"
 		 "m/inner.byu\tbyu\tnot indexed\t-\t-\n"
@@ -460,7 +462,7 @@ START_TEST(test_progress_of)
 
 	ck_assert_int_eq(tm_context_progress_of(ctx, "a.byu", F, &st, &p), -ENOENT);
 	ck_assert_int_eq(tm_context_status(ctx, &text, &len), 0);
-	ck_assert_msg(strncmp(text, "# 0 traces;", 11) == 0, "%.*s", (int)len, text);
+	ck_assert_msg(strstr(text, "\n# 0 traces;"), "%.*s", (int)len, text);
 	free(text);
 
 	ck_assert_int_eq(tm_context_trace_of(ctx, "a.byu", F, &st, &t), 0);
