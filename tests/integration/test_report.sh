@@ -2,8 +2,8 @@
 # report.html in every trace folder (doc/views.md), for a generated trace of every format (BYU,
 # TT6, TT6E, CIS501, Tarmac, QEMU4V, FULL, spixcounts), an empty trace, a truncated one, one
 # with more errors than the page shows, one whose name holds <, &, quotes and a space, one zstd
-# frame of 4.8 MB (a note, no error), the virtual SUM.spixcounts of a folder of two, and ARM's calculator trace (../shared/realtraces,
-# skipped when absent). Reading the root report first indexes nothing, and each of its links
+# frame of 4.8 MB (a note, no error), the virtual SUM.spixcounts of a folder of two, and ARM's
+# calculator trace (../shared/realtraces, skipped when absent). Reading the root report first indexes nothing, and each of its links
 # names a trace's report.html, which exists.
 # Each page is listed in its folder; its stat size is the bytes read (by path, and by the open
 # file); xmllint's HTML parser takes it without a word (its inline SVGs apart, which that
