@@ -134,8 +134,14 @@ int tm_context_trace_of(struct tm_context *ctx, const char *path, const struct t
 int tm_context_progress_of(struct tm_context *ctx, const char *path, const struct tm_format *fmt,
 			   const struct stat *st, struct tm_trace_progress *out);
 
-/* The text of .tracemount/status: one line per trace seen, sorted by path, then a summary
- * line starting with '#'. Returns 0 or -ENOMEM; the caller frees *text. */
+/* Records that a listing showed a trace file at path (fmt NULL: its format not known yet, its
+ * head unread), so that the status counts it before any lookup makes its trace. Returns 0 or
+ * -ENOMEM. */
+int tm_context_saw(struct tm_context *ctx, const char *path, const struct tm_format *fmt);
+
+/* The text of .tracemount/status: a header line naming the columns, one line per trace seen
+ * (made by a lookup, or shown by a listing), sorted by path, then a summary line starting with
+ * '#'. Returns 0 or -ENOMEM; the caller frees *text. */
 int tm_context_status(struct tm_context *ctx, char **text, size_t *len);
 
 #endif

@@ -37,6 +37,13 @@ struct entry {
 	struct entry *next;
 };
 
+/* A trace file a listing showed, whose trace may not exist yet: the status counts it. */
+struct seen {
+	struct seen *next;
+	const struct tm_format *fmt; /* NULL until known (the head not read) */
+	char path[];
+};
+
 struct tm_context {
 	struct tm_trace_env env;	/* what the traces share: trace_env.h */
 	struct tm_readahead *readahead; /* renders ahead of streaming readers */
@@ -48,6 +55,8 @@ struct tm_context {
 	pthread_mutex_t lock; /* guards the table */
 	struct entry **table;
 	size_t table_size, n_traces;
+	struct seen **seen; /* also guarded by lock: a hash table of seen_size buckets, or NULL */
+	size_t seen_size, n_seen;
 	uint64_t next_owner;
 };
 
@@ -97,6 +106,13 @@ void tm_context_free(struct tm_context *ctx)
 	if (ctx->env.root_fd >= 0)
 		close(ctx->env.root_fd);
 	free(ctx->table);
+	for (size_t i = 0; i < ctx->seen_size; i++)
+		while (ctx->seen[i]) {
+			struct seen *sn = ctx->seen[i];
+			ctx->seen[i] = sn->next;
+			free(sn);
+		}
+	free(ctx->seen);
 	if (ctx->env.store)
 		tm_index_store_close(ctx->env.store);
 	free(ctx->env.store);
@@ -427,6 +443,54 @@ int tm_context_trace(struct tm_context *ctx, const char *path, const struct tm_f
 	return tm_context_trace_of(ctx, path, fmt, NULL, out);
 }
 
+/* Doubles the seen table (from none: 256 buckets). Under the lock. */
+static int seen_grow(struct tm_context *ctx)
+{
+	size_t n = ctx->seen_size ? ctx->seen_size * 2 : 256;
+	struct seen **table = calloc(n, sizeof(*table));
+	if (!table)
+		return -ENOMEM;
+	for (size_t i = 0; i < ctx->seen_size; i++)
+		while (ctx->seen[i]) {
+			struct seen *sn = ctx->seen[i];
+			ctx->seen[i] = sn->next;
+			size_t h = hash_path(sn->path, n);
+			sn->next = table[h];
+			table[h] = sn;
+		}
+	free(ctx->seen);
+	ctx->seen = table;
+	ctx->seen_size = n;
+	return 0;
+}
+
+int tm_context_saw(struct tm_context *ctx, const char *path, const struct tm_format *fmt)
+{
+	int err = 0;
+	pthread_mutex_lock(&ctx->lock);
+	struct seen *sn = NULL;
+	if (ctx->seen)
+		for (sn = ctx->seen[hash_path(path, ctx->seen_size)]; sn; sn = sn->next)
+			if (strcmp(sn->path, path) == 0)
+				break;
+	if (sn) {
+		sn->fmt = fmt ? fmt : sn->fmt;
+	} else if (ctx->n_seen >= ctx->seen_size && (err = seen_grow(ctx)) < 0) {
+		/* counted later, by the lookups */
+	} else if (!(sn = malloc(sizeof(*sn) + strlen(path) + 1))) {
+		err = -ENOMEM;
+	} else {
+		size_t h = hash_path(path, ctx->seen_size);
+		sn->fmt = fmt;
+		strcpy(sn->path, path);
+		sn->next = ctx->seen[h];
+		ctx->seen[h] = sn;
+		ctx->n_seen++;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return err;
+}
+
 int tm_context_progress_of(struct tm_context *ctx, const char *path, const struct tm_format *fmt,
 			   const struct stat *st, struct tm_trace_progress *out)
 {
@@ -441,89 +505,92 @@ int tm_context_progress_of(struct tm_context *ctx, const char *path, const struc
 	return err;
 }
 
-static int cmp_path(const void *a, const void *b)
+/* A line of the status: a trace of the table, or one only a listing has seen (trace NULL). */
+struct status_item {
+	const char *path;
+	struct tm_trace *trace;
+	const struct tm_format *fmt; /* of a trace seen only; NULL: not known yet */
+};
+
+static int cmp_item(const void *a, const void *b)
 {
-	return strcmp(tm_trace_path(*(struct tm_trace *const *)a),
-		      tm_trace_path(*(struct tm_trace *const *)b));
+	return strcmp(((const struct status_item *)a)->path, ((const struct status_item *)b)->path);
+}
+
+/* Every trace of the table and every trace seen by a listing only, sorted by path. Under the
+ * lock. Returns NULL without memory. */
+static struct status_item *status_items(struct tm_context *ctx, size_t *n)
+{
+	struct status_item *all = malloc((ctx->n_traces + ctx->n_seen + 1) * sizeof(*all));
+	*n = 0;
+	if (!all)
+		return NULL;
+	for (size_t i = 0; i < ctx->table_size; i++)
+		for (struct entry *e = ctx->table[i]; e; e = e->next)
+			all[(*n)++] = (struct status_item){tm_trace_path(e->trace), e->trace, NULL};
+	for (size_t i = 0; i < ctx->seen_size; i++)
+		for (struct seen *s = ctx->seen[i]; s; s = s->next)
+			if (!*find_slot(ctx, s->path))
+				all[(*n)++] = (struct status_item){s->path, NULL, s->fmt};
+	qsort(all, *n, sizeof(*all), cmp_item);
+	return all;
+}
+
+struct status_sums {
+	uint64_t problems, with_problems, notes, with_notes;
+};
+
+static void put_item(FILE *f, const struct status_item *it, struct status_sums *sums)
+{
+	char line[4 * PATH_MAX + 512]; /* a path escaped (4 bytes a byte at most), the rest */
+	if (!it->trace) {
+		char *path = tm_escape_name(it->path);
+		fprintf(f, "%s\t%s\tnot indexed\t-\t-\n", path ? path : "?",
+			it->fmt ? it->fmt->name : "-");
+		free(path);
+		return;
+	}
+	struct tm_trace_progress p;
+	tm_trace_progress(it->trace, &p);
+	sums->problems += p.problems;
+	sums->with_problems += p.problems != 0;
+	sums->notes += p.notes;
+	sums->with_notes += p.notes != 0;
+	if (tm_trace_status(it->trace, line, sizeof(line)) >= 0)
+		fprintf(f, "%s\n", line);
 }
 
 int tm_context_status(struct tm_context *ctx, char **text, size_t *len)
 {
-	int err = -ENOMEM;
-	static const char header[] = "path\tformat\tstate\trecords\tindex_bytes\n";
-	char *buf = strdup(header);
-	size_t used = sizeof(header) - 1, cap = used + 1;
-
-	if (!buf)
+	FILE *f = open_memstream(text, len);
+	if (!f)
 		return -ENOMEM;
+	fputs("path\tformat\tstate\trecords\tindex_bytes\n", f);
 	pthread_mutex_lock(&ctx->lock);
-	struct tm_trace **all = malloc((ctx->n_traces + 1) * sizeof(*all));
-	if (!all)
-		goto out;
-	size_t n = 0;
-	for (size_t i = 0; i < ctx->table_size; i++)
-		for (struct entry *e = ctx->table[i]; e; e = e->next)
-			all[n++] = e->trace;
-	qsort(all, n, sizeof(*all), cmp_path);
-	uint64_t problems = 0, with_problems = 0, notes = 0, with_notes = 0;
-	for (size_t i = 0; i < n; i++) {
-		char line[4 * PATH_MAX +
-			  512]; /* a path escaped (4 bytes a byte at most), the rest */
-		struct tm_trace_progress p;
-		tm_trace_progress(all[i], &p);
-		if (p.problems) {
-			problems += p.problems;
-			with_problems++;
-		}
-		if (p.notes) {
-			notes += p.notes;
-			with_notes++;
-		}
-		int l = tm_trace_status(all[i], line, sizeof(line) - 1);
-		if (l < 0)
-			continue;
-		if ((size_t)l > sizeof(line) - 2)
-			l = sizeof(line) - 2;
-		line[l++] = '\n';
-		if (used + (size_t)l > cap) {
-			size_t ncap = cap ? cap * 2 : 4096;
-			while (ncap < used + (size_t)l)
-				ncap *= 2;
-			char *nb = realloc(buf, ncap);
-			if (!nb)
-				goto out;
-			buf = nb;
-			cap = ncap;
-		}
-		memcpy(buf + used, line, (size_t)l);
-		used += (size_t)l;
-	}
-	char summary[512];
+	size_t n;
+	struct status_item *all = status_items(ctx, &n);
+	struct status_sums sums = {0};
+	for (size_t i = 0; i < n; i++)
+		put_item(f, &all[i], &sums);
 	struct tm_index_counts c;
 	tm_context_counts(ctx, &c);
-	int l = snprintf(summary, sizeof(summary),
-			 "# %zu trace%s; indexes: %" PRIu64 " built, %" PRIu64
-			 " read from index files, %" PRIu64 " index files refused, %" PRIu64
-			 " index files out of date, %" PRIu64 " builds failed; %" PRIu64
-			 " problem%s in the errors.txt of %" PRIu64 " trace%s, %" PRIu64
-			 " note%s in %" PRIu64 " trace%s; cache %s\n",
-			 n, n == 1 ? "" : "s", c.built, c.loaded, c.refused, c.stale, c.failed,
-			 problems, problems == 1 ? "" : "s", with_problems,
-			 with_problems == 1 ? "" : "s", notes, notes == 1 ? "" : "s", with_notes,
-			 with_notes == 1 ? "" : "s", ctx->env.store ? ctx->env.store->dir : "none");
-	char *nb = realloc(buf, used + (size_t)l + 1);
-	if (!nb)
-		goto out;
-	buf = nb;
-	memcpy(buf + used, summary, (size_t)l);
-	used += (size_t)l;
-	*text = buf;
-	*len = used;
-	buf = NULL;
-	err = 0;
-out:
+	fprintf(
+	    f,
+	    "# %zu trace%s; indexes: %" PRIu64 " built, %" PRIu64 " read from index files, %" PRIu64
+	    " index files refused, %" PRIu64 " index files out of date, %" PRIu64
+	    " builds failed; %" PRIu64 " problem%s in the errors.txt of %" PRIu64
+	    " trace%s, %" PRIu64 " note%s in %" PRIu64 " trace%s; cache %s\n",
+	    n, n == 1 ? "" : "s", c.built, c.loaded, c.refused, c.stale, c.failed, sums.problems,
+	    sums.problems == 1 ? "" : "s", sums.with_problems, sums.with_problems == 1 ? "" : "s",
+	    sums.notes, sums.notes == 1 ? "" : "s", sums.with_notes,
+	    sums.with_notes == 1 ? "" : "s", ctx->env.store ? ctx->env.store->dir : "none");
 	pthread_mutex_unlock(&ctx->lock);
+	int err = all ? 0 : -ENOMEM;
 	free(all);
-	free(buf);
-	return err;
+	if (fclose(f) || err) {
+		free(*text);
+		*text = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }

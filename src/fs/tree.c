@@ -527,6 +527,8 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
 				have_st = fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 			const struct tm_format *fmt;
 			enum tm_node_kind kind = kind_of_file(fs, rel, have_st ? &st : NULL, &fmt);
+			if (kind == TM_NODE_TRACE) /* counted by the status from now on */
+				tm_context_saw(fs->ctx, rel, fmt);
 			tm_virtual_count(&census, fmt);
 			err = fill(arg, name, kind == TM_NODE_FILE ? S_IFREG : S_IFDIR);
 		}

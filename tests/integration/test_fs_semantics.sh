@@ -2,8 +2,9 @@
 # Filesystem semantics of the mount: the mirrored tree (folders, traces as folders, plain files
 # byte-identical, symbolic links as links, special files hidden, .tracemount shadowed), EROFS on
 # every write-like operation, modes, owners and times mirrored from the source, ls -R and find,
-# the .tracemount files, statfs and read-only flags, access by another user through
-# allow_other + default_permissions, and two independent mounts of one SOURCE at once.
+# the .tracemount files (the status counting every trace a listing has shown), statfs and
+# read-only flags, access by another user through allow_other + default_permissions, and two
+# independent mounts of one SOURCE at once.
 #
 # Expectations come from the product brief and from the source tree built here.
 . "$(dirname "$0")/lib.sh"
@@ -188,8 +189,12 @@ expect OK "list the root" listdir "$MNT"
 expect OK "list a/b/c/deep.byu" listdir "$MNT/a/b/c/deep.byu"
 expect OK "list a/b/c/deep.byu/class" listdir "$MNT/a/b/c/deep.byu/class"
 run_expected
-check_eq "listing a trace folder leaves it 'not indexed'" \
-	"$(printf 'a/b/c/deep.byu\tbyu\tnot indexed\t-\t-')" "$(traces)"
+# the root's listing shows top.byu, a trace by its name whose head it does not read: its
+# format is not known yet
+check_eq "listing a trace folder leaves it 'not indexed'; a listed trace is counted" \
+	"$(printf 'a/b/c/deep.byu\tbyu\tnot indexed\t-\t-\ntop.byu\t-\tnot indexed\t-\t-')" \
+	"$(traces)"
+check "status: the summary counts both" grep -q '^# 2 traces;' "$MNT/.tracemount/status"
 check "reading top.byu/dump.txt" cmp -s "$MNT/top.byu/dump.txt" "$TM_TMP/top.byu.ref"
 status=$(traces)
 check_eq "status has one line per trace entered" 2 "$(printf '%s\n' "$status" | wc -l)"
@@ -480,6 +485,27 @@ TM_MNT=$MNT1
 TM_DAEMON_PID=$PID1
 MNT1=
 PID1=
+unmount_tm
+
+# A folder of 11 traces: the status counts all 11 once a listing has shown them, before any is
+# entered, and still 11 after ls -R has entered every one.
+ELEVEN=$TM_TMP/eleven
+mkdir -p "$ELEVEN"
+for i in $(seq 1 8); do "$GEN_BYU" -n 100 -s "$i" >"$ELEVEN/t$i.byu"; done
+for i in 9 10 11; do "$GEN_TT6" --format tt6 --records 100 --seed "$i" >"$ELEVEN/t$i.tt6"; done
+mount_tm "$ELEVEN"
+ls "$TM_MNT" >/dev/null
+check "eleven traces listed: the status says 11 traces" \
+	grep -q '^# 11 traces;' "$TM_MNT/.tracemount/status"
+check_eq "eleven traces listed: one line each, by path" \
+	"$(cd "$ELEVEN" && LC_ALL=C ls)" \
+	"$(grep -v '^#' "$TM_MNT/.tracemount/status" | tail -n +2 | cut -f1)"
+ls -R "$TM_MNT" >/dev/null
+check "eleven traces after ls -R: still 11" grep -q '^# 11 traces;' "$TM_MNT/.tracemount/status"
+check_eq "eleven traces after ls -R: each with its format" \
+	"byu byu byu byu byu byu byu byu tt6 tt6 tt6" \
+	"$(grep -v '^#' "$TM_MNT/.tracemount/status" | tail -n +2 | sort -t t -k2 -n | cut -f2 |
+		paste -sd' ')"
 unmount_tm
 
 finish
