@@ -26,6 +26,9 @@ struct tm_readahead;
 struct stat;
 
 #define TM_DEFAULT_MEMORY (64u << 20)
+/* The smallest budget: the decoded span of a compressed trace (TM_Z_SPAN), the largest chunk
+ * a read may need whole. Below it every read would evict what it just decoded. */
+#define TM_MIN_MEMORY (1u << 20)
 
 struct tm_context;
 

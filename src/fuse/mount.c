@@ -152,6 +152,13 @@ static int make_context(struct mount_opts *o, struct tm_context **ctx)
 		fprintf(stderr, "tracemount: -o memory=%s: not a size (such as 64M)\n", o->memory);
 		return 2;
 	}
+	if (memory < TM_MIN_MEMORY) {
+		fprintf(stderr,
+			"tracemount: -o memory=%s: below the smallest budget, 1M (a compressed "
+			"trace's decoded span must fit)\n",
+			o->memory);
+		return 2;
+	}
 	if (tm_context_new((size_t)memory, ctx) < 0) {
 		fprintf(stderr, "tracemount: out of memory\n");
 		return 1;

@@ -92,6 +92,10 @@ expect_mount_status "-o memory=-5" 2 "memory=-5" -o memory=-5 "$SRC" "$NOMNT"
 expect_mount_status "-o memory=12Q" 2 "memory=12Q" -o memory=12Q "$SRC" "$NOMNT"
 expect_mount_status "-o memory=99999999999T (overflow)" 2 "memory=" -o memory=99999999999T \
 	"$SRC" "$NOMNT"
+for mem in 0 1K 4096 1023K; do
+	expect_mount_status "-o memory=$mem (below one span)" 2 "smallest budget, 1M" \
+		-o "memory=$mem" "$SRC" "$NOMNT"
+done
 expect_mount_status "-o format= with an unknown format" 2 "nosuchformat" \
 	-o 'format=*.dat:nosuchformat' "$SRC" "$NOMNT"
 expect_mount_status "-o format= without ':'" 2 "GLOB:NAME" -o 'format=*.dat' "$SRC" "$NOMNT"
@@ -358,7 +362,7 @@ unmount_tm
 (cd "$SRC" && "$TRACEMOUNT" cat big.byu dump.txt >"$TM_TMP/big.cat")
 check "unconstrained cat of big.byu dump.txt equals the reference decoder" cmp -s \
 	"$TM_TMP/big.cat" "$TM_TMP/big.ref"
-for mem in 1M 4096; do
+for mem in 1M 1024K; do
 	mount_tm "$SRC" -o "memory=$mem"
 	MNT=$TM_MNT
 	check "memory=$mem: dump.txt equals the unconstrained cat" cmp -s "$MNT/big.byu/dump.txt" \
