@@ -28,7 +28,8 @@ struct iovec;
 
 #define TM_INDEX_FILE_VERSION 6
 #define TM_KEY_BLOCK	      (64u << 10) /* bytes hashed at each end of the trace */
-/* A temporary file older than this is a dead writer's: index files are written in seconds. */
+/* A temporary file older than this whose lock is free is a dead writer's, removed when the
+ * folder is opened: index files are written in seconds. */
 #define TM_STALE_TMP_SECONDS 600
 
 /* What identifies a trace's content, and what else its views depend on. */
@@ -59,7 +60,8 @@ struct tm_index_store {
 /* Opens the cache folder dir, creating it (0700) when it is missing: dir itself only, or its
  * missing parents too when parents is true (for the default folder, ~/.cache/tracemount; a
  * folder the user names is never made with parents: a typo would build a tree). Removes the
- * temporary files of writers that died (older than TM_STALE_TMP_SECONDS). Returns 0, or -errno
+ * temporary files of writers that died (their lock free, older than TM_STALE_TMP_SECONDS).
+ * Returns 0, or -errno
  * with a message in err. */
 int tm_index_store_open(struct tm_index_store *s, const char *dir, bool parents, char *err,
 			size_t err_len);
@@ -115,6 +117,25 @@ int tm_index_store_list(struct tm_index_store *s,
 /* Removes the index file name (a name of tm_index_store_list's, "*.tmi") from the folder.
  * Returns 0, -EINVAL for a name that is not an index file's, or -errno. */
 int tm_index_store_remove(struct tm_index_store *s, const char *name);
+
+/* A writer's temporary file in the cache folder (".NAME.tmi.PID.X", ".NAME.tma.PID.X"). */
+struct tm_index_temporary {
+	char name[NAME_MAX + 1];
+	uint64_t size;		 /* in bytes */
+	struct timespec written; /* its modification time */
+	/* its writer is no longer writing it: the process died (or, where the folder takes no
+	 * lock, the file is older than TM_STALE_TMP_SECONDS) */
+	bool writer_gone;
+};
+
+/* Calls fn for every temporary file of the folder, in directory order. Stops when fn returns
+ * non-zero and returns that; else 0 or -errno. */
+int tm_index_store_temporaries(const struct tm_index_store *s,
+			       int (*fn)(void *arg, const struct tm_index_temporary *t), void *arg);
+
+/* Removes the temporary file name when its writer is gone. Returns 0, -EBUSY while its
+ * writer is writing it, -EINVAL for a name that is no temporary file's, or -errno. */
+int tm_index_store_remove_temporary(const struct tm_index_store *s, const char *name);
 
 /* Writes the n parts, one after the other, as the file name of the cache folder, atomically
  * (a temporary file renamed). For other files kept beside the index files (archive.h).

@@ -620,18 +620,141 @@ struct widths {
 };
 
 /* One line: name, size, age, format, state, trace (escaped as ls -b does: one line each). */
-static int print_entry(const char *lead, const struct entry *e, const struct widths *w)
+static int print_row(const char *lead, const char *name, uint64_t bytes,
+		     const struct timespec *written, const char *format, const char *state,
+		     const char *path, const struct widths *w)
 {
 	char size[32], age[32];
-	char *trace = tm_escape_name(e->info.trace[0] ? e->info.trace : "?");
+	char *trace = tm_escape_name(path);
 	if (!trace)
 		return -ENOMEM;
-	tm_cli_human_size(size, sizeof(size), (double)e->info.size);
-	human_age(age, sizeof(age), &e->info.written);
-	printf("%s%-*s  %8s  %6s  %-*s  %-*s  %s\n", lead, w->name, e->info.name, size, age,
-	       w->format, e->info.format[0] ? e->info.format : "?", w->state, e->text, trace);
+	tm_cli_human_size(size, sizeof(size), (double)bytes);
+	human_age(age, sizeof(age), written);
+	printf("%s%-*s  %8s  %6s  %-*s  %-*s  %s\n", lead, w->name, name, size, age, w->format,
+	       format, w->state, state, trace);
 	free(trace);
 	return 0;
+}
+
+static int print_entry(const char *lead, const struct entry *e, const struct widths *w)
+{
+	return print_row(lead, e->info.name, e->info.size, &e->info.written,
+			 e->info.format[0] ? e->info.format : "?", e->text,
+			 e->info.trace[0] ? e->info.trace : "?", w);
+}
+
+/* The temporary files of writers, running or gone: listed, or pruned when gone. */
+struct temps {
+	const struct tm_index_store *store;
+	const struct widths *w;
+	bool prune;
+	unsigned n, gone, removed;
+	uint64_t freed;
+	int err;
+};
+
+static int one_temporary(void *arg, const struct tm_index_temporary *t)
+{
+	struct temps *ts = arg;
+	const char *state = t->writer_gone ? "temporary: writer gone" : "temporary: writing";
+	ts->n++;
+	ts->gone += t->writer_gone;
+	if (ts->prune) {
+		if (!t->writer_gone)
+			return 0;
+		int err = tm_index_store_remove_temporary(ts->store, t->name);
+		if (err == -EBUSY || err == -ENOENT) /* a writer again, or another prune */
+			return 0;
+		if (err < 0) {
+			fprintf(stderr, "tracemount index: %s: cannot remove: %s\n", t->name,
+				strerror(-err));
+			ts->err = err;
+			return 0;
+		}
+		ts->removed++;
+		ts->freed += t->size;
+	}
+	if (print_row(ts->prune ? "removed " : "", t->name, t->size, &t->written, "-", state, "-",
+		      ts->w) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The cache folder's index files, judged, with the widths of their columns. */
+static int load_listing(struct tm_index_store *store, struct listing *l, struct widths *w,
+			unsigned *counts, uint64_t *bytes)
+{
+	int err = tm_index_store_list(store, gather, l);
+	if (err < 0)
+		return err;
+	for (size_t i = 0; i < l->n; i++) {
+		struct entry *e = &l->entries[i];
+		judge(e);
+		int nl = (int)strlen(e->info.name), fl = (int)strlen(e->info.format),
+		    sl = (int)strlen(e->text);
+		w->name = nl > w->name ? nl : w->name;
+		w->format = fl > w->format ? fl : w->format;
+		w->state = sl > w->state ? sl : w->state;
+		counts[e->state]++;
+		*bytes += e->info.size;
+	}
+	return 0;
+}
+
+static int print_listing(const struct listing *l, const struct widths *w)
+{
+	printf("%-*s  %8s  %6s  %-*s  %-*s  %s\n", w->name, "name", "size", "age", w->format,
+	       "format", w->state, "state", "trace");
+	for (size_t i = 0; i < l->n; i++)
+		if (print_entry("", &l->entries[i], w) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+static void say_listing(const struct listing *l, const unsigned *counts, uint64_t bytes,
+			const struct temps *ts, const char *dir)
+{
+	char size[32];
+	tm_cli_human_size(size, sizeof(size), (double)bytes);
+	fflush(stdout);
+	fprintf(stderr,
+		"tracemount index: %zu index files, %s in %s: %u ok, %u out of date, %u "
+		"trace gone, %u trace changed, %u refused",
+		l->n, size, dir, counts[ST_OK], counts[ST_STALE], counts[ST_GONE],
+		counts[ST_CHANGED], counts[ST_REFUSED]);
+	if (counts[ST_UNKNOWN] + counts[ST_UNREADABLE])
+		fprintf(stderr, ", %u trace unknown or unreadable",
+			counts[ST_UNKNOWN] + counts[ST_UNREADABLE]);
+	if (ts->n)
+		fprintf(stderr, "; %u temporary files, %u of writers gone", ts->n, ts->gone);
+	fputc('\n', stderr);
+}
+
+/* Removes the doomed index files; returns how many and their bytes. */
+static int prune_listing(struct tm_index_store *store, const struct listing *l,
+			 const struct widths *w, const char *dir, unsigned *removed,
+			 uint64_t *freed)
+{
+	int status = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct entry *e = &l->entries[i];
+		if (!doomed(e))
+			continue;
+		int err = tm_index_store_remove(store, e->info.name);
+		if (err < 0 && err != -ENOENT) { /* gone already: another prune */
+			fprintf(stderr, "tracemount index: %s/%s: cannot remove: %s\n", dir,
+				e->info.name, strerror(-err));
+			status = 1;
+			continue;
+		}
+		if (print_entry("removed ", e, w) < 0) {
+			fprintf(stderr, "tracemount index: out of memory\n");
+			status = 1;
+		}
+		(*removed)++;
+		*freed += e->info.size;
+	}
+	return status;
 }
 
 static int list_or_prune(const struct opts *o)
@@ -640,93 +763,52 @@ static int list_or_prune(const struct opts *o)
 	const char *dir;
 	struct tm_index_store store;
 	struct listing l = {0};
+	struct widths w = {4, 6, 22}; /* the header's, and "temporary: writer gone" */
+	struct temps ts = {.store = &store, .w = &w, .prune = o->prune};
+	unsigned counts[ST_UNREADABLE + 1] = {0}, removed = 0;
+	uint64_t bytes = 0, freed = 0;
 	struct stat st;
 	int status = cache_dir(o, buf, sizeof(buf), &dir), err;
 	if (status)
 		return status;
 	/* a folder not there holds no index file: nothing to make */
-	bool exists = stat(dir, &st) == 0, opened = false;
+	bool exists = stat(dir, &st) == 0;
 	if (!exists && errno != ENOENT) {
 		fprintf(stderr, "tracemount index: cache folder %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
-	status = 1;
-	if (exists) {
-		if (tm_index_store_open(&store, dir, false, err_msg, sizeof(err_msg)) < 0) {
-			fprintf(stderr, "tracemount index: %s\n", err_msg);
-			return 1;
-		}
-		opened = true;
-		if ((err = tm_index_store_list(&store, gather, &l)) < 0) {
-			fprintf(stderr, "tracemount index: cache folder %s: %s\n", dir,
-				strerror(-err));
-			goto out;
-		}
+	memset(&store, 0, sizeof(store)); /* closed as never opened */
+	store.dirfd = -1;
+	if (exists && tm_index_store_open(&store, dir, false, err_msg, sizeof(err_msg)) < 0) {
+		fprintf(stderr, "tracemount index: %s\n", err_msg);
+		return 1;
 	}
-	struct widths w = {4, 6, 5}; /* the header's: name, format, state */
-	unsigned counts[ST_UNREADABLE + 1] = {0};
-	uint64_t bytes = 0;
-	for (size_t i = 0; i < l.n; i++) {
-		struct entry *e = &l.entries[i];
-		judge(e);
-		int nl = (int)strlen(e->info.name), fl = (int)strlen(e->info.format),
-		    sl = (int)strlen(e->text);
-		w.name = nl > w.name ? nl : w.name;
-		w.format = fl > w.format ? fl : w.format;
-		w.state = sl > w.state ? sl : w.state;
-		counts[e->state]++;
-		bytes += e->info.size;
-	}
-	status = 0;
-	if (o->list) {
-		printf("%-*s  %8s  %6s  %-*s  %-*s  %s\n", w.name, "name", "size", "age", w.format,
-		       "format", w.state, "state", "trace");
-		for (size_t i = 0; i < l.n; i++)
-			if (print_entry("", &l.entries[i], &w) < 0) {
-				fprintf(stderr, "tracemount index: out of memory\n");
-				status = 1;
-				goto out;
-			}
-		tm_cli_human_size(size, sizeof(size), (double)bytes);
-		fflush(stdout);
-		fprintf(stderr,
-			"tracemount index: %zu index files, %s in %s: %u ok, %u out of date, %u "
-			"trace gone, %u trace changed, %u refused",
-			l.n, size, dir, counts[ST_OK], counts[ST_STALE], counts[ST_GONE],
-			counts[ST_CHANGED], counts[ST_REFUSED]);
-		if (counts[ST_UNKNOWN] + counts[ST_UNREADABLE])
-			fprintf(stderr, ", %u trace unknown or unreadable",
-				counts[ST_UNKNOWN] + counts[ST_UNREADABLE]);
-		fputc('\n', stderr);
+	if (exists && (err = load_listing(&store, &l, &w, counts, &bytes)) < 0) {
+		fprintf(stderr, "tracemount index: cache folder %s: %s\n", dir, strerror(-err));
+		status = 1;
 		goto out;
 	}
-	unsigned removed = 0;
-	uint64_t freed = 0;
-	for (size_t i = 0; i < l.n; i++) {
-		struct entry *e = &l.entries[i];
-		if (!doomed(e))
-			continue;
-		err = tm_index_store_remove(&store, e->info.name);
-		if (err < 0 && err != -ENOENT) { /* gone already: another prune */
-			fprintf(stderr, "tracemount index: %s/%s: cannot remove: %s\n", dir,
-				e->info.name, strerror(-err));
-			status = 1;
-			continue;
-		}
-		if (print_entry("removed ", e, &w) < 0) {
+	if (o->list && (err = print_listing(&l, &w)) == 0 && store.dir)
+		err = tm_index_store_temporaries(&store, one_temporary, &ts);
+	if (o->list) {
+		if (err == -ENOMEM)
 			fprintf(stderr, "tracemount index: out of memory\n");
-			status = 1;
-		}
-		removed++;
-		freed += e->info.size;
+		status = err < 0;
+		say_listing(&l, counts, bytes, &ts, dir);
+		goto out;
 	}
-	tm_cli_human_size(size, sizeof(size), (double)freed);
+	status = prune_listing(&store, &l, &w, dir, &removed, &freed);
+	if (store.dir && tm_index_store_temporaries(&store, one_temporary, &ts) < 0)
+		status = 1;
+	status |= ts.err < 0;
+	tm_cli_human_size(size, sizeof(size), (double)(freed + ts.freed));
 	fflush(stdout);
-	fprintf(stderr, "tracemount index: pruned %u of %zu index files (%s freed)\n", removed, l.n,
-		size);
+	fprintf(stderr, "tracemount index: pruned %u of %zu index files", removed, l.n);
+	if (ts.gone)
+		fprintf(stderr, " and %u of %u temporary files", ts.removed, ts.n);
+	fprintf(stderr, " (%s freed)\n", size);
 out:
-	if (opened)
-		tm_index_store_close(&store);
+	tm_index_store_close(&store);
 	free(l.entries);
 	if (fflush(stdout) != 0 && !status) {
 		fprintf(stderr, "tracemount index: standard output: %s\n", strerror(errno));

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -132,27 +133,98 @@ static bool is_temporary(const char *name)
 	       name[22];
 }
 
-/* Removes the temporary files of writers that died while writing. By age, not by pid: the
- * folder may be shared by machines, and a live writer's file is seconds old. Best effort: a
- * file left is only space. */
-static void remove_stale(int dirfd)
+/* Whether the writer of the temporary file name is gone: it holds the file's lock while it
+ * writes (tm_index_store_write), and the lock goes with the process, on this machine or on
+ * another sharing the folder. Where the folder takes no lock, by age. Sets *st. */
+static bool writer_gone(int dirfd, const char *name, struct stat *st)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	bool gone;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		gone = true;
+	else
+		gone = errno != EWOULDBLOCK && st->st_mtime < time(NULL) - TM_STALE_TMP_SECONDS;
+	close(fd); /* and the lock taken */
+	return gone;
+}
+
+/* Calls fn for each temporary file of the folder; stops at fn's first non-zero. */
+static int each_temporary(int dirfd, int (*fn)(void *arg, int dirfd, const char *name), void *arg)
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 	if (!d) {
+		int err = -errno;
 		if (fd >= 0)
 			close(fd);
-		return;
+		return err;
 	}
-	time_t now = time(NULL);
 	struct dirent *e;
-	struct stat st;
-	while ((e = readdir(d)))
-		if (is_temporary(e->d_name) &&
-		    fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode) && st.st_mtime < now - TM_STALE_TMP_SECONDS)
-			unlinkat(dirfd, e->d_name, 0);
+	int r = 0;
+	while (!r && (e = readdir(d)))
+		if (is_temporary(e->d_name))
+			r = fn(arg, dirfd, e->d_name);
 	closedir(d);
+	return r;
+}
+
+static int remove_if_gone(void *arg, int dirfd, const char *name)
+{
+	struct stat st;
+	(void)arg;
+	if (writer_gone(dirfd, name, &st) && st.st_mtime < time(NULL) - TM_STALE_TMP_SECONDS)
+		unlinkat(dirfd, name, 0);
+	return 0;
+}
+
+/* Removes the temporary files of writers that died while writing, once they are old too: a
+ * folder shared by machines may take locks on one machine only, and a live writer's file is
+ * seconds old. Best effort: a file left is only space. (--prune takes the lock's word.) */
+static void remove_stale(int dirfd)
+{
+	each_temporary(dirfd, remove_if_gone, NULL);
+}
+
+struct temporaries {
+	int (*fn)(void *arg, const struct tm_index_temporary *t);
+	void *arg;
+};
+
+static int tell_temporary(void *arg, int dirfd, const char *name)
+{
+	struct temporaries *ts = arg;
+	struct tm_index_temporary t = {0};
+	struct stat st = {0};
+	snprintf(t.name, sizeof(t.name), "%s", name);
+	t.writer_gone = writer_gone(dirfd, name, &st);
+	if (!S_ISREG(st.st_mode) && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0; /* gone meanwhile: its writer renamed it */
+	t.size = (uint64_t)st.st_size;
+	t.written = st.st_mtim;
+	return ts->fn(ts->arg, &t);
+}
+
+int tm_index_store_temporaries(const struct tm_index_store *s,
+			       int (*fn)(void *arg, const struct tm_index_temporary *t), void *arg)
+{
+	struct temporaries ts = {fn, arg};
+	return each_temporary(tm_index_store_fd(s), tell_temporary, &ts);
+}
+
+int tm_index_store_remove_temporary(const struct tm_index_store *s, const char *name)
+{
+	struct stat st;
+	int dirfd = tm_index_store_fd(s);
+	if (!is_temporary(name) || strchr(name, '/'))
+		return -EINVAL;
+	if (!writer_gone(dirfd, name, &st))
+		return -EBUSY;
+	return unlinkat(dirfd, name, 0) < 0 ? -errno : 0;
 }
 
 int tm_index_store_open(struct tm_index_store *s, const char *dir, bool parents, char *err,
@@ -266,6 +338,8 @@ int tm_index_store_write(const struct tm_index_store *s, const char *name,
 	}
 	if (fd < 0)
 		return -EEXIST;
+	/* held until the rename: a prune tells a live writer's file by it (writer_gone) */
+	(void)flock(fd, LOCK_EX | LOCK_NB);
 	int err = 0;
 	for (size_t i = 0; i < n && !err; i++)
 		if (parts[i].iov_len)

@@ -297,6 +297,37 @@ run_tm index --list --cache "$CACHE"
 check_eq "index --list after --prune: the rest, ok" \
 	"$(printf 'byu ok %s\n' "$REAL/a.byu" "$REAL/notes.dat")" "$(listing)"
 
+# Temporary files of writers: one whose writer died (its lock free) and one still written (its
+# writer holds its lock, as tm_index_store_write does): --list shows both, --prune removes the
+# dead writer's only, and the other once its writer is gone.
+dead=.0123456789abcdef.tmi.4242.1f
+live=.fedcba9876543210.tma.4343.2e
+head -c 3000 /dev/zero >"$CACHE/$dead"
+head -c 5000 /dev/zero >"$CACHE/$live"
+flock -o -x "$CACHE/$live" sleep 120 </dev/null >/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 1 100); do
+	flock -n -x "$CACHE/$live" true || break
+	sleep 0.1
+done
+run_tm index --list --cache "$CACHE"
+check "index --list: a dead writer's temporary file" \
+	grep -qE "^$dead .* - +temporary: writer gone +-$" "$OUT"
+check "index --list: a live writer's" grep -qE "^$live .* - +temporary: writing +-$" "$OUT"
+check "index --list: the total counts them" \
+	grep -q '; 2 temporary files, 1 of writers gone$' <<<"$ERR"
+run_tm index --prune --cache "$CACHE"
+check "index --prune: removes the dead writer's temporary file" test ! -e "$CACHE/$dead"
+check "index --prune: keeps the live writer's" test -e "$CACHE/$live"
+check "index --prune: says what it removed" grep -q "^removed $dead " "$OUT"
+check_eq "index --prune: the summary counts it" \
+	"tracemount index: pruned 0 of 2 index files and 1 of 2 temporary files ($(human 3000) freed)" \
+	"$ERR"
+pkill -P "$holder" sleep
+wait "$holder" 2>/dev/null
+run_tm index --prune --cache "$CACHE"
+check "index --prune: its writer gone, the other temporary file too" test ! -e "$CACHE/$live"
+
 # A file another build wrote, of a trace still there, is out of date and kept; a file that is
 # no index file is refused and removed.
 # another_build FILE: its build key (after magic, version, header size, byte order and the
