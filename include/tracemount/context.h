@@ -73,7 +73,14 @@ tm_log_fn *tm_context_logger(const struct tm_context *ctx);
  * enter (tm_is_mount_of); 0, the default: none. Call before the context is shared. */
 void tm_context_set_own_device(struct tm_context *ctx, dev_t dev);
 dev_t tm_context_own_device(const struct tm_context *ctx);
-/* The mount goes away: index builds in progress give up (-ECANCELED). */
+/* How a caller waiting for an index pass tells that the request it serves is no longer wanted
+ * (a FUSE request interrupted, the mount going away): abandoned(arg), polled every 50 ms by
+ * each waiter, on the waiter's thread. A waiter that finds it true leaves with -EINTR; the
+ * last to leave cancels the pass, which keeps nothing. NULL, the default: never. Call before
+ * the context is shared. */
+void tm_context_set_abandoned(struct tm_context *ctx, bool (*abandoned)(void *arg), void *arg);
+/* The mount goes away: every index pass running is cancelled (its waiters get -ECANCELED),
+ * none starts any more, and the call returns once they all ended. */
 void tm_context_stop(struct tm_context *ctx);
 
 /* What the context's traces share. */

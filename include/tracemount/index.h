@@ -14,6 +14,7 @@
 #ifndef TRACEMOUNT_INDEX_H
 #define TRACEMOUNT_INDEX_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -85,12 +86,14 @@ typedef int (*tm_progress_fn)(void *arg, uint64_t done, uint64_t total);
 int tm_index_build(const struct tm_format *fmt, const struct tm_view_table *views,
 		   struct tm_source *src, const char *source_name, tm_progress_fn progress,
 		   void *progress_arg, struct tm_index **out);
-/* The same, handing images (NULL: none) to the derivers of an instruction trace (derive.h). */
+/* The same, handing images (NULL: none) to the derivers of an instruction trace (derive.h),
+ * and stopping within a batch of records once *cancel (NULL: never) is set, with -ECANCELED
+ * and nothing kept. */
 struct tm_images;
 int tm_index_build_images(const struct tm_format *fmt, const struct tm_view_table *views,
 			  struct tm_source *src, const char *source_name,
 			  const struct tm_images *images, tm_progress_fn progress,
-			  void *progress_arg, struct tm_index **out);
+			  void *progress_arg, const atomic_bool *cancel, struct tm_index **out);
 
 /* How stats.json is written (json-c's flags). */
 #define TM_STATS_JSON_FLAGS                                                                        \

@@ -77,6 +77,8 @@ int tm_context_new(size_t memory, struct tm_context **out)
 	}
 	ctx->env.ctx = ctx;
 	ctx->env.root_fd = -1;
+	pthread_mutex_init(&ctx->env.passes_lock, NULL);
+	pthread_cond_init(&ctx->env.passes_over, NULL);
 	pthread_mutex_init(&ctx->lock, NULL);
 	ctx->next_owner = 1;
 	*out = ctx;
@@ -87,7 +89,8 @@ void tm_context_free(struct tm_context *ctx)
 {
 	if (!ctx)
 		return;
-	tm_readahead_free(ctx->readahead); /* first: its jobs hold traces and use the cache */
+	tm_context_stop(ctx);		   /* first: a pass holds its trace and writes its file */
+	tm_readahead_free(ctx->readahead); /* then: its jobs hold traces and use the cache */
 	tm_detect_memo_free(ctx->memo);
 	for (size_t i = 0; i < ctx->table_size; i++) {
 		while (ctx->table[i]) {
@@ -118,6 +121,8 @@ void tm_context_free(struct tm_context *ctx)
 	free(ctx->env.store);
 	free(ctx->env.root_path);
 	tm_chunk_cache_free(ctx->env.cache);
+	pthread_mutex_destroy(&ctx->env.passes_lock);
+	pthread_cond_destroy(&ctx->env.passes_over);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);
 }
@@ -220,9 +225,16 @@ tm_log_fn *tm_context_logger(const struct tm_context *ctx)
 	return ctx->env.log;
 }
 
+void tm_context_set_abandoned(struct tm_context *ctx, bool (*abandoned)(void *arg), void *arg)
+{
+	ctx->env.abandoned = abandoned;
+	ctx->env.abandoned_arg = arg;
+}
+
 void tm_context_stop(struct tm_context *ctx)
 {
-	atomic_store(&ctx->env.stopping, true);
+	tm_trace_env_stop(&ctx->env);
+	tm_trace_env_drain(&ctx->env);
 }
 
 struct tm_chunk_cache *tm_context_cache(const struct tm_context *ctx)

@@ -63,7 +63,13 @@ struct builder {
 	size_t cap, len, pos;
 	uint64_t buf_off;
 	int eof;
+	const atomic_bool *cancel; /* set: the pass stops at its next batch */
 };
+
+static bool cancelled(const struct builder *b)
+{
+	return b->cancel && atomic_load_explicit(b->cancel, memory_order_relaxed);
+}
 
 static void *state_of(struct builder *b)
 {
@@ -370,6 +376,10 @@ static void *decoder_thread(void *arg)
 		struct batch *s = free_slot(r);
 		if (!s)
 			break;
+		if (cancelled(b)) {
+			err = -ECANCELED;
+			break;
+		}
 		/* at a chunk boundary the state before the batch is kept, for the chunk's row,
 		 * which the accounting thread writes once a record shows that the chunk exists */
 		bool boundary = in_chunk == fmt->chunk_records;
@@ -500,6 +510,10 @@ static int account_all(struct builder *b, struct ring *r, tm_progress_fn progres
 	int err = 0;
 	struct batch *s;
 	while (!err && (s = next_batch(r, &r->taken))) {
+		if (cancelled(b)) {
+			err = -ECANCELED;
+			break;
+		}
 		if (s->chunk_start) {
 			memcpy(b->boundary, b->cur, b->ix->row_words * sizeof(uint64_t));
 			memcpy(b->boundary + (b->ix->row_words - b->ix->state_words), s->state,
@@ -724,17 +738,20 @@ int tm_index_build(const struct tm_format *fmt, const struct tm_view_table *view
 		   void *progress_arg, struct tm_index **out)
 {
 	return tm_index_build_images(fmt, views, src, source_name, NULL, progress, progress_arg,
-				     out);
+				     NULL, out);
 }
 
 int tm_index_build_images(const struct tm_format *fmt, const struct tm_view_table *views,
 			  struct tm_source *src, const char *source_name,
 			  const struct tm_images *images, tm_progress_fn progress,
-			  void *progress_arg, struct tm_index **out)
+			  void *progress_arg, const atomic_bool *cancel, struct tm_index **out)
 {
 	static const struct tm_images none = {0};
-	struct builder b = {
-	    .fmt = fmt, .views = views, .src = src, .images = images ? images : &none};
+	struct builder b = {.fmt = fmt,
+			    .views = views,
+			    .src = src,
+			    .images = images ? images : &none,
+			    .cancel = cancel};
 	int err = -ENOMEM;
 
 	if (fmt->n_classes > TM_MAX_CLASSES || fmt->n_tags > TM_FLAG_BITS)
@@ -746,7 +763,8 @@ int tm_index_build_images(const struct tm_format *fmt, const struct tm_view_tabl
 		goto out;
 	if ((err = decode_all(&b, progress, progress_arg)) < 0)
 		goto out;
-	if ((err = finish(&b, source_name)) < 0)
+	err = -ECANCELED; /* the tables and statistics of a pass no one waits for are not made */
+	if (cancelled(&b) || (err = finish(&b, source_name)) < 0)
 		goto out;
 	if (progress)
 		progress(progress_arg, src->size, src->size);

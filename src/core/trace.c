@@ -43,13 +43,30 @@ struct tm_trace {
 	bool replaced; /* tm_trace_replaced */
 	atomic_uint refs;
 
-	pthread_mutex_t lock; /* guards everything below */
-	pthread_cond_t changed;
+	pthread_mutex_t lock;	/* guards everything below */
+	pthread_cond_t changed; /* on CLOCK_MONOTONIC: waiters poll their interruption */
 	enum tm_trace_state state;
 	uint64_t progress_done, progress_total;
 	struct tm_index *index;
-	int error; /* last build's -errno */
+	int error;	      /* last build's -errno */
+	struct tm_pass *pass; /* the pass running (INDEXING), or NULL */
+	uint64_t passes_ended;
 };
+
+/* An index pass, run on a thread of its own so that those who wait for it can leave: each
+ * polls its own interruption, and the last to leave cancels the pass. The trace's lock guards
+ * waiters; the pass thread frees the pass once it ended (passes_ended counts that). */
+struct tm_pass {
+	struct tm_trace *t;	    /* a reference of the pass's own */
+	struct tm_source *src, dup; /* &dup, or the starter's when it cannot be duplicated */
+	bool lent;		    /* src is the starter's: it waits for the end */
+	unsigned waiters;
+	atomic_bool cancel;
+	struct tm_pass *next; /* in env->passes, under env->passes_lock */
+};
+
+/* How often a waiter asks whether its caller still wants the index. */
+#define WAITER_POLL_NS (50 * 1000 * 1000L)
 
 int tm_trace_new(struct tm_trace_env *env, uint64_t owner, const char *path,
 		 const struct tm_format *fmt, const struct stat *st, bool replaced,
@@ -73,7 +90,11 @@ int tm_trace_new(struct tm_trace_env *env, uint64_t owner, const char *path,
 	}
 	atomic_init(&t->refs, 1);
 	pthread_mutex_init(&t->lock, NULL);
-	pthread_cond_init(&t->changed, NULL);
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&t->changed, &attr);
+	pthread_condattr_destroy(&attr);
 	*out = t;
 	return 0;
 }
@@ -150,8 +171,9 @@ unsigned tm_trace_refs(const struct tm_trace *t)
 struct build {
 	struct tm_trace *t;
 	const struct tm_images *images; /* for the derivers */
-	struct tm_source *scan; /* of a compressed trace: progress counts compressed bytes */
-	double start, next_log; /* monotonic seconds */
+	struct tm_source *scan;	   /* of a compressed trace: progress counts compressed bytes */
+	const atomic_bool *cancel; /* the pass's: no one waits for it any more */
+	double start, next_log;	   /* monotonic seconds */
 };
 
 static double now_seconds(void)
@@ -197,7 +219,7 @@ static int build_progress(void *arg, uint64_t done, uint64_t total)
 		       (unsigned)(done * 100 / total), a, z, unit_of(total));
 		b->next_log = now_seconds() + PROGRESS_LOG_SECONDS;
 	}
-	return atomic_load(&env->stopping); /* unmounting: give up */
+	return atomic_load(&env->stopping) || atomic_load(b->cancel); /* give up */
 }
 
 static const struct tm_codec *codec_of(const struct tm_trace *t, struct tm_source *src)
@@ -228,14 +250,14 @@ static int build_pass(struct build *b, struct tm_source *src, const char *name,
 	const struct tm_codec *codec = codec_of(t, src);
 	if (!codec)
 		return tm_index_build_images(t->fmt, &t->views, src, name, b->images,
-					     build_progress, b, out);
+					     build_progress, b, b->cancel, out);
 
 	int err = tm_z_scan_open(codec, src, &scan);
 	if (err)
 		return err;
 	b->scan = &scan;
 	err = tm_index_build_images(t->fmt, &t->views, &scan, name, b->images, build_progress, b,
-				    out);
+				    b->cancel, out);
 	if (!err && (err = tm_z_scan_finish(&scan, &(*out)->z)) < 0) {
 		tm_index_free(*out);
 		*out = NULL;
@@ -247,10 +269,11 @@ static int build_pass(struct build *b, struct tm_source *src, const char *name,
 
 /* build_pass, said in the log: its start, its progress every few seconds, its end. */
 static int build_index(struct tm_trace *t, struct tm_source *src, const char *name,
-		       const struct tm_images *images, struct tm_index **out)
+		       const struct tm_images *images, const atomic_bool *cancel,
+		       struct tm_index **out)
 {
 	tm_log_fn *log = t->env->log;
-	struct build b = {.t = t, .images = images};
+	struct build b = {.t = t, .images = images, .cancel = cancel};
 	char size[32];
 	if (log) {
 		b.start = now_seconds();
@@ -261,7 +284,12 @@ static int build_index(struct tm_trace *t, struct tm_source *src, const char *na
 	int err = build_pass(&b, src, name, out);
 	if (log) {
 		double took = now_seconds() - b.start;
-		if (err)
+		if (err == -ECANCELED)
+			tm_log(log, LOG_INFO, "%s: indexing cancelled after %.1f s: %s", t->path,
+			       took,
+			       atomic_load(&t->env->stopping) ? "the mount goes away"
+							      : "no one waits for it any more");
+		else if (err)
 			tm_log(log, LOG_INFO, "%s: indexing failed after %.1f s: %s", t->path, took,
 			       strerror(-err));
 		else
@@ -351,7 +379,8 @@ static void trace_path_of(const struct tm_trace *t, char *buf, size_t len)
 /* The index from the cache folder's index file, else built with the trace's program images
  * and written there. */
 static int obtain_index_with(struct tm_trace *t, struct tm_source *src, const char *name,
-			     const struct tm_image_set *images, struct tm_index **out)
+			     const struct tm_image_set *images, const atomic_bool *cancel,
+			     struct tm_index **out)
 {
 	struct tm_trace_env *env = t->env;
 	const struct tm_index_store *store = env->store;
@@ -391,8 +420,9 @@ static int obtain_index_with(struct tm_trace *t, struct tm_source *src, const ch
 			       store->dir, strerror(-err));
 		}
 	}
-	int err = build_index(t, src, name, &for_derivers, out);
-	atomic_fetch_add(err ? &env->n_failed : &env->n_built, 1);
+	int err = build_index(t, src, name, &for_derivers, cancel, out);
+	if (err != -ECANCELED) /* a cancelled pass is no failure */
+		atomic_fetch_add(err ? &env->n_failed : &env->n_built, 1);
 	if (err || !keyed)
 		return err;
 	struct tm_trace_key after;
@@ -415,7 +445,7 @@ static int obtain_index_with(struct tm_trace *t, struct tm_source *src, const ch
 }
 
 static int obtain_index(struct tm_trace *t, struct tm_source *src, const char *name,
-			struct tm_index **out)
+			const atomic_bool *cancel, struct tm_index **out)
 {
 	struct tm_trace_env *env = t->env;
 	struct tm_image_set images = {0};
@@ -427,7 +457,7 @@ static int obtain_index(struct tm_trace *t, struct tm_source *src, const char *n
 				       env->root_path ? env->root_fd : AT_FDCWD, t->path, &images)
 		      : 0;
 	if (!err)
-		err = obtain_index_with(t, src, name, &images, out);
+		err = obtain_index_with(t, src, name, &images, cancel, out);
 	tm_images_close(&images);
 	return err;
 }
@@ -445,48 +475,201 @@ void tm_trace_close(struct tm_open_trace *ot)
 	*ot = (struct tm_open_trace){0};
 }
 
-int tm_trace_index(struct tm_open_trace *ot)
+/* The end of pass p: its outcome published on its trace, whose waiters wake. A cancelled pass
+ * leaves nothing: the trace is "not indexed" again and the next access starts anew. */
+static void pass_publish(struct tm_pass *p, int err, struct tm_index *ix)
 {
-	struct tm_trace *t = ot->trace;
-	struct tm_source *src = ot->src;
-	int err;
-
-	int waited = 0;
-	pthread_mutex_lock(&t->lock);
-	while (t->state == TM_TRACE_INDEXING) {
-		pthread_cond_wait(&t->changed, &t->lock);
-		waited = 1;
-	}
-	if (t->state == TM_TRACE_INDEXED || (waited && t->state == TM_TRACE_FAILED)) {
-		/* those who waited for a build share its outcome; a later call retries */
-		err = t->error;
-		if (!err)
-			ot->index = t->index;
-		pthread_mutex_unlock(&t->lock);
-		return err;
-	}
-	t->state = TM_TRACE_INDEXING;
-	t->progress_done = 0;
-	t->progress_total = src->size;
-	pthread_mutex_unlock(&t->lock);
-
-	struct tm_index *ix = NULL;
-	char *name = source_name(t);
-	err = name ? obtain_index(t, src, name, &ix) : -ENOMEM;
-	free(name);
-
+	struct tm_trace *t = p->t;
 	pthread_mutex_lock(&t->lock);
 	t->error = err;
-	if (err) {
+	if (err == -ECANCELED) {
+		t->state = TM_TRACE_NEW;
+	} else if (err) {
 		t->state = TM_TRACE_FAILED;
 	} else {
 		t->state = TM_TRACE_INDEXED;
 		t->index = ix;
-		ot->index = ix;
 	}
+	t->pass = NULL;
+	t->passes_ended++;
 	pthread_cond_broadcast(&t->changed);
 	pthread_mutex_unlock(&t->lock);
+}
+
+/* Takes p off its environment's list and frees it: the last thing its thread does, so that
+ * tm_trace_env_drain returns only once the pass holds nothing. */
+static void pass_unlink(struct tm_trace_env *env, struct tm_pass *p)
+{
+	pthread_mutex_lock(&env->passes_lock);
+	for (struct tm_pass **at = &env->passes; *at; at = &(*at)->next)
+		if (*at == p) {
+			*at = p->next;
+			break;
+		}
+	free(p);
+	pthread_cond_broadcast(&env->passes_over);
+	pthread_mutex_unlock(&env->passes_lock);
+}
+
+static void *pass_run(void *arg)
+{
+	struct tm_pass *p = arg;
+	struct tm_trace *t = p->t;
+	struct tm_trace_env *env = t->env;
+	struct tm_index *ix = NULL;
+	char *name = source_name(t);
+	int err = name ? obtain_index(t, p->src, name, &p->cancel, &ix) : -ENOMEM;
+	free(name);
+	pass_publish(p, err, ix);
+	if (!p->lent)
+		tm_source_close(&p->dup);
+	tm_trace_put(t);
+	pass_unlink(env, p);
+	return NULL;
+}
+
+/* Starts a pass over src on its own thread, with t locked and not indexing; its source a
+ * duplicate of src, or src itself when that fails (then the caller must wait for its end).
+ * Returns 0, -ECANCELED when the context stops, or -errno. */
+static int pass_start(struct tm_trace *t, struct tm_source *src, struct tm_pass **out)
+{
+	struct tm_trace_env *env = t->env;
+	struct tm_pass *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->src = &p->dup;
+	/* a virtual trace's bytes, which have no second handle, or no descriptor left: lent */
+	if (tm_source_dup(src, &p->dup) < 0) {
+		p->src = src;
+		p->lent = true;
+	}
+	int err;
+	p->t = t;
+	atomic_init(&p->cancel, false);
+	pthread_mutex_lock(&env->passes_lock);
+	if (!(err = atomic_load(&env->stopping) ? -ECANCELED : 0)) {
+		pthread_attr_t attr;
+		pthread_t thread;
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		tm_trace_hold(t);
+		if ((err = -pthread_create(&thread, &attr, pass_run, p)) == 0) {
+			p->next = env->passes;
+			env->passes = p;
+		} else {
+			tm_trace_put(t); /* not the last: the caller holds one */
+		}
+		pthread_attr_destroy(&attr);
+	}
+	pthread_mutex_unlock(&env->passes_lock);
+	if (err) {
+		if (!p->lent)
+			tm_source_close(&p->dup);
+		free(p);
+		return err;
+	}
+	t->state = TM_TRACE_INDEXING;
+	t->pass = p;
+	t->progress_done = 0;
+	t->progress_total = src->size;
+	*out = p;
+	return 0;
+}
+
+/* Whether the caller no longer wants the index: asked without the trace's lock, which the
+ * environment's callback (a FUSE request's state, a stat of the mount point) has no need
+ * of. */
+static bool caller_gone(struct tm_trace *t)
+{
+	struct tm_trace_env *env = t->env;
+	if (!env->abandoned)
+		return false;
+	pthread_mutex_unlock(&t->lock);
+	bool gone = env->abandoned(env->abandoned_arg);
+	pthread_mutex_lock(&t->lock);
+	return gone;
+}
+
+/* Waits, with t locked, for the end of the pass running, polling the caller's interruption.
+ * A caller that leaves is no longer counted, and the last one cancels the pass; the starter
+ * of a pass that borrowed its source (lent) waits for the end all the same. Returns 0 when
+ * the pass ended, or -EINTR when the caller left. */
+static int pass_wait(struct tm_trace *t, bool lent)
+{
+	struct tm_pass *p = t->pass;
+	uint64_t ended = t->passes_ended;
+	bool left = false;
+	p->waiters++;
+	while (t->passes_ended == ended) {
+		struct timespec until;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += WAITER_POLL_NS;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&t->changed, &t->lock, &until);
+		if (left || t->passes_ended != ended || !caller_gone(t) || t->passes_ended != ended)
+			continue; /* p is freed once the pass ended */
+		left = true;
+		if (--p->waiters == 0)
+			atomic_store(&p->cancel, true);
+		if (!lent)
+			return -EINTR;
+	}
+	return left ? -EINTR : 0;
+}
+
+int tm_trace_index(struct tm_open_trace *ot)
+{
+	struct tm_trace *t = ot->trace;
+	bool waited = false;
+	int err = 0;
+
+	pthread_mutex_lock(&t->lock);
+	for (;;) {
+		if (t->state == TM_TRACE_INDEXED) {
+			ot->index = t->index;
+			err = 0;
+			break;
+		}
+		if (waited && t->state != TM_TRACE_INDEXING) {
+			err = t->error; /* those who waited for a pass share its outcome */
+			break;
+		}
+		if (t->state == TM_TRACE_INDEXING && atomic_load(&t->pass->cancel)) {
+			/* no one waits for it any more: a new pass starts once it ended */
+			uint64_t ended = t->passes_ended;
+			while (t->passes_ended == ended)
+				pthread_cond_wait(&t->changed, &t->lock);
+			continue;
+		}
+		struct tm_pass *mine = NULL;
+		if (t->state != TM_TRACE_INDEXING && (err = pass_start(t, ot->src, &mine)) < 0)
+			break;
+		if ((err = pass_wait(t, mine && mine->lent)) < 0)
+			break;
+		waited = true;
+	}
+	pthread_mutex_unlock(&t->lock);
 	return err;
+}
+
+void tm_trace_env_stop(struct tm_trace_env *env)
+{
+	pthread_mutex_lock(&env->passes_lock);
+	atomic_store(&env->stopping, true);
+	for (struct tm_pass *p = env->passes; p; p = p->next)
+		atomic_store(&p->cancel, true);
+	pthread_mutex_unlock(&env->passes_lock);
+}
+
+void tm_trace_env_drain(struct tm_trace_env *env)
+{
+	pthread_mutex_lock(&env->passes_lock);
+	while (env->passes)
+		pthread_cond_wait(&env->passes_over, &env->passes_lock);
+	pthread_mutex_unlock(&env->passes_lock);
 }
 
 /* The trace's pieces through the context's cache, under its raw view's owner key. */

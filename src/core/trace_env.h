@@ -7,6 +7,7 @@
 #ifndef TRACEMOUNT_CORE_TRACE_ENV_H
 #define TRACEMOUNT_CORE_TRACE_ENV_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@ struct tm_format;
 struct tm_image_rule;
 struct tm_index_store;
 struct tm_trace;
+struct tm_pass;
 
 struct tm_trace_env {
 	struct tm_context *ctx;	      /* the holder, for tm_trace_context */
@@ -39,10 +41,26 @@ struct tm_trace_env {
 	size_t n_image_rules;
 	bool force_rebuild;   /* never read an index file (`tracemount index --force`) */
 	atomic_bool stopping; /* the mount goes away: index builds give up (-ECANCELED) */
+	/* Whether the request the calling thread serves is no longer wanted (its caller was
+	 * interrupted, the mount goes away), polled by a caller waiting for an index pass; NULL:
+	 * never. */
+	bool (*abandoned)(void *arg);
+	void *abandoned_arg;
+	/* The index passes running, each on its own thread (trace.c): a list, under passes_lock,
+	 * which passes_over signals when one ends. */
+	pthread_mutex_t passes_lock;
+	pthread_cond_t passes_over;
+	struct tm_pass *passes;
 	/* indexes: built by decoding, read from index files, files refused, files out of date
 	 * (written by another build), builds failed */
 	_Atomic uint64_t n_built, n_loaded, n_refused, n_stale, n_failed, n_unstored;
 };
+
+/* Sets stopping and cancels every index pass running: their callers get -ECANCELED, and no
+ * pass starts after. */
+void tm_trace_env_stop(struct tm_trace_env *env);
+/* Waits until no index pass of env runs any more (each ends within a batch once cancelled). */
+void tm_trace_env_drain(struct tm_trace_env *env);
 
 /* A new trace of format fmt at path, with one reference (the context's), in env. owner is its
  * chunk-cache key, unique in env; st, when not NULL, the file's attributes when first seen,

@@ -116,6 +116,8 @@ out:
 void tm_fs_destroy(struct tm_fs *fs)
 {
 	tm_fs_prefetch_stop(fs);
+	if (fs->ctx) /* every pass still running, which may hold an archive's member */
+		tm_context_stop(fs->ctx);
 	while (fs->files)
 		tm_fs_release(fs, fs->files);
 	pthread_mutex_destroy(&fs->files_lock);

@@ -316,6 +316,7 @@ int tm_mount_main(int argc, char **argv)
 	struct tm_context *ctx = NULL;
 	struct tm_fs fs = {.root_fd = -1};
 	struct fuse *fuse = NULL;
+	struct tm_fuse_watch watch; /* for the passes' waiters, until the context is freed */
 	/* the longest message names three paths (tm_mountpoint_check's for a dead mount) */
 	char err_msg[3 * PATH_MAX + 256];
 	int status = 2;
@@ -357,6 +358,8 @@ int tm_mount_main(int argc, char **argv)
 		goto out_destroy;
 	/* before any thread serves or walks: below SOURCE the mount is never entered */
 	tm_context_set_own_device(ctx, mount_device(cmd.mountpoint));
+	watch = (struct tm_fuse_watch){fuse, cmd.mountpoint, tm_context_own_device(ctx)};
+	tm_context_set_abandoned(ctx, tm_fuse_request_abandoned, &watch);
 	if (fuse_daemonize(cmd.foreground) != 0 ||
 	    fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
 		goto out_unmount;

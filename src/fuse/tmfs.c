@@ -1,6 +1,10 @@
 /* FUSE operations: each one translates to the FUSE-free tree in src/fs/. */
+#include <fcntl.h>
 #include <fuse.h>
+#include <fuse_lowlevel.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "tracemount/fs.h"
 #include "tmfs_ops.h"
@@ -92,6 +96,20 @@ static int tmfs_statfs(const char *path, struct statvfs *st)
 {
 	(void)path;
 	return tm_fs_statfs(fs_of(), st);
+}
+
+bool tm_fuse_request_abandoned(void *arg)
+{
+	const struct tm_fuse_watch *w = arg;
+	struct statx stx;
+	if (!fuse_get_context()) /* a thread that serves no request (-o prefetch's) */
+		return false;
+	if (fuse_interrupted() || fuse_session_exited(fuse_get_session(w->fuse)))
+		return true;
+	/* a lazy unmount tells the daemon nothing until the last user leaves: the mount point
+	 * shows another device once detached (asked without a request to the mount) */
+	return w->dev && statx(AT_FDCWD, w->mountpoint, AT_STATX_DONT_SYNC, 0, &stx) == 0 &&
+	       makedev(stx.stx_dev_major, stx.stx_dev_minor) != w->dev;
 }
 
 /* No operation changes the tree: the mount is always read-only (mount.c adds -o ro last), so
