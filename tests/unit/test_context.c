@@ -2,10 +2,13 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "byu_ref.h"
@@ -494,6 +497,210 @@ START_TEST(test_progress_of)
 }
 END_TEST
 
+/* A slow trace for the cancellation tests: each read of the pass takes 10 ms, so that a pass
+ * over 12 MB lasts about half a second, and a cancelled one stops after a read or two. A
+ * second handle shares the bytes (dup), unless lend is set: then the pass borrows the
+ * caller's. */
+struct slow_source {
+	struct tm_source src; /* first: the ops receive &src */
+	uint8_t *data;
+	atomic_uint reads;
+};
+
+static ssize_t slow_read(struct tm_source *s, void *buf, size_t len, uint64_t off)
+{
+	struct slow_source *m = s->priv;
+	atomic_fetch_add(&m->reads, 1);
+	usleep(10000);
+	if (off >= s->size)
+		return 0;
+	if (len > s->size - off)
+		len = s->size - (size_t)off;
+	memcpy(buf, m->data + off, len);
+	return (ssize_t)len;
+}
+
+static void slow_close(struct tm_source *s)
+{
+	(void)s;
+}
+
+static int slow_dup(const struct tm_source *s, struct tm_source *out)
+{
+	*out = *s;
+	return 0;
+}
+
+static const struct tm_source_ops slow_ops = {
+    .read = slow_read, .close = slow_close, .dup = slow_dup};
+static const struct tm_source_ops lent_ops = {.read = slow_read, .close = slow_close};
+
+#define SLOW_RECORDS (2u << 20)
+
+/* Which waiter a thread is, and whether each has left: what tm_context_set_abandoned asks. */
+static _Thread_local unsigned waiter_id;
+static atomic_bool waiter_left[3];
+
+static bool waiter_gone(void *arg)
+{
+	(void)arg;
+	return atomic_load(&waiter_left[waiter_id]);
+}
+
+struct waiter {
+	unsigned id;
+	struct tm_trace *t;
+	struct tm_source *src;
+	int result;
+	double left_at, returned_at; /* monotonic seconds */
+	pthread_t thread;
+};
+
+static double seconds_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *wait_index(void *arg)
+{
+	struct waiter *w = arg;
+	struct tm_open_trace ot;
+	waiter_id = w->id;
+	tm_trace_open(&ot, w->t, w->src);
+	w->result = tm_trace_index(&ot);
+	w->returned_at = seconds_now();
+	tm_trace_close(&ot);
+	return NULL;
+}
+
+static void waiter_start(struct waiter *w, unsigned id, struct tm_trace *t, struct tm_source *src)
+{
+	*w = (struct waiter){.id = id, .t = t, .src = src};
+	atomic_store(&waiter_left[id], false);
+	ck_assert_int_eq(pthread_create(&w->thread, NULL, wait_index, w), 0);
+}
+
+static void waiter_leave(struct waiter *w)
+{
+	w->left_at = seconds_now();
+	atomic_store(&waiter_left[w->id], true);
+}
+
+static enum tm_trace_state state_of(struct tm_trace *t)
+{
+	struct tm_trace_progress p;
+	tm_trace_progress(t, &p);
+	return p.state;
+}
+
+/* Polls t's state for up to 5 s: whether it became want. */
+static bool becomes(struct tm_trace *t, enum tm_trace_state want)
+{
+	for (int i = 0; i < 500 && state_of(t) != want; i++)
+		usleep(10000);
+	return state_of(t) == want;
+}
+
+/* The last waiter to leave cancels the pass, which keeps nothing and reads no more; the next
+ * access starts a new pass. A pass another waiter still waits for goes on. With lend, the
+ * pass borrows the caller's source, whose caller waits for the cancelled pass to end. */
+static void check_cancel(bool lend)
+{
+	struct tm_context *ctx = new_ctx();
+	struct stat st = {.st_ino = 1, .st_size = (off_t)SLOW_RECORDS * 6};
+	struct slow_source slow = {.data = byu_ref_gen(SLOW_RECORDS, 0, 5, 0)};
+	slow.src = (struct tm_source){
+	    .ops = lend ? &lent_ops : &slow_ops, .size = SLOW_RECORDS * 6, .fd = -1, .priv = &slow};
+	struct tm_trace *t;
+	struct waiter a, b;
+	tm_context_set_abandoned(ctx, waiter_gone, NULL);
+	ck_assert_int_eq(tm_context_trace_of(ctx, "slow.byu", F, &st, &t), 0);
+
+	waiter_start(&a, 1, t, &slow.src);
+	ck_assert(becomes(t, TM_TRACE_INDEXING));
+	usleep(100000);
+	waiter_leave(&a);
+	pthread_join(a.thread, NULL);
+	ck_assert_int_eq(a.result, -EINTR);
+	ck_assert_msg(a.returned_at - a.left_at < 0.3, "left after %.3f s",
+		      a.returned_at - a.left_at);
+	ck_assert(becomes(t, TM_TRACE_NEW)); /* not indexed, no error kept */
+	unsigned reads = atomic_load(&slow.reads);
+	ck_assert_uint_lt(reads, SLOW_RECORDS * 6 / (256u << 10)); /* it stopped early */
+	usleep(100000);
+	ck_assert_uint_eq(atomic_load(&slow.reads), reads); /* and reads no more */
+	struct tm_index_counts c;
+	tm_context_counts(ctx, &c);
+	ck_assert_uint_eq(c.built + c.failed, 0);
+
+	/* two wait, one leaves: the other gets the whole index */
+	waiter_start(&a, 1, t, &slow.src);
+	waiter_start(&b, 2, t, &slow.src);
+	ck_assert(becomes(t, TM_TRACE_INDEXING));
+	usleep(100000);
+	waiter_leave(&a);
+	pthread_join(a.thread, NULL);
+	pthread_join(b.thread, NULL);
+	ck_assert_int_eq(a.result, -EINTR);
+	ck_assert_int_eq(b.result, 0);
+	struct tm_open_trace ot;
+	tm_trace_open(&ot, t, &slow.src);
+	ck_assert_int_eq(tm_trace_index(&ot), 0);
+	ck_assert_uint_eq(tm_index_records(ot.index), SLOW_RECORDS);
+	tm_trace_close(&ot);
+	tm_context_counts(ctx, &c);
+	ck_assert_uint_eq(c.built, 1);
+	ck_assert_uint_eq(c.failed, 0);
+
+	tm_trace_put(t);
+	tm_context_free(ctx);
+	free(slow.data);
+}
+
+START_TEST(test_cancel_when_no_one_waits)
+{
+	check_cancel(false);
+}
+END_TEST
+
+START_TEST(test_cancel_lent_source)
+{
+	check_cancel(true);
+}
+END_TEST
+
+/* tm_context_stop cancels a pass that has waiters: they get -ECANCELED at once. */
+START_TEST(test_stop_cancels)
+{
+	struct tm_context *ctx = new_ctx();
+	struct stat st = {.st_ino = 1, .st_size = (off_t)SLOW_RECORDS * 6};
+	struct slow_source slow = {.data = byu_ref_gen(SLOW_RECORDS, 0, 5, 0)};
+	slow.src =
+	    (struct tm_source){.ops = &slow_ops, .size = SLOW_RECORDS * 6, .fd = -1, .priv = &slow};
+	struct tm_trace *t;
+	struct waiter a;
+	ck_assert_int_eq(tm_context_trace_of(ctx, "slow.byu", F, &st, &t), 0);
+	waiter_start(&a, 1, t, &slow.src);
+	ck_assert(becomes(t, TM_TRACE_INDEXING));
+	double stop_at = seconds_now();
+	tm_context_stop(ctx); /* returns once the pass ended */
+	ck_assert_msg(seconds_now() - stop_at < 0.3, "stopped after %.3f s",
+		      seconds_now() - stop_at);
+	pthread_join(a.thread, NULL);
+	ck_assert_int_eq(a.result, -ECANCELED);
+	ck_assert_int_eq(state_of(t), TM_TRACE_NEW);
+	struct tm_open_trace ot; /* and no pass starts any more */
+	tm_trace_open(&ot, t, &slow.src);
+	ck_assert_int_eq(tm_trace_index(&ot), -ECANCELED);
+	tm_trace_close(&ot);
+	tm_trace_put(t);
+	tm_context_free(ctx);
+	free(slow.data);
+}
+END_TEST
+
 static Suite *context_suite(void)
 {
 	Suite *s = suite_create("context");
@@ -511,6 +718,9 @@ static Suite *context_suite(void)
 	tcase_add_test(tc, test_changed_traces);
 	tcase_add_test(tc, test_status);
 	tcase_add_test(tc, test_progress_of);
+	tcase_add_test(tc, test_cancel_when_no_one_waits);
+	tcase_add_test(tc, test_cancel_lent_source);
+	tcase_add_test(tc, test_stop_cancels);
 	suite_add_tcase(s, tc);
 	return s;
 }
