@@ -95,6 +95,7 @@ struct tm_node {
 /* Opens SOURCE (a folder or one trace file). Returns 0, or -errno with a message in err. */
 int tm_fs_init(struct tm_fs *fs, struct tm_context *ctx, const char *source, char *err,
 	       size_t err_len);
+/* Stops -o prefetch and every index pass still running, releases the files left open. */
 void tm_fs_destroy(struct tm_fs *fs);
 
 /* -o prefetch: indexes every trace under SOURCE, one at a time, on a thread of its own that

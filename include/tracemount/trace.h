@@ -1,8 +1,9 @@
 /* One recognised trace: its format, its views and, once built, its index; and the handle of a
  * trace opened for reading (struct tm_open_trace).
  *
- * The index is built at most once at a time: the first caller builds it while others wait on
- * the trace's condition variable. A failed build is not kept, so the next access retries. */
+ * The index is built at most once at a time, by a pass on a thread of its own that every caller
+ * waits for on the trace's condition variable. A failed build is not kept, so the next access
+ * retries; a pass whose waiters all left is cancelled and keeps nothing. */
 #ifndef TRACEMOUNT_TRACE_H
 #define TRACEMOUNT_TRACE_H
 
@@ -103,8 +104,10 @@ void tm_trace_open(struct tm_open_trace *ot, struct tm_trace *t, struct tm_sourc
 void tm_trace_close(struct tm_open_trace *ot);
 
 /* Sets ot->index, building the trace's index from ot->src if no one has (the first caller
- * builds, others wait for it; a failed build is not kept, so the next call retries). Returns
- * 0 or -errno. */
+ * starts a pass, every caller waits for it; a failed build is not kept, so the next call
+ * retries). A caller whose request is abandoned (tm_context_set_abandoned) leaves with -EINTR,
+ * and the last to leave cancels the pass; when the context stops, -ECANCELED. Returns 0 or
+ * -errno. */
 int tm_trace_index(struct tm_open_trace *ot);
 
 /* Whether ot->src still reads the file as it was when the trace was first seen (a virtual
