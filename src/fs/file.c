@@ -57,8 +57,9 @@ int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file 
 		err = tm_reader_open(&f->reader, &ot, (unsigned)n.view); /* holds the trace */
 		tm_trace_close(&ot);
 		if (err) {
-			tm_log(tm_context_logger(fs->ctx), LOG_ERR, "%s: indexing failed: %s",
-			       n.src, strerror(-err));
+			if (err != -EINTR && err != -ECANCELED) /* not a failure: the reader left */
+				tm_log(tm_context_logger(fs->ctx), LOG_ERR,
+				       "%s: indexing failed: %s", n.src, strerror(-err));
 			tm_source_close(&f->src);
 			break;
 		}
@@ -192,8 +193,9 @@ static int view_attrs(struct tm_fs *fs, struct tm_node *n, struct stat *st)
 	tm_trace_close(&ot);
 	tm_source_close(&src);
 	if (err) {
-		tm_log(tm_context_logger(fs->ctx), LOG_ERR, "%s: indexing failed: %s", n->src,
-		       strerror(-err));
+		if (err != -EINTR && err != -ECANCELED) /* not a failure: the reader left */
+			tm_log(tm_context_logger(fs->ctx), LOG_ERR, "%s: indexing failed: %s",
+			       n->src, strerror(-err));
 		return err;
 	}
 	tm_fs_view_stat(&n->st, size, st);

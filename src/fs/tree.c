@@ -79,7 +79,7 @@ static int view_exists(struct tm_fs *fs, const struct tm_node *n, unsigned v)
 	err = tm_view_exists(&ot, v);
 	tm_trace_close(&ot);
 	tm_source_close(&src);
-	if (err < 0)
+	if (err < 0 && err != -EINTR && err != -ECANCELED) /* those two: the reader left */
 		tm_log(tm_context_logger(fs->ctx), LOG_ERR, "%s: indexing failed: %s", n->src,
 		       strerror(-err));
 	return err;

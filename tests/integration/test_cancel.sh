@@ -109,6 +109,7 @@ wait "$READER" 2>/dev/null
 within "$(ms_since "$t0")" "$LIMIT" "kill -9 of the only reader: reaped promptly"
 for i in $(seq 1 40); do [ "$(cancelled_lines)" = 1 ] && break; sleep 0.05; done
 check_eq "kill -9: the log says the pass was cancelled" 1 "$(cancelled_lines)"
+check_eq "kill -9: the log calls it no failure" 0 "$(grep -c 'indexing failed' "$TM_TMP/daemon.log")"
 check "kill -9: .tracemount/status says big.byu is not indexed" \
 	grep -q "^big.byu	byu	not indexed" "$TM_MNT/.tracemount/status"
 size=$(stat -c %s "$TM_MNT/$VIEW")
