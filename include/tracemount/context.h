@@ -100,6 +100,7 @@ struct tm_index_counts {
 	uint64_t stale;	   /* index files out of date (written by another build) */
 	uint64_t failed;   /* builds failed */
 	uint64_t unstored; /* indexes built whose index file could not be written */
+	int store_errno;   /* why the last of them could not be, 0 once an index file is written */
 };
 void tm_context_counts(const struct tm_context *ctx, struct tm_index_counts *out);
 

@@ -268,6 +268,7 @@ void tm_context_counts(const struct tm_context *ctx, struct tm_index_counts *out
 	out->stale = atomic_load(&ctx->env.n_stale);
 	out->failed = atomic_load(&ctx->env.n_failed);
 	out->unstored = atomic_load(&ctx->env.n_unstored);
+	out->store_errno = atomic_load(&ctx->env.store_errno);
 }
 
 unsigned tm_context_override_count(const struct tm_context *ctx)
@@ -596,6 +597,10 @@ int tm_context_status(struct tm_context *ctx, char **text, size_t *len)
 	    sums.problems == 1 ? "" : "s", sums.with_problems, sums.with_problems == 1 ? "" : "s",
 	    sums.notes, sums.notes == 1 ? "" : "s", sums.with_notes,
 	    sums.with_notes == 1 ? "" : "s", ctx->env.store ? ctx->env.store->dir : "none");
+	if (c.store_errno)
+		fprintf(
+		    f, "# index files not written in %s: %s (%" PRIu64 " indexes in memory only)\n",
+		    ctx->env.store->dir, strerror(c.store_errno), c.unstored);
 	pthread_mutex_unlock(&ctx->lock);
 	int err = all ? 0 : -ENOMEM;
 	free(all);

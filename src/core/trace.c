@@ -376,6 +376,23 @@ static void trace_path_of(const struct tm_trace *t, char *buf, size_t len)
 		buf[0] = '\0';
 }
 
+/* Counts an index file not written, and logs when the cache folder starts or stops taking
+ * them, not once per trace: a full or read-only folder would fill the log. */
+static void say_stored(struct tm_trace_env *env, int stored, const char *path)
+{
+	int was = atomic_exchange(&env->store_errno, stored < 0 ? -stored : 0);
+	if (stored < 0)
+		atomic_fetch_add(&env->n_unstored, 1);
+	if (stored < 0 && was != -stored)
+		tm_log(env->log, LOG_WARNING,
+		       "%s: cannot write its index file in %s: %s; indexes stay in memory only "
+		       "until index files can be written (said once, in .tracemount/status)",
+		       path, env->store->dir, strerror(-stored));
+	else if (stored == 0 && was)
+		tm_log(env->log, LOG_NOTICE, "index files are written in %s again",
+		       env->store->dir);
+}
+
 /* The index from the cache folder's index file, else built with the trace's program images
  * and written there. */
 static int obtain_index_with(struct tm_trace *t, struct tm_source *src, const char *name,
@@ -436,11 +453,7 @@ static int obtain_index_with(struct tm_trace *t, struct tm_source *src, const ch
 	if (!src->ops->identity) /* a member of an archive has no path --prune could check */
 		trace_path_of(t, path, sizeof(path));
 	int stored = tm_index_file_store_trace(store, t->fmt, &t->views, &key, *out, path);
-	if (stored < 0) {
-		atomic_fetch_add(&env->n_unstored, 1);
-		tm_log(env->log, LOG_WARNING, "%s: cannot write its index file in %s: %s", t->path,
-		       store->dir, strerror(-stored));
-	}
+	say_stored(env, stored, t->path);
 	return 0;
 }
 

@@ -54,6 +54,9 @@ struct tm_trace_env {
 	/* indexes: built by decoding, read from index files, files refused, files out of date
 	 * (written by another build), builds failed */
 	_Atomic uint64_t n_built, n_loaded, n_refused, n_stale, n_failed, n_unstored;
+	/* the errno of the last index file that could not be written, 0 once one is: logged
+	 * when it changes, not per trace, and shown in the status */
+	atomic_int store_errno;
 };
 
 /* Sets stopping and cancels every index pass running: their callers get -ECANCELED, and no

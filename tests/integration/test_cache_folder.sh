@@ -139,4 +139,41 @@ check "the file written in the remade folder is read by the next mount" \
 check "nothing said of an index pass when none runs" \
 	test -z "$(grep 'indexing' "$TM_TMP/daemon.log")"
 unmount_tm
+
+# A full cache folder, then a read-only one (a small tmpfs, filled, then remounted ro): the
+# status says why index files are not written, the -f log says it once, not per trace, and
+# once a file is written again both say so.
+SMALL=$TM_TMP/small
+mkdir -p "$SMALL"
+if mount -t tmpfs -o size=64k,mode=0700 tmpfs "$SMALL" 2>"$TM_TMP/tmpfs.err"; then
+	head -c 1M /dev/zero >"$SMALL/fill" 2>/dev/null # fills it
+	mount_tm "$SRC" -o cache="$SMALL"
+	cat "$TM_MNT"/a.byu/dump.txt "$TM_MNT"/b.byu/dump.txt "$TM_MNT"/c.byu/dump.txt >/dev/null
+	check "a full cache folder: the status says why index files are not written" grep -qxF \
+		"# index files not written in $SMALL: No space left on device (3 indexes in memory only)" \
+		"$TM_MNT/.tracemount/status"
+	check_eq "a full cache folder: the -f log says it once, not per trace" 1 \
+		"$(grep -c 'cannot write its index file' "$TM_TMP/daemon.log")"
+	unmount_tm
+	rm -f "$SMALL/fill"
+	mount -o remount,ro "$SMALL"
+	mount_tm "$SRC" -o cache="$SMALL"
+	cat "$TM_MNT"/a.byu/dump.txt "$TM_MNT"/b.byu/dump.txt >/dev/null
+	check "a read-only cache folder: the status says why" grep -qxF \
+		"# index files not written in $SMALL: Read-only file system (2 indexes in memory only)" \
+		"$TM_MNT/.tracemount/status"
+	check_eq "a read-only cache folder: the -f log says it once" 1 \
+		"$(grep -c 'cannot write its index file' "$TM_TMP/daemon.log")"
+	mount -o remount,rw "$SMALL"
+	cat "$TM_MNT/c.byu/dump.txt" >/dev/null
+	check "written again: the -f log says so" \
+		grep -qxF "tracemount: index files are written in $SMALL again" "$TM_TMP/daemon.log"
+	sleep 1.1 # the status's size, cached for attr_timeout
+	check "written again: the status no longer says they are not" \
+		test -z "$(grep 'not written' "$TM_MNT/.tracemount/status")"
+	unmount_tm
+	umount "$SMALL"
+else
+	echo "SKIP: a full or read-only cache folder: cannot mount a tmpfs: $(cat "$TM_TMP/tmpfs.err")"
+fi
 finish
