@@ -44,7 +44,12 @@ START_TEST(test_store_folder)
 	ck_assert_int_eq(tm_index_store_open(&s, path, true, err, sizeof(err)), 0);
 	struct stat st;
 	ck_assert_int_eq(stat(path, &st), 0);
-	ck_assert_uint_eq(st.st_mode & 0777, 0700); /* made private */
+	ck_assert_uint_eq(st.st_mode & 0777, 0755); /* the user's folder keeps its mode */
+	tm_index_store_close(&s);
+	snprintf(path, sizeof(path), "%s/made", ix_dir);
+	ck_assert_int_eq(tm_index_store_open(&s, path, true, err, sizeof(err)), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0700); /* one made here is private */
 	tm_index_store_close(&s);
 	snprintf(path, sizeof(path), "%s/file", ix_dir);
 	FILE *f = fopen(path, "w");
@@ -220,7 +225,7 @@ START_TEST(test_folder_deleted)
 	ck_assert_int_eq(tm_index_file_store(&f.store, f.fmt, &f.views, &f.key, f.ix), 0);
 	ck_assert_int_eq(stat(path, &st), 0); /* in the new folder, */
 	ck_assert_int_eq(stat(ix_cache, &st), 0);
-	ck_assert_uint_eq(st.st_mode & 0777, 0700); /* made private */
+	ck_assert_uint_eq(st.st_mode & 0777, 0755); /* made by the user: its mode kept */
 	ck_assert_int_eq(
 	    tm_index_file_load(&f.store, f.fmt, &f.views, &f.key, &back, why, sizeof(why)), 0);
 	tm_index_free(back);
