@@ -80,6 +80,14 @@ static int tables_finish(struct tarmac_stats *s, FILE *out, const char *format)
 		st.names[k] = names[k];
 	}
 	st.names[TM_SERIES_OTHERS] = "other cpus";
+	/* one processor over records: its lane would show only where the lines are not
+	 * instructions, nothing of the processor's time */
+	char note[160];
+	if (!s->by_time && p->n_ids == 1 && instructions) {
+		snprintf(note, sizeof(note), "only %s, and no time stamps to show its rate",
+			 names[0]);
+		st.note = note;
+	}
 	tm_series_plot(out, p, &st);
 	return ferror(out) ? -EIO : 0;
 }

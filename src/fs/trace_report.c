@@ -55,6 +55,7 @@ static const char page_style[] =
     "  background: #fff; }\n"
     "ul.views { columns: 16em; padding-left: 1.2em; }\n"
     "ul.views ul { padding-left: 1.2em; }\n"
+    "ul.notes { padding-left: 1.2em; }\n"
     "</style>\n";
 
 /* A view read whole (or its first max bytes): len bytes at *text, NUL-ended. */
@@ -209,6 +210,13 @@ static void put_json(FILE *f, json_object *v)
 	}
 }
 
+/* Whether stats.json's key holds counters of tracemount's own workings (how the plots cut the
+ * trace), which say nothing of the trace: left out of the details. */
+static int is_internal(const char *key)
+{
+	return strcmp(key, "plots") == 0;
+}
+
 /* stats.json's count named key, or -1. */
 static int64_t stats_count(json_object *stats, const char *key)
 {
@@ -305,14 +313,60 @@ static int is_plot(const char *p)
 	       strcmp(p + len - 4, ".svg") == 0;
 }
 
-/* A plot inline: its SVG without the XML declaration, which HTML has no place for. */
-static int put_plot(FILE *f, const struct tm_open_trace *ot, unsigned v, const char *path)
+/* The plots shown first, the most telling: where the time goes, what the records are, where
+ * in memory they go; the others follow in the order of the trace's views. */
+static const char *const first_plots[] = {"plots/hot.svg", "plots/mix.svg", "plots/addresses.svg"};
+#define N_FIRST_PLOTS (sizeof(first_plots) / sizeof(first_plots[0]))
+
+static unsigned plot_rank(const char *path)
+{
+	unsigned k = 0;
+	while (k < N_FIRST_PLOTS && strcmp(path, first_plots[k]) != 0)
+		k++;
+	return k;
+}
+
+/* The text of the first attribute name="..." of the svg element, or NULL; *len its bytes, as
+ * written (the plots escape for XML, which HTML reads alike). */
+static const char *svg_attr(const char *svg, const char *name, size_t *len)
+{
+	const char *tag = strstr(svg, "<svg "), *end = tag ? strchr(tag, '>') : NULL;
+	size_t n = strlen(name);
+	for (const char *p = tag; p && p < end; p++)
+		if (p[-1] == ' ' && strncmp(p, name, n) == 0 && p[n] == '=' && p[n + 1] == '"') {
+			const char *q = memchr(p + n + 2, '"', (size_t)(end - p - n - 2));
+			if (!q)
+				return NULL;
+			*len = (size_t)(q - p - n - 2);
+			return p + n + 2;
+		}
+	return NULL;
+}
+
+/* A plot inline: its SVG without the XML declaration, which HTML has no place for. A plot with
+ * nothing to show (data-note on its svg element) is a line of the list of notes instead. */
+static int put_plot(FILE *f, FILE *notes, const struct tm_open_trace *ot, unsigned v,
+		    const char *path)
 {
 	char *svg = NULL;
-	size_t len = 0;
+	size_t len = 0, note_len = 0;
 	int err = read_view(ot, v, UINT64_MAX, &svg, &len);
 	if (err)
 		return err;
+	const char *note = svg_attr(svg, "data-note", &note_len);
+	if (note) {
+		const char *title = strstr(svg, "<title>"), *title_end = strstr(svg, "</title>");
+		fputs("<li><a href=\"", notes);
+		tm_html_put_url_path(notes, path);
+		fputs("\">", notes);
+		tm_html_put(notes, path);
+		fputs("</a>: ", notes);
+		if (title && title_end > title)
+			fprintf(notes, "%.*s: ", (int)(title_end - title - 7), title + 7);
+		fprintf(notes, "%.*s</li>\n", (int)note_len, note);
+		free(svg);
+		return 0;
+	}
 	const char *start = svg;
 	if (strncmp(start, "<?xml", 5) == 0) {
 		const char *end = strstr(start, "?>");
@@ -329,6 +383,42 @@ static int put_plot(FILE *f, const struct tm_open_trace *ot, unsigned v, const c
 	fputs("</a></p>\n</div>\n", f);
 	free(svg);
 	return 0;
+}
+
+/* The plots section: the plots, the most telling first, then a line for each with nothing to
+ * show. */
+static int put_plots(FILE *f, const struct tm_open_trace *ot, const struct tm_view_table *t)
+{
+	char *notes_text = NULL;
+	size_t notes_len = 0;
+	FILE *notes = open_memstream(&notes_text, &notes_len);
+	if (!notes)
+		return -ENOMEM;
+	fputs("<div class=\"section\" id=\"plots\">\n<h2>Plots</h2>\n<div class=\"plots\">\n", f);
+	int err = 0;
+	unsigned n_plots = 0;
+	for (unsigned rank = 0; rank <= N_FIRST_PLOTS; rank++)
+		for (unsigned i = 0; i < t->n_views && !err; i++) {
+			const char *path = t->views[i].path;
+			if (!is_plot(path) || plot_rank(path) != rank)
+				continue;
+			int exists = tm_view_exists(ot, i);
+			if (exists > 0 && (err = put_plot(f, notes, ot, i, path)) == 0)
+				n_plots++;
+			else if (exists < 0)
+				err = exists;
+		}
+	if (fclose(notes) != 0 && !err)
+		err = -ENOMEM;
+	fputs("</div>\n", f);
+	if (!err && notes_len)
+		fprintf(f, "<p>Nothing to show:</p>\n<ul class=\"notes\">\n%.*s</ul>\n",
+			(int)notes_len, notes_text);
+	free(notes_text);
+	if (!n_plots)
+		fputs("<p>This trace has no plots.</p>\n", f);
+	fputs("</div>\n", f);
+	return err;
 }
 
 /* One view's link, in the list of its folder. */
@@ -445,28 +535,15 @@ static int write_page(FILE *f, const struct tm_open_trace *ot, const char *path)
 	fputs("\n</div>\n", f);
 	err = put_errors(f, ot, stats, errors_view);
 
-	fputs("<div class=\"section\" id=\"plots\">\n<h2>Plots</h2>\n<div class=\"plots\">\n", f);
-	unsigned n_plots = 0;
-	for (unsigned i = 0; i < t->n_views && !err; i++) {
-		if (!is_plot(t->views[i].path))
-			continue;
-		int exists = tm_view_exists(ot, i);
-		if (exists > 0 && (err = put_plot(f, ot, i, t->views[i].path)) == 0)
-			n_plots++;
-		else if (exists < 0)
-			err = exists;
-	}
-	fputs("</div>\n", f);
-	if (!n_plots)
-		fputs("<p>This trace has no plots.</p>\n", f);
-	fputs("</div>\n", f);
+	if (!err)
+		err = put_plots(f, ot, t);
 
 	fputs("<div class=\"section\" id=\"details\">\n<h2>Details</h2>\n<p>The objects of <a "
 	      "href=\"stats.json\">stats.json</a>.</p>\n",
 	      f);
 	json_object_object_foreach(stats, key, val)
 	{
-		if (is_scalar(val))
+		if (is_scalar(val) || is_internal(key))
 			continue;
 		fputs("<h3>", f);
 		tm_html_put(f, key);

@@ -17,7 +17,6 @@
 #define PLOT_TOP     120
 #define ROW	     22 /* pixels a bar, the bar 16 of them */
 #define BAR	     16
-#define EMPTY_ROWS   5	/* the plot area's height, in rows, when there is no bar */
 #define VALUE_COLOUR 0	/* tm_svg_colour: blue */
 #define TOTAL_COLOUR 10 /* light blue */
 
@@ -126,7 +125,11 @@ int tm_plot_bars(FILE *out, const struct tm_bars_chart *c, struct tm_bar *bar, s
 	}
 	hot += c->others;
 	rest += c->others_value;
-	double height = ROW * (double)(shown ? shown : EMPTY_ROWS);
+	if (!shown) {
+		tm_svg_note(out, WIDTH, c->title, c->empty);
+		return ferror(out) ? -EIO : 0;
+	}
+	double height = ROW * (double)shown;
 	tm_svg_begin(out, WIDTH, (unsigned)(PLOT_TOP + height + 60), c->title, c->desc);
 	char line[200], s[16], num[32];
 	if (hot > shown)
@@ -136,10 +139,8 @@ int tm_plot_bars(FILE *out, const struct tm_bars_chart *c, struct tm_bar *bar, s
 			 shown, hot, c->things, c->value_name, hot - shown,
 			 c->whole ? share(rest, c->whole, s, sizeof(s)) : "", c->whole ? " (" : "",
 			 tm_svg_number((double)rest, num, sizeof(num)), c->whole ? ")" : "");
-	else if (shown)
-		snprintf(line, sizeof(line), "all %zu %s, by %s", shown, c->things, c->value_name);
 	else
-		snprintf(line, sizeof(line), "%s", c->empty);
+		snprintf(line, sizeof(line), "all %zu %s, by %s", shown, c->things, c->value_name);
 	tm_svg_text(out, WIDTH / 2.0, 46, 13, "middle", WIDTH - 20.0, line);
 	fputc('\n', out);
 	struct tm_svg_legend_entry legend[2] = {
@@ -165,11 +166,6 @@ int tm_plot_bars(FILE *out, const struct tm_bars_chart *c, struct tm_bar *bar, s
 	for (size_t i = 0; i < shown; i++)
 		draw_bar(out, c, &a, &bar[i], i);
 	fputs("</g>\n", out);
-	if (!shown) {
-		tm_svg_text(out, PLOT_LEFT + PLOT_WIDTH / 2.0, PLOT_TOP + height / 2, 14, "middle",
-			    PLOT_WIDTH, c->empty);
-		fputc('\n', out);
-	}
 	tm_svg_end(out);
 	return ferror(out) ? -EIO : 0;
 }

@@ -42,6 +42,12 @@ void tm_plot_footprint(FILE *out, const struct tm_plot_data *d)
 	snprintf(title, sizeof(title), "Distinct 4 KiB pages touched (%s, %s records)",
 		 d->fmt ? d->fmt->name : "no records",
 		 tm_svg_number((double)s->records, num, sizeof(num)));
+	if (!d->accesses) {
+		tm_svg_note(out, WIDTH, title,
+			    s->records ? "the trace's records give no addresses"
+				       : "the trace has no records");
+		return;
+	}
 	tm_svg_begin(out, WIDTH, HEIGHT, title,
 		     "The distinct 4 KiB pages fetched from (code) and read or written (data) "
 		     "from the trace's start to each point, counted apart.");
@@ -57,16 +63,8 @@ void tm_plot_footprint(FILE *out, const struct tm_plot_data *d)
 	    .y_label = "distinct 4 KiB pages",
 	};
 	tm_svg_axes(out, &a);
-	if (d->accesses) {
-		line(out, d, &a, TM_PLOT_NEW_CODE, "code", d->code_pages, tm_svg_colour(0));
-		line(out, d, &a, TM_PLOT_NEW_DATA, "data", d->data_pages, tm_svg_colour(3));
-	} else {
-		tm_svg_text(out, PLOT_LEFT + PLOT_WIDTH / 2.0, PLOT_TOP + a.height / 2, 14,
-			    "middle", PLOT_WIDTH,
-			    s->records ? "the trace's records give no addresses"
-				       : "the trace has no records");
-		fputc('\n', out);
-	}
+	line(out, d, &a, TM_PLOT_NEW_CODE, "code", d->code_pages, tm_svg_colour(0));
+	line(out, d, &a, TM_PLOT_NEW_DATA, "data", d->data_pages, tm_svg_colour(3));
 	snprintf(code, sizeof(code), "code: %s pages",
 		 tm_svg_number((double)d->code_pages, num, sizeof(num)));
 	snprintf(data, sizeof(data), "data: %s pages",
@@ -75,6 +73,6 @@ void tm_plot_footprint(FILE *out, const struct tm_plot_data *d)
 	    {tm_svg_colour(0), code},
 	    {tm_svg_colour(3), data},
 	};
-	tm_svg_legend(out, LEGEND_LEFT, PLOT_TOP, LEGEND_W, legend, d->accesses ? 2 : 0);
+	tm_svg_legend(out, LEGEND_LEFT, PLOT_TOP, LEGEND_W, legend, 2);
 	tm_svg_end(out);
 }

@@ -282,9 +282,22 @@ static void legend(FILE *out, const struct tm_heatmap *h, const uint64_t *low, u
 	tm_svg_legend(out, x, TOP + 34, w, e, n);
 }
 
+/* Whether any cell has a count. */
+static bool any_count(const struct tm_heatmap *h)
+{
+	for (size_t k = 0; k < (size_t)h->n_panels * h->n_rows * h->n_cols; k++)
+		if (h->count[k])
+			return true;
+	return false;
+}
+
 void tm_heatmap_draw(FILE *out, const struct tm_heatmap *h)
 {
 	struct layout lay = {0};
+	if (!h->count || !any_count(h)) {
+		tm_svg_note(out, h->width, h->title, h->empty);
+		return;
+	}
 	tm_svg_begin(out, h->width, h->height, h->title, h->desc);
 	if (place_rows(h, &lay) < 0) {
 		tm_svg_end(out);
@@ -317,16 +330,10 @@ void tm_heatmap_draw(FILE *out, const struct tm_heatmap *h)
 		panel_axes(out, h, &lay, p);
 		fputs("</g>\n", out);
 	}
-	if (max) {
-		row_labels(out, h, &lay);
-		breaks(out, h, &lay);
-		row_bands(out, h, &lay);
-		legend(out, h, low, n_levels, max);
-	} else {
-		tm_svg_text(out, LEFT + (h->width - LEFT - LEGEND_W) / 2, TOP + lay.plot_h / 2, 14,
-			    "middle", h->width - LEFT - LEGEND_W, h->empty);
-		fputc('\n', out);
-	}
+	row_labels(out, h, &lay);
+	breaks(out, h, &lay);
+	row_bands(out, h, &lay);
+	legend(out, h, low, n_levels, max);
 	tm_svg_text(out, LEFT + (h->width - LEFT - LEGEND_W) / 2, h->height - 16.0, 13, "middle",
 		    h->width - LEFT - LEGEND_W, h->x_label);
 	fprintf(out, "\n<g transform=\"translate(18 %.1f) rotate(-90)\">", TOP + lay.plot_h / 2);

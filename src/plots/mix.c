@@ -64,6 +64,10 @@ void tm_plot_mix(FILE *out, const struct tm_plot_data *d)
 		 "The share of each record class in each of %u slices of %" PRIu64
 		 " records, stacked.",
 		 tm_slices_used(s), (uint64_t)1 << s->shift);
+	if (!s->records) {
+		tm_svg_note(out, WIDTH, title, "the trace has no records");
+		return;
+	}
 	tm_svg_begin(out, WIDTH, height, title, desc);
 	struct tm_svg_area a = {
 	    .left = PLOT_LEFT,
@@ -105,9 +109,6 @@ void tm_plot_mix(FILE *out, const struct tm_plot_data *d)
 		n++;
 	}
 	tm_svg_axes(out, &a);
-	if (!s->records)
-		tm_svg_text(out, PLOT_LEFT + PLOT_WIDTH / 2.0, PLOT_TOP + a.height / 2, 14,
-			    "middle", PLOT_WIDTH, "the trace has no records");
 	tm_svg_legend(out, LEGEND_LEFT, PLOT_TOP, LEGEND_W, legend, n);
 	tm_svg_end(out);
 }

@@ -87,38 +87,59 @@ unsigned tm_series_used(const struct tm_series *s)
 }
 
 /* Column col in its lane, from lane_top down lane_h pixels: each slice's count as a filled
- * step from the lane's floor, all lanes on one scale (most). */
+ * step from the lane's floor, all lanes on one scale (most). The only lane (alone) is the
+ * whole area, a line on the area's y axis: filled, its ups and downs would be a solid block. */
 static void lane(FILE *out, const struct tm_series *s, const struct tm_svg_area *a, unsigned col,
 		 double lane_top, double lane_h, uint64_t most, const char *name, uint64_t total,
-		 const char *counted, const char *colour)
+		 const char *counted, const char *colour, bool alone)
 {
 	unsigned n = tm_series_used(s);
 	double w = (double)((uint64_t)1 << s->shift), floor = lane_top + lane_h;
-	double scale = (lane_h - 4) / (double)most; /* 4 pixels between lanes */
+	double scale = (lane_h - (alone ? 0 : 4)) / (double)most; /* 4 pixels between lanes */
 	fputs("<path data-series=\"", out);
 	tm_svg_escape(out, name);
 	fprintf(out, "\" data-total=\"%" PRIu64 "\" data-counts=\"", total);
 	for (unsigned j = 0; j < n; j++)
 		fprintf(out, "%s%" PRIu64, j ? " " : "", s->v[j][col]);
-	fprintf(out, "\" fill=\"%s\" stroke=\"%s\" stroke-width=\"0.5\" d=\"M%.1f %.1f", colour,
-		colour, tm_svg_x(a, 0), floor);
+	fprintf(out, "\" fill=\"%s\" stroke=\"%s\" stroke-width=\"%s\" d=\"M%.1f %.1f",
+		alone ? "none" : colour, colour, alone ? "1.5" : "0.5", tm_svg_x(a, 0),
+		alone ? floor - scale * (double)s->v[0][col] : floor);
 	double last = floor;
 	for (unsigned j = 0; j < n; j++) {
 		double y = floor - scale * (double)s->v[j][col];
-		if (j == 0 || y != last)
+		if ((j == 0 && !alone) || (j && y != last))
 			fprintf(out, "V%.1f", y);
 		fprintf(out, "H%.1f", tm_svg_x(a, (j + 1) * w));
 		last = y;
 	}
-	fprintf(out, "V%.1fZ\"><title>", floor);
+	if (alone)
+		fputs("\"><title>", out);
+	else
+		fprintf(out, "V%.1fZ\"><title>", floor);
 	tm_svg_escape(out, name);
 	fprintf(out, ": %" PRIu64 " ", total);
 	tm_svg_escape(out, counted);
 	fputs("</title></path>\n", out);
+	if (alone)
+		return;
 	tm_svg_text(out, a->left - 8, lane_top + lane_h / 2 + 4, 12, "end", a->left - 12, name);
 	fprintf(out,
 		"\n<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999999\"/>\n",
 		a->left, floor, a->left + a->width, floor);
+}
+
+/* Whether column col counts the same in every slice but the last (which the trace may end
+ * in the middle of): then one lane would be a solid block, and note says its rate instead. */
+static bool steady(const struct tm_series *s, unsigned col, char *note, size_t len,
+		   const struct tm_series_style *st)
+{
+	unsigned n = tm_series_used(s);
+	for (unsigned j = 0; j + 1 < n; j++)
+		if (s->v[j][col] != s->v[0][col])
+			return false;
+	snprintf(note, len, "only %s, at a steady rate of %.3g %s per %s", st->names[col],
+		 (double)s->v[0][col] / (double)(1ull << s->shift), st->counted, st->unit);
+	return true;
 }
 
 void tm_series_plot(FILE *out, const struct tm_series *s, const struct tm_series_style *st)
@@ -131,17 +152,30 @@ void tm_series_plot(FILE *out, const struct tm_series *s, const struct tm_series
 			if (st->names[c] && s->v[j][c] > most)
 				most = s->v[j][c];
 		}
-	unsigned lanes = 0;
+	unsigned lanes = 0, only = 0;
 	for (unsigned c = 0; c < COLUMNS; c++)
-		lanes += st->names[c] && total[c];
+		if (st->names[c] && total[c]) {
+			lanes++;
+			only = c;
+		}
+	char note[256];
+	if (!lanes || st->note || (lanes == 1 && steady(s, only, note, sizeof(note), st))) {
+		tm_svg_note(out, WIDTH, st->title, !lanes ? st->empty : st->note ? st->note : note);
+		return;
+	}
 	char x_label[160], y_label[200], num[32], text[COLUMNS][96];
 	if (s->origin)
 		snprintf(x_label, sizeof(x_label), "%s since %" PRIu64 " %s (%s)", st->axis,
 			 s->origin, st->unit, st->unit);
 	else
 		snprintf(x_label, sizeof(x_label), "%s (%s)", st->axis, st->unit);
-	snprintf(y_label, sizeof(y_label), "%s per %" PRIu64 " %s, 0 to %" PRIu64 " in each lane",
-		 st->counted, width, st->unit, most);
+	if (lanes == 1)
+		snprintf(y_label, sizeof(y_label), "%s per %" PRIu64 " %s", st->counted, width,
+			 st->unit);
+	else
+		snprintf(y_label, sizeof(y_label),
+			 "%s per %" PRIu64 " %s, 0 to %" PRIu64 " in each lane", st->counted, width,
+			 st->unit, most);
 	tm_svg_begin(out, WIDTH, HEIGHT, st->title, st->desc);
 	struct tm_svg_area a = {
 	    .left = PLOT_LEFT,
@@ -149,10 +183,14 @@ void tm_series_plot(FILE *out, const struct tm_series *s, const struct tm_series
 	    .width = PLOT_WIDTH,
 	    .height = HEIGHT - 120.0,
 	    .x_max = n ? (double)n * (double)width : 1,
-	    .y_max = 1,
+	    .y_max = lanes == 1 ? (double)most : 1,
 	    .x_label = x_label,
+	    .y_label = y_label,
 	};
-	tm_svg_x_axis(out, &a);
+	if (lanes == 1) /* the rate's own scale */
+		tm_svg_axes(out, &a);
+	else
+		tm_svg_x_axis(out, &a);
 	fprintf(out,
 		"<g class=\"series\" data-origin=\"%" PRIu64 "\" data-slice-width=\"%" PRIu64
 		"\" data-slices=\"%u\">\n",
@@ -166,7 +204,7 @@ void tm_series_plot(FILE *out, const struct tm_series *s, const struct tm_series
 		const char *colour = tm_svg_colour(c == TM_SERIES_OTHERS ? 7 : c < 7 ? c : c + 1);
 		double lane_h = a.height / lanes;
 		lane(out, s, &a, c, a.top + shown * lane_h, lane_h, most, st->names[c], total[c],
-		     st->counted, colour);
+		     st->counted, colour, lanes == 1);
 		snprintf(text[shown], sizeof(text[shown]), "%s: %s", st->names[c],
 			 tm_svg_number((double)total[c], num, sizeof(num)));
 		legend[shown].colour = colour;
@@ -174,15 +212,11 @@ void tm_series_plot(FILE *out, const struct tm_series *s, const struct tm_series
 		shown++;
 	}
 	fputs("</g>\n", out);
-	if (shown) {
+	if (lanes > 1) {
 		fprintf(out, "<g transform=\"translate(%.1f %.1f) rotate(-90)\">", 18.0,
 			a.top + a.height / 2);
 		tm_svg_text(out, 0, 0, 13, "middle", a.height, y_label);
 		fputs("</g>\n", out);
-	} else {
-		tm_svg_text(out, PLOT_LEFT + PLOT_WIDTH / 2.0, PLOT_TOP + a.height / 2, 14,
-			    "middle", PLOT_WIDTH, st->empty);
-		fputc('\n', out);
 	}
 	tm_svg_legend(out, LEGEND_LEFT, PLOT_TOP, LEGEND_W, legend, shown);
 	tm_svg_end(out);

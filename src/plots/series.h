@@ -54,6 +54,7 @@ struct tm_series_style {
 	const char *axis;    /* what the x axis is ("time", "position in the trace") */
 	const char *counted; /* what is counted, plural ("instructions", "sync events") */
 	const char *empty;   /* said in the plot when no event was counted */
+	const char *note;    /* unless NULL, the plot is this one-line note (tm_svg_note) */
 	const char *names[TM_SERIES_MAX + 1]; /* column k's name; NULL: not drawn */
 };
 
@@ -61,11 +62,14 @@ struct tm_series_style {
  * once counting is over. */
 void tm_series_sort_ids(struct tm_series *s);
 
-/* Draws the series as a plot: x the axis from the origin, and a lane for each named column
- * with events, one above the other in column order, where each slice's events stand as a
- * filled step, every lane on the same scale (a gap is a stall, an empty lane an idle
- * series). Each lane is a <path> with data-series (its name), data-total and data-counts (the
- * events of each slice), inside a <g> with data-origin, data-slice-width and data-slices. */
+/* Draws the series as a plot, or as a one-line note (tm_svg_note) when it has nothing to show:
+ * no event (st->empty), st->note, or a single lane with the same count in every slice but the
+ * last (its steady rate: a lane of it would be a solid block). Else x is the axis from the
+ * origin, with a lane for each named column with events, one above the other in column
+ * order, where each slice's events stand as a filled step, every lane on the same scale (a gap is a
+ * stall, an empty lane an idle series). Each lane is a <path> with data-series (its name),
+ * data-total and data-counts (the events of each slice), inside a <g> with data-origin,
+ * data-slice-width and data-slices. */
 void tm_series_plot(FILE *out, const struct tm_series *s, const struct tm_series_style *st);
 
 #endif

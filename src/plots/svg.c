@@ -137,6 +137,27 @@ void tm_svg_end(FILE *out)
 	fputs("</svg>\n", out);
 }
 
+void tm_svg_note(FILE *out, unsigned width, const char *title, const char *note)
+{
+	const unsigned height = 40;
+	char line[512];
+	snprintf(line, sizeof(line), "%s: %s", title, note);
+	fprintf(out,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%u\" "
+		"viewBox=\"0 0 %u %u\" font-family=\"%s\" font-size=\"%.0f\" data-note=\"",
+		width, height, width, height, TM_SVG_FONT, FONT_PX);
+	tm_svg_escape(out, note);
+	fputs("\">\n<title>", out);
+	tm_svg_escape(out, title);
+	fputs("</title>\n<desc>", out);
+	tm_svg_escape(out, note);
+	fprintf(out, "</desc>\n<rect width=\"%u\" height=\"%u\" fill=\"#ffffff\"/>\n", width,
+		height);
+	tm_svg_text(out, 10, 25, FONT_PX * 1.1, "start", width - 20.0, line);
+	fputs("\n</svg>\n", out);
+}
+
 void tm_svg_text(FILE *out, double x, double y, double px, const char *anchor, double max_w,
 		 const char *s)
 {

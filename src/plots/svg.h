@@ -35,6 +35,11 @@ char *tm_svg_fit(const char *s, double px, double max_w, char *buf, size_t len);
 void tm_svg_begin(FILE *out, unsigned width, unsigned height, const char *title, const char *desc);
 void tm_svg_end(FILE *out);
 
+/* A whole document for a plot with nothing to show: one line, the title then why ("Sync events
+ * of the thread: no sync records..."), width x 40 pixels. The svg element carries the reason in
+ * data-note, so that a page showing the plot can show the line instead of a picture. */
+void tm_svg_note(FILE *out, unsigned width, const char *title, const char *note);
+
 /* Text at (x, y), anchor "start", "middle" or "end", escaped; fitted to max_w when
  * max_w > 0. */
 void tm_svg_text(FILE *out, double x, double y, double px, const char *anchor, double max_w,
