@@ -36,6 +36,13 @@ them (headless.py's report).
       but itself; one bar drawn per bar of SVG, the widest spanning the plot area (its x
       axis ends at the largest bar); each bar's name left of its bar, in its row; every text
       inside the picture and no two overlapping. With nobars: no bar, and the empty message.
+  plots_check.py note TRACE SVG
+      A plot with nothing to show is a one-line note (tm_svg_note): its svg element says
+      why in data-note, it is at most 48 pixels high and holds one <text>, which ends with
+      the note; no path, polyline or heat map.
+  plots_check.py processors TRACE SVG
+      processors.svg is no solid block: a one-line note (as above), or lanes where a single
+      lane's counts vary (every slice but the last, which the trace may end in, not alike).
 
 Each check prints one "description<TAB>expected<TAB>actual" line per check (lib.sh's
 check_compared)."""
@@ -217,6 +224,30 @@ def hot(trace, report_path, svg_path, nobars=None):
     texts_fit(trace, r)
 
 
+def note(trace, svg_path):
+    root = ET.parse(svg_path).getroot()
+    why = root.get("data-note")
+    out(f"{trace}: says why in data-note", True, bool(why))
+    out(f"{trace}: one line high", True, float(root.get("height")) <= 48)
+    texts = ["".join(t.itertext()) for t in root.iter(SVG + "text")]
+    out(f"{trace}: one text, ending with the note", [True],
+        [t.endswith(why or "-") or t.endswith("...") for t in texts])
+    out(f"{trace}: nothing drawn", 0,
+        len(list(root.iter(SVG + "path"))) + len(list(root.iter(SVG + "polyline"))))
+
+
+def processors(trace, svg_path):
+    root = ET.parse(svg_path).getroot()
+    if root.get("data-note") is not None:
+        note(trace, svg_path)
+        return
+    lanes = [[int(v) for v in e.get("data-counts").split()] for e in root.iter(SVG + "path")
+             if e.get("data-series") is not None]
+    out(f"{trace}: lanes drawn", True, len(lanes) > 0)
+    if len(lanes) == 1:
+        out(f"{trace}: the one lane's counts vary", True, len(set(lanes[0][:-1])) > 1)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "data":
         data(*sys.argv[2:7])
@@ -228,6 +259,10 @@ if __name__ == "__main__":
         browser(*sys.argv[2:5])
     elif sys.argv[1] == "bars":
         bars(sys.argv[2])
+    elif sys.argv[1] == "note":
+        note(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "processors":
+        processors(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "hot":
         hot(*sys.argv[2:6])
     else:

@@ -34,6 +34,16 @@ else
 	echo "SKIP: no realtraces folder at '$REAL': ARM's calculator trace not plotted"
 fi
 PLOTS="mix.svg footprint.svg addresses.svg"
+# a TT6 trace without sync records: its INITIAL_PC, then 1000 times li r3,1
+{
+	printf '\x00\x01\x00\x00'
+	for _ in $(seq 1000); do printf '\x38\x60\x00\x01'; done
+} >"$SRC/nosync.tt6"
+# a Tarmac trace of one processor, an instruction every 10 ticks but a stall of 500 at
+# instruction 300: its rate over time varies
+awk 'BEGIN { t = 0; for (i = 0; i < 1000; i++) { t += (i == 300 ? 500 : 10);
+	printf "%d clk IT (%d) %08x d503201f O EL3h_s : NOP\n", t, i, 4096 + 4 * i } }' \
+	>"$SRC/stall.tarmac"
 
 mount_tm "$SRC"
 M=$TM_MNT
@@ -74,9 +84,34 @@ check_compared "gen.full: registers.svg against the model" "$PY" "$HERE/plots_ch
 command -v xmllint >/dev/null || echo "SKIP: xmllint is absent (Debian's libxml2-utils)"
 check "empty.byu: mix.svg says the trace has no records" \
 	grep -q "the trace has no records" "$M/empty.byu/plots/mix.svg"
+# a plot with nothing to show is a one-line note, not a full-size empty chart
+for p in mix.svg footprint.svg addresses.svg; do
+	check_compared "empty.byu/$p" "$PY" "$HERE/plots_check.py" note "empty.byu/$p" \
+		"$M/empty.byu/plots/$p"
+done
+check_compared "nosync.tt6/sync.svg" "$PY" "$HERE/plots_check.py" note nosync.tt6/sync.svg \
+	"$M/nosync.tt6/plots/sync.svg"
+check "nosync.tt6: sync.svg says there are no sync records" \
+	grep -q 'data-note="no sync records' "$M/nosync.tt6/plots/sync.svg"
+check_compared "gen.tt6/sync.svg, with sync records, is no note" echo -e \
+	"gen.tt6: no data-note\tFalse\t$(grep -q data-note "$M/gen.tt6/plots/sync.svg" &&
+		echo True || echo False)"
+# one processor: no solid block (a steady rate or no time is a note; a varying rate a line)
+for t in gen.tarmac stall.tarmac gen.qemu4v $(echo "$TRACES" | grep -o '[^ ]*calculator[^ ]*'); do
+	check_compared "$t/processors.svg" "$PY" "$HERE/plots_check.py" processors \
+		"$t/processors.svg" "$M/$t/plots/processors.svg"
+done
+check "stall.tarmac: processors.svg draws the rate, which dips at the stall" \
+	grep -q 'data-series="cpu 0" data-total="1000"' "$M/stall.tarmac/plots/processors.svg"
+check "calculator-aarch64-fastmodel.tarmac or none: one instruction per clk is a note" \
+	bash -c "[ ! -d '$M/calculator-aarch64-fastmodel.tarmac' ] || grep -q \
+		'data-note=\"only cpu 0, at a steady rate of 1 instructions per clk' \
+		'$M/calculator-aarch64-fastmodel.tarmac/plots/processors.svg'"
 for p in footprint.svg addresses.svg; do
 	check "gen.spixcounts: $p says its records give no addresses" \
 		grep -q "give no addresses" "$M/gen.spixcounts/plots/$p"
+	check_compared "gen.spixcounts/$p" "$PY" "$HERE/plots_check.py" note \
+		"gen.spixcounts/$p" "$M/gen.spixcounts/plots/$p"
 done
 check "empty.byu: addresses.svg says the trace has no records" \
 	grep -q "the trace has no records" "$M/empty.byu/plots/addresses.svg"
@@ -139,9 +174,12 @@ for t in $TRACES empty.byu; do
 	for p in $(plots_of "$t"); do
 		# plots that say they have no data: those of no records, and of no addresses
 		nodata=
+		# a note (checked above: empty.byu's, gen.spixcounts' without addresses, a
+		# steady processor's) draws no data
 		case $t/$p in
 		empty.byu/* | gen.spixcounts/footprint.svg | gen.spixcounts/addresses.svg)
 			nodata=nodata ;;
+		*/processors.svg) grep -q data-note "$M/$t/plots/$p" && nodata=nodata ;;
 		esac
 		[ -f "${SHOT[$t/$p]}.json" ] && check_compared "$t/$p" "$PY" "$HERE/plots_check.py" \
 			browser "$t/$p" "${SHOT[$t/$p]}.json" $nodata

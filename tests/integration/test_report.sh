@@ -31,7 +31,12 @@ ODD="odd <&> \"q\" 'n'.byu"
 mkdir "$SRC/prog"
 cp "$SRC/gen.spixcounts" "$SRC/prog/a.spixcounts"
 cp "$SRC/gen.spixcounts" "$SRC/prog/b.spixcounts"
-TRACES=(gen.byu gen.tt6 gen.tt6e gen.trace gen.tarmac gen.qemu4v gen.full gen.spixcounts
+# a TT6 trace without sync records (its INITIAL_PC, then 100 times li r3,1): sync.svg is a note
+{
+	printf '\x00\x01\x00\x00'
+	for _ in $(seq 100); do printf '\x38\x60\x00\x01'; done
+} >"$SRC/nosync.tt6"
+TRACES=(nosync.tt6 gen.byu gen.tt6 gen.tt6e gen.trace gen.tarmac gen.qemu4v gen.full gen.spixcounts
 	empty.byu cut.byu bad.trace "$ODD" prog/a.spixcounts prog/b.spixcounts prog/SUM.spixcounts)
 # one zstd frame of more than a piece (4 MiB): errors.txt holds a note, no error
 if command -v zstd >/dev/null; then
@@ -122,8 +127,27 @@ sys.stdout.write(re.sub(r"<svg\b.*?</svg>", "", t, count=1, flags=re.S))' \
 	"$M/gen.byu/report.html" >"$C/report.html"
 "$PY" "$HERE/trace_report_check.py" page "$C" >"$TM_TMP/controls/plot.out"
 check "control: a plot left out fails the inline check" \
-	awk -F'\t' '/^every plot is inline/ && $2 != $3 { bad = 1 } END { exit !bad }' \
-	"$TM_TMP/controls/plot.out"
+	awk -F'\t' '/^every plot with something to show is inline/ && $2 != $3 { bad = 1 }
+		END { exit !bad }' "$TM_TMP/controls/plot.out"
+# the figures in the views' order: mix.svg (the plots deriver's first) before hot.svg
+"$PY" -c 'import re, sys
+t = open(sys.argv[1]).read()
+figs = re.findall(r"<div class=\"figure\">.*?</div>\n", t, re.S)
+sys.stdout.write(t.replace(figs[0], "@@").replace(figs[1], figs[0]).replace("@@", figs[1]))' \
+	"$M/gen.tt6/report.html" >"$TM_TMP/order.html"
+mkdir -p "$TM_TMP/controls/gen.tt6"
+cp -r "$M/gen.tt6/." "$TM_TMP/controls/gen.tt6/"
+cp "$TM_TMP/order.html" "$TM_TMP/controls/gen.tt6/report.html"
+"$PY" "$HERE/trace_report_check.py" page "$TM_TMP/controls/gen.tt6" >"$TM_TMP/controls/order.out"
+check "control: hot.svg after mix.svg fails the order check" \
+	awk -F'\t' '/^the most telling plots come first/ && $2 != $3 { bad = 1 }
+		END { exit !bad }' "$TM_TMP/controls/order.out"
+sed 's|<div class="section" id="details">|&<div class="detail" data-key="plots"></div>|' \
+	"$M/gen.byu/report.html" >"$C/report.html"
+"$PY" "$HERE/trace_report_check.py" page "$C" >"$TM_TMP/controls/internal.out"
+check "control: a plots row in the details fails" \
+	awk -F'\t' '/^the details leave out the plots object/ && $2 != $3 { bad = 1 }
+		END { exit !bad }' "$TM_TMP/controls/internal.out"
 sed 's|<li><a href="dump.txt">dump.txt</a></li>||' "$M/gen.byu/report.html" >"$C/report.html"
 "$PY" "$HERE/trace_report_check.py" page "$C" >"$TM_TMP/controls/link.out"
 check "control: a view's link left out fails the links check" \

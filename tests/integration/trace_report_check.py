@@ -38,6 +38,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from headless import Png  # noqa: E402
 
 ERROR_LINES = 20
+INTERNAL = {"plots"}  # stats.json's objects the page leaves out
+FIRST_PLOTS = ["plots/hot.svg", "plots/mix.svg", "plots/addresses.svg"]  # shown first
 GREYS = {"#ffffff", "#e0e0e0", "#333333", "#000000", "none"}
 
 
@@ -143,6 +145,9 @@ def page(trace_dir):
     tree.feed(text)
     root = tree.root
     stats = json.load(open(os.path.join(trace_dir, "stats.json")))
+    out("the details leave out the plots object (tracemount's own counters)", [],
+        [d.attrs["data-key"] for d in find(root, lambda n: n.attrs.get("data-key") in INTERNAL)])
+    stats = {k: v for k, v in stats.items() if k not in INTERNAL}
 
     facts = find(root, lambda n: n.attrs.get("id") == "facts")[0]
     shown = value(find(facts, lambda n: n.tag == "dl")[0])
@@ -189,16 +194,29 @@ def page(trace_dir):
     out("every #link names a section", [],
         [h for h in hrefs if h.startswith("#") and h[1:] not in ids])
 
-    plots = sorted(p for p in folder_files(trace_dir) if re.fullmatch(r"plots/[^/]+\.svg", p))
+    plots, notes = drawn_plots(trace_dir)
     inline = []
     for p in plots:
         svg = open(os.path.join(trace_dir, p), encoding="utf-8").read()
         svg = re.sub(r"^<\?xml[^>]*\?>\n*", "", svg)
         if svg in text:
             inline.append(p)
-    out("every plot is inline, as its file holds it", plots, inline)
+    out("every plot with something to show is inline, as its file holds it", plots,
+        sorted(inline))
     svgs = re.findall(r"<svg\b.*?</svg>", text, re.S)
     out("... and no other <svg>", len(plots), len(svgs))
+    order = [re.search(r'<p class="caption"><a href="([^"]+)"', s).group(1) for s in
+             re.split(r'<div class="figure">', text)[1:]]
+    first = [p for p in FIRST_PLOTS if p in plots]
+    out("the most telling plots come first (hot, mix, addresses)", first, order[:len(first)])
+    ul = find(root, lambda n: n.attrs.get("class") == "notes")
+    items = [(urllib.parse.unquote(li.elements()[0].attrs["href"]), li.text())
+             for li in (ul[0].elements() if ul else [])]
+    want = []
+    for p, (title, why) in sorted(notes.items()):
+        want.append((p, f"{p}: {title}: {why}"))
+    out("each plot with nothing to show is a one-line note: path, title and why", want,
+        sorted(items))
     bad = []
     for s in svgs:
         try:
@@ -210,6 +228,21 @@ def page(trace_dir):
         re.findall(r"<script|<link|<img|<iframe|\bsrc=|url\(|@import", text, re.I))
 
 
+def drawn_plots(trace_dir):
+    """The folder's plots with something to show, sorted, and the others' title and note."""
+    plots, notes = [], {}
+    for p in folder_files(trace_dir):
+        if not re.fullmatch(r"plots/[^/]+\.svg", p):
+            continue
+        root = ET.parse(os.path.join(trace_dir, p)).getroot()
+        if root.get("data-note") is None:
+            plots.append(p)
+        else:
+            notes[p] = (root.find("{http://www.w3.org/2000/svg}title").text,
+                        root.get("data-note"))
+    return sorted(plots), notes
+
+
 def browser(trace_dir, report, nodata):
     d = json.load(open(report))
     page_url = "file://" + os.path.abspath(os.path.join(trace_dir, "report.html"))
@@ -219,7 +252,7 @@ def browser(trace_dir, report, nodata):
     bad = [u for u in d["links"] if not u.startswith(prefix) or not os.path.isfile(
         urllib.parse.unquote(u[len("file://"):]))]
     out("every link, as the browser resolves it, is a file of the folder", [], bad)
-    n_plots = len([p for p in folder_files(trace_dir) if re.fullmatch(r"plots/[^/]+\.svg", p)])
+    n_plots = len(drawn_plots(trace_dir)[0])
     for width, w in d["widths"].items():
         out(f"at {width} px no element's content overflows it", [], w["overflow"])
         out(f"at {width} px the page does not scroll sideways", False, w["scrolls_sideways"])

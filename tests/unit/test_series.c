@@ -157,8 +157,10 @@ START_TEST(test_plot)
 	    .names = {"cpu 0", "cpu 1 & co", "cpu 2"},
 	};
 	char *svg = check_plot(&s, &st);
-	ck_assert_ptr_nonnull(strstr(svg, "the trace has no instructions"));
-	ck_assert_ptr_nonnull(strstr(svg, "data-slices=\"0\""));
+	/* nothing to show: a one-line note */
+	ck_assert_ptr_nonnull(strstr(svg, "data-note=\"the trace has no instructions\""));
+	ck_assert_ptr_nonnull(strstr(svg, "height=\"40\""));
+	ck_assert_uint_eq(occurrences(svg, "<text"), 1);
 	ck_assert_uint_eq(occurrences(svg, "<path"), 0);
 	free(svg);
 
@@ -188,6 +190,45 @@ START_TEST(test_plot)
 }
 END_TEST
 
+/* One series alone: at a steady rate a note that gives it (a lane would be a solid block);
+ * at a varying one a line on the rate's own axis, not a filled lane. */
+START_TEST(test_alone)
+{
+	struct tm_series s;
+	ck_assert_int_eq(tm_series_init(&s), 0);
+	struct tm_series_style st = {
+	    .title = "Instructions",
+	    .desc = "hand-made",
+	    .axis = "time",
+	    .unit = "clk",
+	    .counted = "instructions",
+	    .empty = "none",
+	    .names = {"cpu 0"},
+	};
+	for (uint64_t t = 0; t < 1000; t++) /* the last slice's count is its own */
+		tm_series_add(&s, t, 0, 1);
+	char *svg = check_plot(&s, &st);
+	ck_assert_ptr_nonnull(
+	    strstr(svg, "data-note=\"only cpu 0, at a steady rate of 1 instructions per clk\""));
+	ck_assert_uint_eq(occurrences(svg, "<path"), 0);
+	free(svg);
+
+	tm_series_add(&s, 500, 0, 40); /* a burst */
+	svg = check_plot(&s, &st);
+	ck_assert_ptr_null(strstr(svg, "data-note"));
+	ck_assert_uint_eq(occurrences(svg, "<path"), 1);
+	ck_assert_ptr_nonnull(strstr(svg, "fill=\"none\""));
+	ck_assert_ptr_nonnull(strstr(svg, ">instructions per 4 clk</text>"));
+	free(svg);
+
+	st.note = "said instead";
+	svg = check_plot(&s, &st);
+	ck_assert_ptr_nonnull(strstr(svg, "data-note=\"said instead\""));
+	free(svg);
+	tm_series_free(&s);
+}
+END_TEST
+
 static Suite *series_suite(void)
 {
 	Suite *s = suite_create("series");
@@ -196,6 +237,7 @@ static Suite *series_suite(void)
 	tcase_add_test(tc, test_edges);
 	tcase_add_test(tc, test_columns);
 	tcase_add_test(tc, test_plot);
+	tcase_add_test(tc, test_alone);
 	suite_add_tcase(s, tc);
 	return s;
 }
