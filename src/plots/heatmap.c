@@ -7,8 +7,10 @@
 #include "plots/svg.h"
 
 #define TOP	     64.0
-#define BOTTOM	     62.0 /* below the panels: ticks and the x label */
-#define LEFT	     170.0
+#define BOTTOM	     62.0  /* below the panels: ticks and the x label */
+#define LEFT	     170.0 /* the labels' column and the y label, left of the panels */
+#define NOTE_W	     60.0  /* groups' notes, in a column of their own left of the labels */
+#define NOTE_X	     28.0  /* where that column starts, right of the y label */
 #define LEGEND_W     160.0
 #define PANEL_GAP    32.0
 #define LABEL_PX     11.0
@@ -58,6 +60,7 @@ static unsigned level_of(uint64_t c, const uint64_t *low, unsigned n)
 
 /* Where the rows are: row r from y[r] to y[r] + row_h. */
 struct layout {
+	double left; /* where the first panel starts */
 	double panel_w, row_h, plot_h;
 	double *y;
 };
@@ -69,7 +72,7 @@ static uint64_t count_at(const struct tm_heatmap *h, unsigned p, unsigned r, uns
 
 static double panel_left(const struct layout *lay, unsigned p)
 {
-	return LEFT + p * (lay->panel_w + PANEL_GAP);
+	return lay->left + p * (lay->panel_w + PANEL_GAP);
 }
 
 /* The x of record position x in a panel. */
@@ -83,8 +86,13 @@ static int place_rows(const struct tm_heatmap *h, struct layout *lay)
 	unsigned breaks = 0;
 	for (unsigned r = 1; r < h->n_rows; r++)
 		breaks += h->rows[r].group != h->rows[r - 1].group;
+	lay->left = LEFT;
+	for (unsigned r = 0; r < h->n_rows; r++)
+		if (h->rows[r].note[0])
+			lay->left = LEFT + NOTE_W;
 	lay->plot_h = h->height - TOP - BOTTOM;
-	lay->panel_w = (h->width - LEFT - LEGEND_W - PANEL_GAP * (h->n_panels - 1)) / h->n_panels;
+	lay->panel_w =
+	    (h->width - lay->left - LEGEND_W - PANEL_GAP * (h->n_panels - 1)) / h->n_panels;
 	double gap = breaks ? fmin(MAX_BREAK_PX, 0.3 * lay->plot_h / breaks) : 0;
 	lay->row_h = h->n_rows ? (lay->plot_h - gap * breaks) / h->n_rows : 0;
 	lay->y = malloc((h->n_rows + 1) * sizeof(double));
@@ -202,14 +210,34 @@ static void row_labels(FILE *out, const struct tm_heatmap *h, const struct layou
 			fprintf(out,
 				"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
 				"stroke=\"#333333\"/>",
-				LEFT - 4, y, LEFT, y);
-			tm_svg_text(out, LEFT - 6, y + 4, LABEL_PX, "end", LEFT - 30,
+				lay->left - 4, y, lay->left, y);
+			tm_svg_text(out, lay->left - 6, y + 4, LABEL_PX, "end",
+				    lay->left - (lay->left > LEFT ? NOTE_W : 0) - 30,
 				    h->rows[r].label);
 			fputc('\n', out);
 		}
 	}
 	fputs("</g>\n", out);
 	free(taken);
+}
+
+/* Each group's note, level with its middle, from the top down where it clears the last. */
+static void group_notes(FILE *out, const struct tm_heatmap *h, const struct layout *lay)
+{
+	double last = -LABEL_SPACE;
+	for (unsigned r = 0; r < h->n_rows;) {
+		unsigned end = r + 1;
+		while (end < h->n_rows && h->rows[end].group == h->rows[r].group)
+			end++;
+		double mid = (lay->y[r] + lay->y[end - 1] + lay->row_h) / 2;
+		if (h->rows[r].note[0] && mid - last >= LABEL_SPACE) {
+			tm_svg_text(out, NOTE_X, mid + 4, LABEL_PX, "start", NOTE_W - 4,
+				    h->rows[r].note);
+			fputc('\n', out);
+			last = mid;
+		}
+		r = end;
+	}
 }
 
 /* Between groups: a zigzag at the left edge, the mark of a broken axis. */
@@ -222,7 +250,8 @@ static void breaks(FILE *out, const struct tm_heatmap *h, const struct layout *l
 		fprintf(out,
 			"<polyline class=\"break\" fill=\"none\" stroke=\"#333333\" "
 			"points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>\n",
-			LEFT - 3, mid, LEFT + 1, mid - 3, LEFT + 5, mid + 3, LEFT + 9, mid);
+			lay->left - 3, mid, lay->left + 1, mid - 3, lay->left + 5, mid + 3,
+			lay->left + 9, mid);
 	}
 }
 
@@ -241,8 +270,8 @@ static void row_bands(FILE *out, const struct tm_heatmap *h, const struct layout
 			fprintf(out, "%s%" PRIu64, p ? " " : "", sum);
 		}
 		fprintf(out, "\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>",
-			LEFT, lay->y[r], panel_left(lay, h->n_panels - 1) + lay->panel_w - LEFT,
-			lay->row_h);
+			lay->left, lay->y[r],
+			panel_left(lay, h->n_panels - 1) + lay->panel_w - lay->left, lay->row_h);
 		tm_svg_escape(out, h->rows[r].tip);
 		fputs(":", out);
 		for (unsigned p = 0; p < h->n_panels; p++) {
@@ -331,11 +360,12 @@ void tm_heatmap_draw(FILE *out, const struct tm_heatmap *h)
 		fputs("</g>\n", out);
 	}
 	row_labels(out, h, &lay);
+	group_notes(out, h, &lay);
 	breaks(out, h, &lay);
 	row_bands(out, h, &lay);
 	legend(out, h, low, n_levels, max);
-	tm_svg_text(out, LEFT + (h->width - LEFT - LEGEND_W) / 2, h->height - 16.0, 13, "middle",
-		    h->width - LEFT - LEGEND_W, h->x_label);
+	tm_svg_text(out, lay.left + (h->width - lay.left - LEGEND_W) / 2, h->height - 16.0, 13,
+		    "middle", h->width - lay.left - LEGEND_W, h->x_label);
 	fprintf(out, "\n<g transform=\"translate(18 %.1f) rotate(-90)\">", TOP + lay.plot_h / 2);
 	tm_svg_text(out, 0, 0, 13, "middle", lay.plot_h, h->y_label);
 	fputs("</g>\n</g>\n", out);

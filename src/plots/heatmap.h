@@ -19,6 +19,9 @@ struct tm_heat_row {
 	 * first row), then from the top; 0: no label */
 	uint8_t priority;
 	unsigned group; /* rows of a group follow each other; a new value starts a group */
+	/* on a group's first row: a word about the group (its rows' size), drawn in a column
+	 * left of the labels, level with the group's middle, where it fits; "" for none */
+	char note[16];
 };
 
 struct tm_heatmap {

@@ -141,4 +141,24 @@ void tm_plot_footprint(FILE *out, const struct tm_plot_data *d);
 /* plots/addresses.svg: a heat map of the accesses, address against position, by kind. */
 void tm_plot_addresses(FILE *out, const struct tm_plot_data *d);
 
+/* addresses.svg draws the touched blocks in at most TM_ADDR_REGIONS regions, cut at the widest
+ * gaps between them, each a run of rows of its own size from its lowest touched block to its
+ * highest, at most TM_ADDR_DRAWN_ROWS / (number of regions) rows a region. */
+#define TM_ADDR_REGIONS	   8
+#define TM_ADDR_DRAWN_ROWS 128
+
+struct tm_addr_region {
+	uint64_t first, last; /* its lowest and highest touched blocks, at the table's shift */
+	unsigned shift;	      /* its rows are blocks of 2^shift bytes, at least the table's */
+	unsigned n_rows;      /* from first's row to last's, touched or not */
+};
+
+/* Splits n touched blocks of 2^shift bytes (distinct, ascending, n <= TM_ADDR_ROWS) into
+ * regions, lowest first: cuts at the TM_ADDR_REGIONS - 1 widest gaps (of at least one
+ * untouched block; of equal gaps, the lowest first), and in each region the smallest rows, from
+ * 2^shift bytes doubling, that cover it in at most its share of TM_ADDR_DRAWN_ROWS. Returns
+ * the number of regions (0 when n is). */
+unsigned tm_addr_regions(const uint64_t *block, unsigned n, unsigned shift,
+			 struct tm_addr_region region[TM_ADDR_REGIONS]);
+
 #endif

@@ -11,13 +11,15 @@ them (headless.py's report).
       own distinct pages (byu.distinct_pages_4k, counted over code and data together); where
       the format counts code_pages_4k or data_pages_4k itself (Tarmac, QEMU4V, CIS501, TT6,
       TT6E, FULL), the same numbers. addresses.svg's panels (fetch, read, write) sum to the
-      accesses, its rows' counts to the panels', its rows are distinct blocks of the size it
-      says (data-row-bytes); with 4 KiB rows, the rows with fetches are the code pages and
-      those with reads or writes the data pages; for TT6, TT6E and FULL the fetches are the
+      accesses, its rows' counts to the panels', it has at most 8 regions of rows
+      (data-region-rows), each a run of rows of its size (data-region-bytes) from the top down,
+      below the region above; with 4 KiB rows everywhere, the rows with fetches are the code
+      pages and those with reads or writes the data pages; for TT6, TT6E and FULL the fetches are the
       instructions.
   plots_check.py model TRACE ADDRESSES EXPECTED
-      addresses.svg against a model's accesses (full_model.py's accesses.json): each panel's
-      total, and each row's counts (4 KiB rows, keyed by their first address).
+      addresses.svg against a model's accesses (full_model.py's accesses.json, by 4 KiB page):
+      each panel's total, and its regions, rows and their counts, as model_regions cuts the
+      pages by doc/plots.md's rule.
   plots_check.py registers TRACE REGISTERS STATS EXPECTED
       FULL's registers.svg against a model's register changes (full_model.py's
       registers.json): its rows are the registers that change, in order, with their counts;
@@ -68,6 +70,50 @@ def heat_rows(svg):
     return panels, rows, heat
 
 
+def region_rows(rows, heat):
+    """addresses.svg's regions from the top down, as (row bytes, rows' first addresses), by
+    the heat map's data-region-rows and data-region-bytes."""
+    sizes = [int(x) for x in heat.get("data-region-bytes").split()]
+    counts = [int(x) for x in heat.get("data-region-rows").split()]
+    starts, regions = [int(r, 16) for r, _ in rows], []
+    for size, n in zip(sizes, counts):
+        regions.append((size, starts[:n]))
+        starts = starts[n:]
+    return regions
+
+
+def model_regions(pages):
+    """The rows addresses.svg draws of accesses counted by 4 KiB page ({address: [fetches,
+    reads, writes]}), by doc/plots.md's rule: blocks of 2^s bytes, the smallest s from 12 that
+    makes at most 128 of them; cut at the 7 widest gaps of at least one untouched block (the
+    lowest first of equal ones); each region in the smallest rows, doubling, that cover it from
+    its lowest block up in at most 128 // regions rows. Returns (row bytes of each region,
+    [(first address in hex, counts)]), from the top down."""
+    shift = 12
+    while len({a >> shift for a in pages}) > 128:
+        shift += 1
+    blocks = sorted({a >> shift for a in pages})
+    gaps = sorted((-(b - a), i) for i, (a, b) in enumerate(zip(blocks, blocks[1:])) if b - a > 1)
+    cuts = sorted(i for _, i in gaps[:7])
+    regions, begin = [], 0
+    for end in cuts + [len(blocks) - 1]:
+        regions.append((blocks[begin], blocks[end]))
+        begin = end + 1
+    limit, sizes, rows = 128 // len(regions) if regions else 0, [], []
+    for first, last in reversed(regions):
+        k = 0
+        while ((last - first) >> k) + 1 > limit:
+            k += 1
+        sizes.append(1 << (shift + k))
+        for j in range((last - first) >> k, -1, -1):
+            counts = [0, 0, 0]
+            for a, c in pages.items():
+                if first <= a >> shift <= last and (a >> shift) - first >> k == j:
+                    counts = [x + y for x, y in zip(counts, c)]
+            rows.append((hex(first + (j << k) << shift), counts))
+    return sizes, rows
+
+
 def addresses(trace, stats, svg):
     plots = stats["plots"]
     panels, rows, heat = heat_rows(svg)
@@ -77,13 +123,14 @@ def addresses(trace, stats, svg):
     out(f"{trace}: addresses.svg's rows sum to its panels",
         [panels.get(k, 0) for k in ("fetch", "read", "write")],
         [sum(c[k] for _, c in rows) for k in range(3)])
-    size = int(heat.get("data-row-bytes"))
-    starts = [int(r, 16) for r, _ in rows]
-    out(f"{trace}: addresses.svg's rows are distinct blocks of {size} bytes, from the top down",
-        True, all(a % size == 0 for a in starts) and starts == sorted(set(starts), reverse=True))
-    out(f"{trace}: addresses.svg's rows are as many as it says", int(heat.get("data-rows")),
-        len(rows))
-    if size == 4096:
+    regions = region_rows(rows, heat)
+    out(f"{trace}: addresses.svg's regions are at most 8, their rows as many as it says",
+        [True, int(heat.get("data-rows"))], [len(regions) <= 8, len(rows)])
+    out(f"{trace}: addresses.svg's regions are runs of adjacent rows of their size, from "
+        "the top down, apart", True, all(
+            all(a - b == size for a, b in zip(starts, starts[1:])) for size, starts in regions)
+        and all(lower[1][0] < upper[1][-1] for upper, lower in zip(regions, regions[1:])))
+    if all(size == 4096 for size, _ in regions):
         out(f"{trace}: addresses.svg's rows with fetches are the code pages",
             plots["code_pages_4k"], sum(c[0] > 0 for _, c in rows))
         out(f"{trace}: addresses.svg's rows with reads or writes are the data pages",
@@ -99,11 +146,14 @@ def addresses(trace, stats, svg):
 
 def model(trace, svg, expected_path):
     want = json.load(open(expected_path))
-    panels, rows, _ = heat_rows(svg)
+    panels, rows, heat = heat_rows(svg)
     out(f"{trace}: addresses.svg's panels are the model's accesses",
         {k: want[k] for k in ("fetch", "read", "write")}, panels)
-    out(f"{trace}: addresses.svg's rows are the model's pages, with their counts",
-        sorted(want["pages"].items()), sorted(rows))
+    sizes, model_rows = model_regions({int(a, 16): c for a, c in want["pages"].items()})
+    out(f"{trace}: addresses.svg's regions are the model's, with their row sizes",
+        sizes, [int(x) for x in heat.get("data-region-bytes").split()])
+    out(f"{trace}: addresses.svg's rows are the model's regions' rows, with their counts",
+        model_rows, rows)
 
 
 def registers(trace, svg, stats_path, expected_path):

@@ -1,11 +1,13 @@
 #!/bin/bash
 # plots/ in every trace folder (doc/plots.md), for a generated trace of every format: BYU,
 # TT6, TT6E, CIS501, Tarmac, QEMU4V, FULL (full_model.py) and spixcounts (the TT6 trace's own
-# spix/ counts), and ARM's calculator trace (../shared/realtraces, skipped when absent). Each
+# spix/ counts), and ARM's calculator trace and the BYU-12 traces (../shared/realtraces,
+# skipped when absent). Each
 # plot is listed, its stat size is the bytes read, xmllint finds it well-formed, and its data
 # agree with stats.json (plots_check.py data: the classes' counts, the pages, BYU's memory
-# references, addresses.svg's panels and rows), and FULL's addresses.svg and registers.svg
-# with full_model.py's accesses and register changes (plots_check.py model, registers). Then headless Chromium (headless.py) opens every plot from the mount: no parse
+# references, addresses.svg's panels, regions and rows), and FULL's addresses.svg and
+# registers.svg with full_model.py's accesses and register changes (plots_check.py model,
+# registers). Then headless Chromium (headless.py) opens every plot from the mount: no parse
 # error, console message, script or request but itself, data drawn, every text inside
 # the picture and none overlapping another (plots_check.py browser). Controls show the checks
 # can fail: a band's count off by one, a row's count off (addresses.svg, registers.svg), a text
@@ -32,6 +34,15 @@ if [ -n "$REAL" ] && [ -d "$REAL/tarmac" ]; then
 	TRACES="$TRACES calculator-aarch64-fastmodel.tarmac"
 else
 	echo "SKIP: no realtraces folder at '$REAL': ARM's calculator trace not plotted"
+fi
+# the real BYU-12 traces touch addresses all over 1 GiB: addresses.svg in regions
+if [ -n "$REAL" ] && [ -d "$REAL/byu12" ]; then
+	for f in "$REAL"/byu12/*.tr; do
+		cp "$f" "$SRC/"
+		TRACES="$TRACES $(basename "$f")"
+	done
+else
+	echo "SKIP: no realtraces folder at '$REAL': the BYU-12 traces not plotted"
 fi
 PLOTS="mix.svg footprint.svg addresses.svg"
 # a TT6 trace without sync records: its INITIAL_PC, then 1000 times li r3,1

@@ -427,8 +427,18 @@ START_TEST(test_addresses)
 	for (uint64_t p = 0; p < 200; p++)
 		tm_addr_heat_add(&h, 0, 0x20000000 + (p << 12), TM_ACCESS_READ);
 	check_plot(write_addresses, &d, &svg);
-	ck_assert_ptr_nonnull(strstr(svg, "rows of 8 KiB"));
+	ck_assert_ptr_nonnull(strstr(svg, "rows of 8 KiB to 32 KiB by region"));
+	ck_assert_ptr_nonnull(strstr(svg, "data-region-bytes=\"8192 32768 8192 8192\""));
 	ck_assert_int_eq(attribute(svg, "data-panel", "read", "data-total"), 400);
+	free(svg);
+
+	/* addresses up to the last: the top row ends there */
+	for (unsigned i = 0; i < 10; i++)
+		tm_addr_heat_add(&h, 0, UINT64_MAX / 9 * i, TM_ACCESS_WRITE);
+	tm_addr_heat_add(&h, 0, UINT64_MAX, TM_ACCESS_WRITE);
+	check_plot(write_addresses, &d, &svg);
+	ck_assert_ptr_nonnull(strstr(svg, " to 0xffffffffffffffff ("));
+	ck_assert_int_eq(attribute(svg, "class", "heatmap", "data-regions"), 8);
 	free(svg);
 	tm_addr_heat_free(&h);
 
@@ -452,6 +462,69 @@ START_TEST(test_addresses)
 	free(svg);
 	tm_slices_free(&d.slices);
 	tm_addr_heat_free(&h);
+}
+END_TEST
+
+START_TEST(test_addr_regions)
+{
+	struct tm_addr_region reg[TM_ADDR_REGIONS];
+	/* three runs far apart: three regions, each in rows of the table's blocks */
+	const uint64_t few[] = {0x400, 0x401, 0x10000, 0x7fff0};
+	ck_assert_uint_eq(tm_addr_regions(few, 4, 12, reg), 3);
+	ck_assert_uint_eq(reg[0].first, 0x400);
+	ck_assert_uint_eq(reg[0].last, 0x401);
+	ck_assert_uint_eq(reg[0].n_rows, 2);
+	ck_assert_uint_eq(reg[0].shift, 12);
+	ck_assert_uint_eq(reg[2].first, 0x7fff0);
+	ck_assert_uint_eq(reg[2].n_rows, 1);
+	/* adjacent blocks are never cut apart */
+	const uint64_t run[] = {5, 6, 7};
+	ck_assert_uint_eq(tm_addr_regions(run, 3, 12, reg), 1);
+	ck_assert_uint_eq(reg[0].n_rows, 3);
+	ck_assert_uint_eq(tm_addr_regions(run, 0, 12, reg), 0);
+
+	/* 50 adjacent blocks, then two far apart: three regions of at most 42 rows, the run in
+	 * 25 rows of two blocks */
+	uint64_t block[TM_ADDR_ROWS];
+	for (unsigned i = 0; i < 50; i++)
+		block[i] = i;
+	block[50] = 100;
+	block[51] = 1000;
+	ck_assert_uint_eq(tm_addr_regions(block, 52, 12, reg), 3);
+	ck_assert_uint_eq(reg[0].last, 49);
+	ck_assert_uint_eq(reg[0].shift, 13);
+	ck_assert_uint_eq(reg[0].n_rows, 25);
+	ck_assert_uint_eq(reg[1].n_rows, 1);
+
+	/* 40 blocks, 2 or 3 apart in turn but for gaps of 10 after the 10th, 20th and 30th:
+	 * cut there and at the lowest four gaps of 3, to 8 regions */
+	for (unsigned i = 0, b = 0; i < 40; i++) {
+		block[i] = b;
+		b += i == 9 || i == 19 || i == 29 ? 10 : i % 2 ? 3 : 2;
+	}
+	ck_assert_uint_eq(tm_addr_regions(block, 40, 12, reg), 8);
+	ck_assert_uint_eq(reg[0].last, block[1]);
+	ck_assert_uint_eq(reg[1].first, block[2]);
+	ck_assert_uint_eq(reg[1].last, block[3]);
+	ck_assert_uint_eq(reg[4].first, block[8]);
+	ck_assert_uint_eq(reg[4].last, block[9]);
+	ck_assert_uint_eq(reg[5].first, block[10]);
+	ck_assert_uint_eq(reg[5].last, block[19]);
+	ck_assert_uint_eq(reg[7].last, block[39]);
+	/* 23 blocks in at most 16 rows: rows of 2 blocks */
+	ck_assert_uint_eq(reg[5].shift, 13);
+	ck_assert_uint_eq(reg[5].n_rows, 12);
+
+	/* ten blocks equally apart over all 64 bits: the lowest seven gaps cut, the top region
+	 * of three blocks in at most 16 rows, their size below 2^64 */
+	for (unsigned i = 0; i < 10; i++)
+		block[i] = (UINT64_MAX >> 12) / 9 * i;
+	ck_assert_uint_eq(tm_addr_regions(block, 10, 12, reg), 8);
+	ck_assert_uint_eq(reg[6].first, block[6]);
+	ck_assert_uint_eq(reg[7].first, block[7]);
+	ck_assert_uint_le(reg[7].n_rows, 16);
+	ck_assert_uint_ge(reg[7].n_rows, 9);
+	ck_assert_uint_le(reg[7].shift, 63);
 }
 END_TEST
 
@@ -523,6 +596,7 @@ static Suite *plots_suite(void)
 	tcase_add_test(tc, test_mix);
 	tcase_add_test(tc, test_footprint);
 	tcase_add_test(tc, test_addresses);
+	tcase_add_test(tc, test_addr_regions);
 	tcase_add_test(tc, test_registers);
 	suite_add_tcase(s, tc);
 	return s;
