@@ -74,6 +74,11 @@ struct tm_deriver {
 	 * Optional (NULL, 0). */
 	const char *const *stream_views;
 	unsigned n_stream_outputs;
+	/* Views that exist only when not empty, bit k for views[k] (hide_empty_streams: for
+	 * stream_views[k]): those the trace may have nothing for (a time where the trace gives
+	 * none), so that a folder does not list an empty file. Listing their folder then takes
+	 * the index. Optional (0: every view exists, empty or not). */
+	uint64_t hide_empty, hide_empty_streams;
 	/* Bytes of private state, allocated and zeroed by the core for one index pass. */
 	size_t state_size;
 	/* Sets the state up before the first add, with the trace's program images (never NULL;

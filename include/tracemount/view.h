@@ -34,6 +34,8 @@ struct tm_view {
 			       per-stream view's place among a stream's */
 	uint16_t flag_mask; /* record views: unless 0, of the classes' records only those
 			       with one of these flags (a tag's class) */
+	bool hide_empty;    /* table views: it exists only when not empty, which takes the
+			       index (a deriver's view it may leave empty: derive.h) */
 };
 
 /* views[TM_RAW_VIEW] of every trace is raw. */

@@ -486,6 +486,9 @@ const struct tm_deriver tm_deriver_calls = {
     .n_outputs = ARRAY_SIZE(calls_views),
     .stream_views = calls_stream_views,
     .n_stream_outputs = ARRAY_SIZE(calls_stream_views),
+    /* folded-time.txt is empty where the trace gives no time */
+    .hide_empty = 1ull << VIEW_FOLDED_TIME,
+    .hide_empty_streams = 1ull << VIEW_FOLDED_TIME,
     .streams = calls_streams,
     .state_size = sizeof(struct calls_derive),
     .init = calls_init,

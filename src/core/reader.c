@@ -93,11 +93,13 @@ int tm_view_exists(const struct tm_open_trace *ot, unsigned view)
 	const struct tm_view *v = tm_trace_view(ot->trace, view);
 	if (!v)
 		return 0;
-	if (v->group < 0)
+	if (v->group < 0 && !v->hide_empty)
 		return 1;
 	int err = tm_view_size(ot, view, &size);
-	if (v->kind == TM_VIEW_TABLE) /* a per-stream view: its stream shown, even if empty */
-		return err == -ENOENT ? 0 : err < 0 ? err : 1;
+	if (v->kind == TM_VIEW_TABLE && err == -ENOENT) /* a stream the index does not show */
+		return 0;
+	if (v->kind == TM_VIEW_TABLE && !v->hide_empty) /* a per-stream view, even if empty */
+		return err < 0 ? err : 1;
 	return err < 0 ? err : size > 0;
 }
 

@@ -134,10 +134,12 @@ static size_t stream_views_of(struct tm_view_table *t, const struct tm_format *f
 			int n = snprintf(at ? at + len : NULL, at ? room - len : 0,
 					 (*d)->stream_views[k], s);
 			if (at)
-				t->views[t->n_views++] = (struct tm_view){.path = at + len,
-									  .kind = TM_VIEW_TABLE,
-									  .group = (int)s,
-									  .column = column};
+				t->views[t->n_views++] = (struct tm_view){
+				    .path = at + len,
+				    .kind = TM_VIEW_TABLE,
+				    .group = (int)s,
+				    .column = column,
+				    .hide_empty = (*d)->hide_empty_streams >> k & 1};
 			len += (size_t)n + 1;
 		}
 	return len;
@@ -208,9 +210,12 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 			       NULL, 0, 0);
 	for (const struct tm_deriver *const *d = tm_derivers; *d; d++)
 		for (unsigned k = 0; tm_deriver_applies(*d, fmt) && k < (*d)->n_outputs && !err;
-		     k++)
+		     k++) {
 			err = add_view(t, path_printf((*d)->views[k], t->stem, ""), TM_VIEW_TABLE,
 				       NULL, 0, 0);
+			if (!err)
+				t->views[t->n_views - 1].hide_empty = (*d)->hide_empty >> k & 1;
+		}
 	if (!err && per_stream)
 		err = add_stream_views(t, fmt);
 	if (!err)

@@ -65,12 +65,14 @@ int tm_fs_node_source(struct tm_fs *fs, const struct tm_node *n, struct tm_sourc
 	return n->fmt->virtual_open(fs->root_fd, n->virt, src);
 }
 
-/* Whether view v of n's trace exists (a group view needs records, so the index). */
+/* Whether view v of n's trace exists (a group view needs records, a view hidden when empty
+ * its size: both the index). */
 static int view_exists(struct tm_fs *fs, const struct tm_node *n, unsigned v)
 {
 	struct tm_source src;
 	struct tm_open_trace ot;
-	if (tm_trace_view(n->trace, v)->group < 0)
+	const struct tm_view *view = tm_trace_view(n->trace, v);
+	if (view->group < 0 && !view->hide_empty)
 		return 1;
 	int err = tm_fs_node_source(fs, n, &src);
 	if (err)
@@ -86,8 +88,9 @@ static int view_exists(struct tm_fs *fs, const struct tm_node *n, unsigned v)
 }
 
 /* Whether folder dir of n's trace shows: at once when it holds a view other than a per-stream
- * one (cpu/ of group views too: listed before the index), else when the index shows one of
- * the streams of its per-stream views (derive.h), which all exist together. */
+ * one or one hidden when empty (cpu/ of group views too: listed before the index), else when
+ * the index shows one of the streams of its per-stream views (derive.h), which all exist
+ * together but for those hidden when empty, or one of those is not empty. */
 static int dir_exists(struct tm_fs *fs, const struct tm_node *n, const char *dir)
 {
 	const struct tm_view_table *t = tm_trace_views(n->trace);
@@ -98,11 +101,12 @@ static int dir_exists(struct tm_fs *fs, const struct tm_node *n, const char *dir
 		const struct tm_view *v = &t->views[i];
 		if (strncmp(v->path, dir, len) != 0 || v->path[len] != '/')
 			continue;
-		if (v->kind != TM_VIEW_TABLE || v->group < 0)
+		if (v->kind != TM_VIEW_TABLE || (v->group < 0 && !v->hide_empty))
 			return 1;
-		if (tried >> v->group & 1)
+		if (!v->hide_empty && tried >> v->group & 1)
 			continue;
-		tried |= 1ull << v->group;
+		if (!v->hide_empty)
+			tried |= 1ull << v->group;
 		exists = view_exists(fs, n, i);
 	}
 	return exists;

@@ -3,8 +3,8 @@
 # deep, a tail call, a longjmp past two frames, a call that never returns), written by
 # calls_expect.py as TT6, TT6E, CIS501 and Tarmac traces, and as QEMU4V's MIPS code (delay
 # slots, $sp on register lines): each format's folded.txt (and Tarmac's and QEMU4V's
-# folded-time.txt) and stats.json's calls against what the program ran, the same tree of
-# functions and marks. Generated
+# folded-time.txt, which TT6 and CIS501, without time, do not list) and stats.json's calls
+# against what the program ran, the same tree of functions and marks. Generated
 # traces of each format (gen_tt6, gen_cis501, gen_tarmac on three processors, QEMU4V, FULL by
 # full_model.py): the views agree with each other and with stats.json (calls_expect.py check),
 # FULL's calls all return with its stack pointer checked, the flame graph is XML (xmllint when
@@ -75,8 +75,19 @@ for kf in $KNOWN; do
 	m=$M/known/$t
 	check_eq "$t: folded.txt holds the stacks the program ran" "$(cat "$EXP/$t.folded")" \
 		"$(LC_ALL=C sort "$m/calls/folded.txt")"
-	check_eq "$t: folded-time.txt weighs them by time" "$(cat "$EXP/$t.time")" \
-		"$(LC_ALL=C sort "$m/calls/folded-time.txt")"
+	# a trace without time (TT6, CIS501) lists no folded-time.txt, in the mount or to ls
+	if [ -s "$EXP/$t.time" ]; then
+		check_eq "$t: folded-time.txt weighs them by time" "$(cat "$EXP/$t.time")" \
+			"$(LC_ALL=C sort "$m/calls/folded-time.txt")"
+		check_eq "$t: calls/ lists folded-time.txt" folded-time.txt \
+			"$(ls "$m/calls" | grep -x folded-time.txt)"
+	else
+		check_eq "$t: no time, calls/ lists no folded-time.txt" "" \
+			"$(ls "$m/calls" | grep -x folded-time.txt)"
+		check "$t: no time, no calls/folded-time.txt" test ! -e "$m/calls/folded-time.txt"
+		check_eq "$t: no time, tracemount ls lists no folded-time.txt" "" \
+			"$(cd "$SRC/known" && "$TRACEMOUNT" ls "$t" | grep folded-time)"
+	fi
 	for key in instructions calls returns tail_calls resynchronisations never_returned \
 		max_depth unmatched_returns discontinuities; do
 		check_eq "$t: stats.json calls.$key" "$(json_get "$EXP/$t.json" "d['$key']")" \

@@ -211,6 +211,35 @@ END_TEST
 
 /* format.h's limits, for every format of the registry: the index pass refuses (-EINVAL) a
  * format over them, so a new format over one would index nothing. */
+/* The views hidden when empty are those the derivers declare (hide_empty, hide_empty_streams),
+ * of every stream; no other view is. */
+static void check_hide_empty(const struct tm_view_table *t, const struct tm_format *fmt)
+{
+	unsigned hidden = 0, declared = 0;
+	char path[256];
+	for (unsigned v = 0; v < t->n_views; v++)
+		hidden += t->views[v].hide_empty;
+	for (const struct tm_deriver *const *d = tm_derivers; *d; d++) {
+		for (unsigned k = 0; tm_deriver_applies(*d, fmt) && k < (*d)->n_outputs; k++) {
+			snprintf(path, sizeof(path), (*d)->views[k], t->stem);
+			int v = tm_view_table_find(t, path);
+			ck_assert_int_ge(v, 0);
+			ck_assert_int_eq(t->views[v].hide_empty, (*d)->hide_empty >> k & 1);
+			declared += (*d)->hide_empty >> k & 1;
+		}
+		for (unsigned k = 0; tm_deriver_applies(*d, fmt) && k < (*d)->n_stream_outputs; k++)
+			for (unsigned st = 0; st < TM_MAX_STREAM_VIEWS; st++) {
+				snprintf(path, sizeof(path), (*d)->stream_views[k], st);
+				int v = tm_view_table_find(t, path);
+				ck_assert_int_ge(v, 0);
+				ck_assert_int_eq(t->views[v].hide_empty,
+						 (*d)->hide_empty_streams >> k & 1);
+				declared += (*d)->hide_empty_streams >> k & 1;
+			}
+	}
+	ck_assert_uint_eq(hidden, declared);
+}
+
 START_TEST(test_registered_formats_keep_the_contract)
 {
 	unsigned n_formats = 0;
@@ -252,6 +281,7 @@ START_TEST(test_registered_formats_keep_the_contract)
 				ck_assert_uint_eq(t.views[v].column, (v - first) % per_stream);
 			}
 		ck_assert_uint_eq(t.n_views - first, TM_MAX_STREAM_VIEWS * per_stream);
+		check_hide_empty(&t, fmt);
 		tm_view_table_free(&t);
 	}
 	ck_assert_uint_ge(n_formats, 2);
@@ -265,6 +295,13 @@ START_TEST(test_registered_derivers_keep_the_contract)
 	for (const struct tm_deriver *const *d = tm_derivers; *d; d++) {
 		ck_assert_msg(!(*d)->n_stream_outputs || (*d)->streams, "%s: no streams",
 			      (*d)->name);
+		/* views hidden when empty are among its views; calls/ hides folded-time.txt */
+		ck_assert((*d)->n_outputs >= 64 || !((*d)->hide_empty >> (*d)->n_outputs));
+		ck_assert((*d)->n_stream_outputs >= 64 ||
+			  !((*d)->hide_empty_streams >> (*d)->n_stream_outputs));
+		for (unsigned k = 0; strcmp((*d)->name, "calls") == 0 && k < (*d)->n_outputs; k++)
+			ck_assert_int_eq((*d)->hide_empty >> k & 1,
+					 strcmp((*d)->views[k], "calls/folded-time.txt") == 0);
 		for (unsigned k = 0; k < (*d)->n_stream_outputs; k++) {
 			const char *p = (*d)->stream_views[k], *u = strstr(p, "%u");
 			ck_assert_msg(u && strchr(p, '%') == u && !strchr(u + 1, '%'),
