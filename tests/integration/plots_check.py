@@ -60,8 +60,11 @@ def out(what, want, got):
 
 
 def heat_rows(svg):
-    """addresses.svg's panels' totals and rows' counts, by data-panel and data-row."""
+    """addresses.svg's panels' totals and rows' counts, by data-panel and data-row; none, and
+    no heat map, for a note (a plot with nothing to show)."""
     root = ET.parse(svg).getroot()
+    if root.get("data-note"):
+        return {}, [], None
     panels = {e.get("data-panel"): int(e.get("data-total"))
               for e in root.iter(SVG + "g") if e.get("data-panel") is not None}
     rows = [(e.get("data-row"), [int(x) for x in e.get("data-counts").split()])
@@ -117,6 +120,9 @@ def model_regions(pages):
 def addresses(trace, stats, svg):
     plots = stats["plots"]
     panels, rows, heat = heat_rows(svg)
+    if heat is None:
+        out(f"{trace}: addresses.svg is a note where there is no access", 0, plots["accesses"])
+        return
     out(f"{trace}: addresses.svg's panels", ["fetch", "read", "write"], sorted(panels))
     out(f"{trace}: addresses.svg's panels sum to the accesses", plots["accesses"],
         sum(panels.values()))
@@ -151,7 +157,7 @@ def model(trace, svg, expected_path):
         {k: want[k] for k in ("fetch", "read", "write")}, panels)
     sizes, model_rows = model_regions({int(a, 16): c for a, c in want["pages"].items()})
     out(f"{trace}: addresses.svg's regions are the model's, with their row sizes",
-        sizes, [int(x) for x in heat.get("data-region-bytes").split()])
+        sizes, [int(x) for x in heat.get("data-region-bytes").split()] if heat is not None else [])
     out(f"{trace}: addresses.svg's rows are the model's regions' rows, with their counts",
         model_rows, rows)
 
@@ -163,7 +169,7 @@ def registers(trace, svg, stats_path, expected_path):
     out(f"{trace}: registers.svg's rows are the model's registers, with their writes",
         [[k, [v]] for k, v in want.items()], [[k, c] for k, c in rows])
     out(f"{trace}: registers.svg's writes are stats.json's registers_changed",
-        sum(stats["full"]["registers_changed"].values()), panels.get("writes"))
+        sum(stats["full"]["registers_changed"].values()), panels.get("writes", 0))
 
 
 def data(trace, stats_path, mix_path, footprint_path, addresses_path):

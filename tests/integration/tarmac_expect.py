@@ -202,6 +202,7 @@ def expect(trace, outdir, stem, ext):
     known = {c: [] for c in CLASSES}  # lines this reader placed, for foreign traces
     cpus = {}
     ran = set()  # the processors that ran instructions (calls/cpu/N/ when two or more)
+    insn_times = {}  # each processor's instructions' times: folded-time.txt when they differ
     foreign = []
     last_cpu = 0
     isets, modes, mnemonics, sizes, registers = {}, {}, {}, {}, {}
@@ -222,6 +223,8 @@ def expect(trace, outdir, stem, ext):
         if cls in ("executed", "condition_failed"):
             last_cpu = cpu
             ran.add(cpu)
+            if time:
+                insn_times.setdefault(cpu, set()).add(int(time[0]))
             iset = facts["iset"].decode()
             bump(isets, ISA_NAMES.get(iset.upper(), iset))
             bump(modes, facts["mode"].decode())
@@ -290,10 +293,12 @@ def expect(trace, outdir, stem, ext):
             "views": sorted(views) if not foreign else [],
             "processors": processors_model(lines),
             "derived": ["spix/%s.spixcounts" % stem, "spix/summary.txt"] +
-            ["calls/" + c + v for c in [""] + (["cpu/%d/" % k for k in sorted(ran) if k < 16]
-                                               if len(ran) > 1 else [])
+            ["calls/" + c + v for k, c in [(min(ran, default=0), "")] +
+             ([(k, "cpu/%d/" % k) for k in sorted(ran) if k < 16] if len(ran) > 1 else [])
              for v in ("tree.txt", "profile.txt", "profile.json", "folded.txt",
-                       "folded-time.txt", "flamegraph.svg")] +
+                       "folded-time.txt", "flamegraph.svg")
+             # folded-time.txt only where the processor's time goes on
+             if v != "folded-time.txt" or len(insn_times.get(k, ())) > 1] +
             ["plots/mix.svg", "plots/footprint.svg"] +
             ["plots/hot.svg"] +  # calls/' hottest functions
             ["plots/addresses.svg", "plots/processors.svg"],

@@ -729,8 +729,9 @@ def compare(trace, d, source, fmt, errors=None, truncated=None, skip=(), partial
     views += ["plots/hot.svg"]  # calls/' hottest functions
     views += ["plots/addresses.svg"]
     views += ["plots/sync.svg"]
+    # no folded-time.txt: TT6 has no time
     views += ["calls/" + v for v in ("tree.txt", "profile.txt", "profile.json", "folded.txt",
-                                     "folded-time.txt", "flamegraph.svg")]
+                                     "flamegraph.svg")]
     if "listing" not in skip:
         found = sorted(os.path.relpath(os.path.join(p, f), d) for p, _, fs in os.walk(d)
                        for f in fs)
