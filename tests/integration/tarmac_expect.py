@@ -7,6 +7,8 @@ plain Python string splitting, never from tracemount's output.
         not read, stats.json's expected counts). TRACE may be gzip.
     tarmac_expect.py processors OUTDIR SVG
         compares the plots/processors.svg at SVG with OUTDIR's model, as compare does.
+    tarmac_expect.py note OUTDIR
+        prints "nodata" when OUTDIR's model of plots/processors.svg is a one-line note.
     tarmac_expect.py compare OUTDIR MOUNTED_FOLDER LABEL
         compares the mounted folder with OUTDIR and prints one
         "description<TAB>expected<TAB>actual" line per check.
@@ -35,7 +37,8 @@ The rules (doc/views.md, doc/formats.md):
   condition code: it was fetched, and did nothing).
 - convert/STEM.din: "2 VA" per IT and per IS (a condition-failed instruction was fetched too),
   "0 VA" per read, "1 VA" per write, hex without 0x.
-- plots/processors.svg (series_expect.py): a lane per processor ("cpu N", the first 8 to run
+- plots/processors.svg (series_expect.py): a one-line note for one processor at a steady rate
+  or without time stamps; else a lane per processor ("cpu N", the first 8 to run
   an instruction, the rest "other cpus") of its IT, IS and ES lines (but failed fetches); x is
   the time when the first of them has one (a line without one counts at the last time seen),
   else the line's number from 0; the unit the first line's with a time.
@@ -177,7 +180,9 @@ def processors_model(lines):
             label = "time since %d %s (%s)" % (origin, unit, unit)
     else:
         label = "position in the trace (records)"
-    return series_expect.model(events), label
+    want = series_expect.model(events)
+    want["untimed_single"] = not by_time and len(names) == 1
+    return want, label
 
 
 def ranked(counter, limit=None):
@@ -385,6 +390,9 @@ def main(argv):
         series_expect.compare(argv[3], want, "plots/processors.svg", axis,
                               lambda what, w, g: out.append("%s\t%s\t%s" % (what, w, g)))
         print("\n".join(out))
+    elif len(argv) == 3 and argv[1] == "note":
+        want, _ = json.load(open(os.path.join(argv[2], "meta.json")))["processors"]
+        print("nodata" if series_expect.is_note(want) else "")
     elif len(argv) == 5 and argv[1] == "compare":
         compare(argv[2], argv[3], argv[4])
     else:

@@ -238,8 +238,10 @@ if tm_browser "plots/processors.svg"; then
 		"$TM_TMP/browser" "$timeout" "${files[@]}"
 	n=0
 	while read -r t fmt; do
+		# a note (the model's series_expect.is_note) draws no data
+		nodata=$("$PY" "$EXPECT" note "$EXP/$t")
 		[ -f "$TM_TMP/browser/$n.json" ] && check_compared "$t" "$PY" "$HERE/plots_check.py" \
-			browser "$t/plots/processors.svg" "$TM_TMP/browser/$n.json"
+			browser "$t/plots/processors.svg" "$TM_TMP/browser/$n.json" $nodata
 		n=$((n + 1))
 	done <<<"$TRACES"
 fi
