@@ -82,6 +82,9 @@ void tm_context_set_abandoned(struct tm_context *ctx, bool (*abandoned)(void *ar
 /* The mount goes away: every index pass running is cancelled (its waiters get -ECANCELED),
  * none starts any more, and the call returns once they all ended. */
 void tm_context_stop(struct tm_context *ctx);
+/* Whether an index pass's thread is running: a pass holds its trace until just after its
+ * waiters wake. */
+bool tm_context_passes_running(struct tm_context *ctx);
 
 /* What the context's traces share. */
 struct tm_chunk_cache *tm_context_cache(const struct tm_context *ctx);

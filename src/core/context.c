@@ -237,6 +237,14 @@ void tm_context_stop(struct tm_context *ctx)
 	tm_trace_env_drain(&ctx->env);
 }
 
+bool tm_context_passes_running(struct tm_context *ctx)
+{
+	pthread_mutex_lock(&ctx->env.passes_lock);
+	bool running = ctx->env.passes != NULL;
+	pthread_mutex_unlock(&ctx->env.passes_lock);
+	return running;
+}
+
 struct tm_chunk_cache *tm_context_cache(const struct tm_context *ctx)
 {
 	return ctx->env.cache;

@@ -384,10 +384,10 @@ static void say_stored(struct tm_trace_env *env, int stored, const char *path)
 	if (stored < 0)
 		atomic_fetch_add(&env->n_unstored, 1);
 	if (stored < 0 && was != -stored)
-		tm_log(env->log, LOG_WARNING,
-		       "%s: cannot write its index file in %s: %s; indexes stay in memory only "
-		       "until index files can be written (said once, in .tracemount/status)",
-		       path, env->store->dir, strerror(-stored));
+		tm_log(
+		    env->log, LOG_WARNING,
+		    "%s: cannot write its index file in %s: %s (said once, until one is written)",
+		    path, env->store->dir, strerror(-stored));
 	else if (stored == 0 && was)
 		tm_log(env->log, LOG_NOTICE, "index files are written in %s again",
 		       env->store->dir);

@@ -40,14 +40,16 @@ temporaries() {
 identities() {
 	(cd "$1" && stat -c '%n %i %y' -- *.tmi)
 }
-# listed_traces DIR: the traces --list names for DIR's index files, sorted; and all "ok".
+# listed_traces DIR: the traces --list names for DIR's index files (after its header line),
+# sorted.
 listed_traces() {
-	"$TRACEMOUNT" index --list --cache "$1" 2>/dev/null | awk '{ print $NF }' | LC_ALL=C sort
+	"$TRACEMOUNT" index --list --cache "$1" 2>/dev/null | tail -n +2 | awk '{ print $NF }' |
+		LC_ALL=C sort
 }
 # listed_states DIR: the states --list gives DIR's index files, each once, sorted.
 listed_states() {
-	"$TRACEMOUNT" index --list --cache "$1" 2>/dev/null |
-		sed -E 's/^[^ ]+ +[0-9.]+ [KMGT]?B +[0-9]+ (s|min|h|d) +[^ ]+ +//; s/ +[^ ]+$//' |
+	"$TRACEMOUNT" index --list --cache "$1" 2>/dev/null | tail -n +2 |
+		sed -E 's/^[^ ]+ +[0-9.]+ ([KMGT]i)?B +[0-9]+ (s|min|h|d) +[^ ]+ +//; s/ +[^ ]+$//' |
 		LC_ALL=C sort -u
 }
 # counts ERRFILE: the counts of index's summary line, after its size and time.

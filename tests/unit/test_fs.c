@@ -98,12 +98,17 @@ static void teardown(void)
 	free(b_data);
 }
 
-/* References the mount holds on a trace, besides ours. */
+/* References the mount holds on a trace, besides ours, once its index pass has let go: the
+ * pass's thread drops its own just after its waiters wake (trace.c, pass_run). */
 static unsigned trace_refs(const char *path)
 {
 	struct tm_trace *t;
 	ck_assert_int_eq(tm_context_trace(ctx, path, F, &t), 0);
 	unsigned refs = tm_trace_refs(t) - 2; /* ours and the context's */
+	for (int i = 0; i < 200 && tm_context_passes_running(ctx); i++) {
+		usleep(10000);
+		refs = tm_trace_refs(t) - 2;
+	}
 	tm_trace_put(t);
 	return refs;
 }
