@@ -8,9 +8,9 @@
 #   the course's reference parser's words ("Micro-ops: 1000", "Macro-ops: 754" for
 #   gcc-1K.trace, as the course published) and every expected view: dump.txt, class/TAG.txt
 #   and class/TAG.trace for the seven tags, convert/NAME.din.
-# - cis501_expect.py compare: each view byte for byte; the macro-opcode family classes (found by
-#   listing class/) partition dump.txt, one family per macro opcode, FAMILY.trace holding the
-#   original lines; stats.json records, classes and cis501 micro_ops / macro_ops / loads / stores.
+# - cis501_expect.py compare: each view byte for byte, the macro-opcode family classes too (the
+#   tests' own table of families, cis501_families.txt); class/ lists the families and tags and
+#   nothing else; stats.json records, classes and cis501 micro_ops / macro_ops / loads / stores.
 # - stats.json micro_ops and macro_ops against the model's counts; wc -l, grep -c on dump.txt
 #   and the .din against them; tail; stat sizes; dd reads at random offsets against the same
 #   bytes of the expected files; `tracemount cat` (the mount's bytes) and `tracemount ls`.
