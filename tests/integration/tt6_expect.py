@@ -28,6 +28,8 @@ Shared by the tt6 tests (the unit tests run it too), as a module or from the com
       the reading of TRACE finds the records gen_tt6 says it wrote (kind, number, PC, word,
       where) and no problem but its unknown escape codes: the model agrees with the
       generator before tracemount is judged
+  tt6_expect.py din TRACE FORMAT OUT
+      the expected convert/NAME.din of TRACE
   tt6_expect.py convert TRACE FORMAT OUT
       the expected TT6 <-> TT6E conversion of TRACE
   tt6_expect.py syncplot TRACE DIR
@@ -963,6 +965,10 @@ def main(argv):
             for line in fh:
                 c = columns(line.rstrip("\n"))
                 print("\t".join(c) if c else "MALFORMED\t" + line.rstrip("\n"))
+    elif cmd == "din":
+        trace, fmt, outp = argv[2:5]
+        with open(outp, "w") as fh:
+            fh.writelines(l + "\n" for l in din_lines(reference_decode(read(trace), fmt)[0]))
     elif cmd == "convert":
         trace, fmt, outp = argv[2:5]
         with open(outp, "wb") as fh:
