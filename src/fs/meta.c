@@ -31,6 +31,7 @@ void tm_fs_meta_stat(struct tm_fs *fs, enum tm_meta_file which, size_t len, stru
 	bool private = which == TM_META_STATUS || which == TM_META_REPORT;
 	meta_attrs(fs, st, S_IFREG | (private ? 0400 : 0444));
 	st->st_size = (off_t)len;
+	st->st_blocks = (blkcnt_t)((len + 511) / 512); /* du counts what a read gives */
 }
 
 void tm_fs_meta_dir_stat(struct tm_fs *fs, struct stat *st)
