@@ -4,7 +4,7 @@
 # spix/ counts), and ARM's calculator trace and the BYU-12 traces (../shared/realtraces,
 # skipped when absent). Each
 # plot is listed, its stat size is the bytes read, xmllint finds it well-formed, and its data
-# agree with stats.json (plots_check.py data: the classes' counts, the pages, BYU's memory
+# agree with the format's model (model_facts.py, plots_check.py data: the classes' counts, the pages, BYU's memory
 # references, addresses.svg's panels, regions and rows), and FULL's addresses.svg and
 # registers.svg with full_model.py's accesses and register changes (plots_check.py model,
 # registers). Then headless Chromium (headless.py) opens every plot from the mount: no parse
@@ -69,6 +69,15 @@ plots_of() {
 	esac
 }
 
+# format_of TRACE: the format each of these traces is written in
+format_of() {
+	case $1 in
+	*.trace) echo cis501 ;;
+	*.tr) echo byu12 ;;
+	*) echo "${1##*.}" ;;
+	esac
+}
+
 for t in $TRACES empty.byu; do
 	# hot.svg (calls/' or spixcounts'): test_calls and test_spix check it
 	check_eq "$t: plots/ lists the plots" "$(plots_of "$t" | tr ' ' '\n' | LC_ALL=C sort |
@@ -84,7 +93,11 @@ for t in $TRACES empty.byu; do
 			check "$t: plots/$p is well-formed XML" xmllint --noout "$f"
 		fi
 	done
-	check_compared "$t" "$PY" "$HERE/plots_check.py" data "$t" "$M/$t/stats.json" \
+	# the records, classes, instructions and din fetches plotted: the format's model's
+	# (model_facts.py), with stats.json's plots object, which lays out the drawing
+	check "$t: the model's facts" "$PY" "$HERE/model_facts.py" merge "$(format_of "$t")" \
+		"$SRC/$t" "$M/$t/stats.json" "$TM_TMP/$t.facts" "$TM_TMP/full/stats.json"
+	check_compared "$t" "$PY" "$HERE/plots_check.py" data "$t" "$TM_TMP/$t.facts" \
 		"$M/$t/plots/mix.svg" "$M/$t/plots/footprint.svg" "$M/$t/plots/addresses.svg"
 done
 check_compared "gen.full: addresses.svg against the model" "$PY" "$HERE/plots_check.py" model \
