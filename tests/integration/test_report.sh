@@ -8,7 +8,8 @@
 # Each page is listed in its folder; its stat size is the bytes read (by path, and by the open
 # file); xmllint's HTML parser takes it without a word (its inline SVGs apart, which that
 # HTML 4 parser does not know: each is checked as XML); and trace_report_check.py page finds
-# its facts equal to stats.json's, its errors errors.txt's first problems with stats.json's
+# its facts equal to stats.json's (whose records and classes are the format's model's,
+# model_facts.py), its errors errors.txt's first problems with stats.json's
 # count and its notes apart, every file of the folder linked, every link resolving, every plots/*.svg inline as
 # its file holds it, and nothing asked from elsewhere. Controls show the checks can fail: a
 # fact changed, a plot left out, a view's link left out.
@@ -92,6 +93,18 @@ sys.stdout.write(re.sub(r"<svg\b.*?</svg>", "", open(sys.argv[1]).read(), flags=
 	check_compared "$t" "$PY" "$HERE/trace_report_check.py" page "$M/$t"
 done
 command -v xmllint >/dev/null || echo "SKIP: xmllint is absent (Debian's libxml2-utils)"
+
+# The page shows stats.json's facts (above); the records and classes among them are the
+# format's model's (model_facts.py), not only the build's own.
+"$PY" "$HERE/full_model.py" expect "$TM_TMP/full" --steps 3000 --seed "$SEED"
+for tf in gen.byu:byu gen.tt6:tt6 gen.tt6e:tt6e gen.trace:cis501 gen.tarmac:tarmac \
+	gen.qemu4v:qemu4v gen.full:full cut.byu:byu; do
+	t=${tf%%:*}
+	check_eq "$t: the page's records and classes are the model's" \
+		"$("$PY" "$HERE/model_facts.py" facts "${tf#*:}" "$SRC/$t" "$TM_TMP/full/stats.json" |
+			"$PY" -c 'import json, sys; d = json.load(sys.stdin); print(d["records"], sorted(d["classes"].items()))')" \
+		"$("$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["records"], sorted(d["classes"].items()))' "$M/$t/stats.json")"
+done
 
 json_of() { "$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$@"; }
 check_eq "cut.byu: stats.json says truncated" True "$(json_of "$M/cut.byu/stats.json" truncated)"
