@@ -11,7 +11,7 @@ tm_browser() {
 	if [ "${TM_REQUIRE_BROWSER:-}" = 1 ]; then
 		check "chromium is installed, as TM_REQUIRE_BROWSER=1 asks (scripts/deps installs it)" false
 	else
-		echo "SKIP: chromium is not installed (scripts/deps installs it): $1 not opened"
+		skip_part "tool:chromium|chromium-browser" "chromium is not installed (scripts/deps installs it): $1 not opened"
 	fi
 	return 1
 }
@@ -21,7 +21,7 @@ tm_browser() {
 tm_need_browser() {
 	tm_browser "$1" && return 0
 	[ "${TM_REQUIRE_BROWSER:-}" = 1 ] && finish
-	exit 77
+	exit 77 # tm_browser said SKIP
 }
 
 # tm_browser_timeout: seconds a page may take to load (more under valgrind).

@@ -2,7 +2,8 @@
 # foreground, a wait for its mount, assertions, and an unmount that always happens.
 #
 # Environment (set by meson): TRACEMOUNT, GEN_BYU, BYU_REFDEC, REALTRACES.
-set -u
+# pipefail: a pipeline fails when any of its commands does, not only its last.
+set -u -o pipefail
 
 TM_TMP=$(mktemp -d "${TMPDIR:-/tmp}/tracemount-test.XXXXXX")
 # The default cache folder of index files, private to the test: nothing read from or left in
@@ -13,6 +14,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 TM_FAILS=0
 TM_CHECKS=0
+TM_SKIPS=0
 TM_DAEMON_PID=
 TM_MNT=
 
@@ -63,6 +65,34 @@ fail() {
 
 pass() {
 	echo "ok: $*"
+}
+
+# skip_part CONDITION REASON...: says that a part of the test does not run, in the one form
+# scripts/test counts: "SKIP: [CONDITION] REASON". CONDITION names what the environment lacks,
+# from a fixed list that scripts/testlog-count checks against the environment (a skip whose
+# condition does not hold there fails scripts/test's run):
+#   realtraces          ../shared/realtraces (REALTRACES) is absent: a user's clone
+#   not-root            the test runs as another user than root
+#   tool:NAME[|NAME]    no program NAME (nor any of the others) on PATH
+#   wrapped             the daemon runs under TM_DAEMON_WRAP (valgrind) already
+#   no-ptrace           strace cannot trace here
+#   no-mounts           bind or tmpfs mounts, or a private mount namespace, not allowed here
+#   no-fuse             no /dev/fuse
+#   no-mirror:URL       the Debian mirror URL cannot be reached
+#   no-tt6-realtraces   ../shared/realtraces holds no TT6 or TT6E trace
+# (Any other condition, such as busy, always fails scripts/test's run.)
+skip_part() {
+	local condition=$1
+	shift
+	echo "SKIP: [$condition] $*"
+	TM_SKIPS=$((TM_SKIPS + 1))
+}
+
+# skip CONDITION REASON...: skips the whole test (exit 77, meson's SKIP), saying why as
+# skip_part does. The only way a test may exit 77.
+skip() {
+	skip_part "$@"
+	exit 77
 }
 
 # check DESCRIPTION COMMAND...: runs the command; it must succeed.
@@ -243,14 +273,23 @@ print(eval(sys.argv[2]))' "$1" "$2" 2>&1
 }
 
 # check_compared LABEL COMMAND...: runs COMMAND, an *_expect.py compare that prints one
-# "description<TAB>expected<TAB>actual" line per check, and checks each line.
+# "description<TAB>expected<TAB>actual" line per check, and checks each line. COMMAND must exit
+# 0 (one that crashes midway drops the checks it did not reach) and print at least one line,
+# each of three fields.
 check_compared() {
-	local label=$1 what want got
+	local label=$1 what want got status line
 	shift
 	"$@" >"$TM_TMP/cmp.out" 2>"$TM_TMP/cmp.err"
+	status=$?
+	check_eq "$label: the compare command exits 0" 0 "$status"
 	check "$label: compared" test -s "$TM_TMP/cmp.out"
-	[ -s "$TM_TMP/cmp.err" ] && cat "$TM_TMP/cmp.err" >&2
-	while IFS=$'\t' read -r what want got; do
+	[ -s "$TM_TMP/cmp.err" ] && head -c 4000 "$TM_TMP/cmp.err" >&2
+	while IFS= read -r line; do
+		if [[ $line != *$'\t'*$'\t'* ]]; then
+			fail "$label: a compare line not of three fields: '$line'"
+			continue
+		fi
+		IFS=$'\t' read -r what want got <<<"$line"
 		check_eq "$what" "$want" "$got"
 	done <"$TM_TMP/cmp.out"
 }
@@ -280,9 +319,11 @@ check_cli() {
 	check_eq "$t: tracemount ls sizes = stat sizes" "" "$bad"
 }
 
-# finish: prints the summary line and exits non-zero if any check failed.
+# finish: prints the summary line and exits non-zero if any check failed or none ran. Every
+# test script ends here (or in skip).
 finish() {
-	echo "$((TM_CHECKS - TM_FAILS)) passed, $TM_FAILS failed"
+	echo "$((TM_CHECKS - TM_FAILS)) passed, $TM_FAILS failed, $TM_SKIPS skipped"
+	[ "$TM_CHECKS" -gt 0 ] || echo "FAIL: no check ran" >&2
 	[ "$TM_FAILS" -eq 0 ] && [ "$TM_CHECKS" -gt 0 ]
 	exit $?
 }

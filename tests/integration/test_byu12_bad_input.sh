@@ -33,7 +33,7 @@ if [ -d "$R" ] && ls "$R"/*.tr >/dev/null 2>&1; then
 	{ cat "$first"; printf '\xde\xad\xbe'; } >"$SRC/real/garbage3.tr"
 	TRACES="$TRACES real/garbage3.tr"
 else
-	echo "SKIP: $R not found: a real 12-byte BYU trace with garbage appended is not tested"
+	skip_part realtraces "$R not found: a real 12-byte BYU trace with garbage appended is not tested"
 fi
 
 for t in $TRACES; do

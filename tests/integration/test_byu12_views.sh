@@ -48,7 +48,7 @@ if [ -d "$R" ] && ls "$R"/*.tr >/dev/null 2>&1; then
 	touch -d '2001-02-03 04:05:06' "$SRC/real/renamed.byu"
 	REAL="$REAL real/renamed.byu"
 else
-	echo "SKIP: $R not found: the real 12-byte BYU traces are not tested"
+	skip_part realtraces "$R not found: the real 12-byte BYU traces are not tested"
 fi
 
 for t in $TRACES $REAL; do

@@ -66,7 +66,7 @@ if [ -d "${REALTRACES:-}/byu12" ] && ls "$REALTRACES"/byu12/*.tr >/dev/null 2>&1
 	{ cat "$first"; printf '\xde\xad'; } >"$SRC/real/garbage2.tr"
 	REAL="$REAL real/garbage2.tr"
 else
-	echo "SKIP: ${REALTRACES:-\$REALTRACES}/byu12 not found: the real 12-byte BYU traces are not tested"
+	skip_part realtraces "${REALTRACES:-\$REALTRACES}/byu12 not found: the real 12-byte BYU traces are not tested"
 fi
 
 for t in $TRACES $REAL; do

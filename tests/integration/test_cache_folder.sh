@@ -174,6 +174,6 @@ if mount -t tmpfs -o size=64k,mode=0700 tmpfs "$SMALL" 2>"$TM_TMP/tmpfs.err"; th
 	unmount_tm
 	umount "$SMALL"
 else
-	echo "SKIP: a full or read-only cache folder: cannot mount a tmpfs: $(cat "$TM_TMP/tmpfs.err")"
+	skip_part no-mounts "a full or read-only cache folder: cannot mount a tmpfs: $(cat "$TM_TMP/tmpfs.err")"
 fi
 finish

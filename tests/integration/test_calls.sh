@@ -63,7 +63,7 @@ if [ -n "$R" ] && [ -d "$R/tarmac" ]; then
 		REAL="$REAL $t.tarmac"
 	done
 else
-	echo "SKIP: no realtraces folder at '$R': ARM's calculator traces not tried"
+	skip_part realtraces "no realtraces folder at '$R': ARM's calculator traces not tried"
 fi
 
 mount_tm "$SRC"
@@ -202,7 +202,7 @@ if command -v xmllint >/dev/null; then
 		check "$t: xmllint accepts plots/hot.svg" xmllint --noout "$M/gen/$t/plots/hot.svg"
 	done
 else
-	echo "SKIP: xmllint is not installed"
+	skip_part tool:xmllint "xmllint is not installed"
 fi
 
 # ---- the calculator traces

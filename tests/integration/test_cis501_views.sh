@@ -51,7 +51,7 @@ if [ -d "${REALTRACES:-}/cis501" ]; then
 		"Processed 1000 trace records.|Micro-ops: 1000|Macro-ops: 754" \
 		"$(ref_counts "$SRC/real/gcc-1K.trace" | head -n 3 | paste -sd'|')"
 else
-	echo "SKIP: ${REALTRACES:-\$REALTRACES}/cis501 not found: the real CIS501 traces are not tested"
+	skip_part realtraces "${REALTRACES:-\$REALTRACES}/cis501 not found: the real CIS501 traces are not tested"
 fi
 
 "$GEN_CIS501" --lines 200000 --seed 7 >"$SRC/gen/big.trace"

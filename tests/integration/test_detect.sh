@@ -15,12 +15,10 @@
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v strace >/dev/null; then
-	echo "SKIP: strace not installed (test_context.c checks that a .byu12 file is not read)"
-	exit 77
+	skip tool:strace "strace not installed (test_context.c checks that a .byu12 file is not read)"
 fi
 if [ -n "${TM_DAEMON_WRAP:-}" ]; then
-	echo "SKIP: the daemon runs under $TM_DAEMON_WRAP already"
-	exit 77
+	skip wrapped "the daemon runs under $TM_DAEMON_WRAP already"
 fi
 
 SRC=$TM_TMP/src
@@ -49,8 +47,7 @@ opens_of() {
 }
 
 if ! strace -f -qq -o /dev/null true 2>/dev/null; then
-	echo "SKIP: strace cannot trace here (ptrace not permitted)"
-	exit 77
+	skip no-ptrace "strace cannot trace here (ptrace not permitted)"
 fi
 # LeakSanitizer cannot run under ptrace: a sanitized daemon would exit 1 at its end.
 TM_DAEMON_WRAP="env ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \

@@ -35,7 +35,7 @@ if [ -d "${REALTRACES:-}/cis501" ] && [ -d "${REALTRACES:-}/tarmac" ] &&
 		"$REALTRACES/byu12/tpatil17_CS480_trace.tr" "$src/"
 	real=1
 else
-	echo "SKIP: ${REALTRACES:-\$REALTRACES} not found: the real traces' dins are not counted"
+	skip_part realtraces "${REALTRACES:-\$REALTRACES} not found: the real traces' dins are not counted"
 fi
 
 # model_din TRACE OUT: the model's din of the source trace TRACE into OUT.

@@ -13,10 +13,8 @@
 . "$(dirname "$0")/lib.sh"
 
 NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups"
-if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
-	echo "SKIP: this test needs root and setpriv (a daemon of root, a reader of nobody)"
-	exit 77
-fi
+[ "$(id -u)" = 0 ] || skip not-root "this test needs root (a daemon of root, a reader of nobody)"
+command -v setpriv >/dev/null || skip tool:setpriv "this test needs setpriv (a reader of nobody)"
 chmod 0711 "$TM_TMP" # nobody may reach the mount point, not read the test's files
 
 src=$TM_TMP/src

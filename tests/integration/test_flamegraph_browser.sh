@@ -42,7 +42,7 @@ if [ -n "$REAL" ] && [ -d "$REAL/tarmac" ]; then
 	# its image beside the AArch64 trace: C++ functions, named demangled
 	cp "$REAL/tarmac/calculator-aarch64.elf" "$SRC/"
 else
-	echo "SKIP: no realtraces folder at '$REAL': ARM's calculator traces not opened"
+	skip_part realtraces "no realtraces folder at '$REAL': ARM's calculator traces not opened"
 fi
 
 mount_tm "$SRC"

@@ -10,8 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: this test needs root (chown, mknod, setpriv, allow_other)"
-	exit 77
+	skip not-root "this test needs root (chown, mknod, setpriv, allow_other)"
 fi
 
 HERE=$(cd "$(dirname "$0")" && pwd)

@@ -85,7 +85,7 @@ elif [ -f "$man" ] && command -v mandoc >/dev/null; then
 	mandoc -Tutf8 "$man" >"$TM_TMP/man.out" 2>/dev/null
 else
 	renderer=
-	echo "SKIP: no man (man-db with groff), groff or mandoc to render the manual page"
+	skip_part "tool:man|groff|mandoc" "no man (man-db with groff), groff or mandoc to render the manual page"
 fi
 if [ -n "$renderer" ]; then
 	check "$renderer renders the manual page" grep -q 'tracemount' "$TM_TMP/man.out"

@@ -78,7 +78,7 @@ if mount --bind "$SRC" "$TM_TMP/bind" 2>/dev/null; then
 		"$TM_TMP/bind/inner"
 	umount "$TM_TMP/bind"
 else
-	echo "SKIP: bind mounts not allowed here"
+	skip_part no-mounts "bind mounts not allowed here"
 fi
 
 # Over SOURCE itself: the traces show decoded in their own folder.
@@ -139,7 +139,7 @@ if mount -t tmpfs tmpfs "$PROP" 2>/dev/null && mount --make-shared "$PROP" &&
 	check_eq "propagated: daemon exits cleanly" 0 "$?"
 	TM_DAEMON_PID=
 else
-	echo "SKIP: tmpfs, shared or bind mounts not allowed here: mount propagation not tried"
+	skip_part no-mounts "tmpfs, shared or bind mounts not allowed here: mount propagation not tried"
 fi
 umount -R "$PSRC/x" 2>/dev/null
 umount -R "$PROP" 2>/dev/null
@@ -217,7 +217,7 @@ if command -v mount.fuse3 >/dev/null; then
 		fail "mount -t fuse.tracemount: $(cat "$TM_TMP/fstab.err")"
 	fi
 else
-	echo "SKIP: mount.fuse3 not installed"
+	skip_part tool:mount.fuse3 "mount.fuse3 not installed"
 fi
 
 # ---------------------------------------------------------------------------------------
@@ -235,7 +235,7 @@ TM_DAEMON_PID=
 if unshare --mount true 2>"$TM_TMP/unshare.err"; then
 	check "killed daemon: its mount goes away" gone "$MP"
 else
-	echo "SKIP: killed daemon: its mount goes away: fusermount3's auto_unmount watcher" \
+	skip_part no-mounts "killed daemon: its mount goes away: fusermount3's auto_unmount watcher" \
 		"cannot mark / private here ($(cat "$TM_TMP/unshare.err")): / is not a mount point"
 	fusermount3 -u "$MP"
 fi

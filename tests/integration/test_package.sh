@@ -10,7 +10,8 @@
 # to `tracemount cat` of this build on the host, keep its index files in the package's
 # /var/cache/tracemount (0700, root's), and unmount with umount.
 #
-# Needs root, /dev/fuse, debootstrap and the mirror (SKIP, exit 77, without one of them).
+# Needs root, /dev/fuse, debootstrap and the mirror (SKIP, exit 77, without one of them; a
+# lock held by another run is a SKIP that scripts/test counts as a failure).
 # The debootstrapped root is kept between runs in TM_DEBOOTSTRAP_CACHE (default
 # /var/cache/tracemount-test, outside the tree), checked before use and never written: each
 # run works in an overlay (or a copy) of it, removed at the end. Mirror: TM_DEBIAN_MIRROR, else
@@ -22,20 +23,18 @@ build=$(dirname "$TRACEMOUNT")
 start=$SECONDS
 VERSION=$(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$src/meson.build" | head -n 1)
 
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
 # phase WHAT: says what the test does next, with the seconds since its start.
 phase() {
 	echo "[$((SECONDS - start)) s] $*"
 }
 
-[ "$(id -u)" = 0 ] || skip "needs root (debootstrap, chroot, mount)"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-command -v debootstrap >/dev/null || skip "debootstrap is not installed (scripts/deps installs it)"
+[ "$(id -u)" = 0 ] || skip not-root "needs root (debootstrap, chroot, mount)"
+[ -c /dev/fuse ] || skip no-fuse "no /dev/fuse"
+command -v debootstrap >/dev/null ||
+	skip tool:debootstrap "debootstrap is not installed (scripts/deps installs it)"
 command -v dpkg-buildpackage >/dev/null || [ -n "${TM_PACKAGE_DIR:-}" ] ||
-	skip "dpkg-buildpackage is not installed (scripts/deps installs dpkg-dev and debhelper)"
+	skip tool:dpkg-buildpackage \
+		"dpkg-buildpackage is not installed (scripts/deps installs dpkg-dev and debhelper)"
 
 # The Debian mirror: the first deb source of suite bookworm in apt's sources (one-line
 # .list files and deb822 .sources files).
@@ -104,7 +103,7 @@ marker="bookworm minbase $mirror"
 mkdir -p "$cache"
 # One run at a time uses (or makes) the root.
 exec 9>"$cache/lock"
-flock -w 1200 9 || skip "$cache/lock is held by another run"
+flock -w 1200 9 || skip busy "$cache/lock is held by another run"
 # under DIR: the mount points at or under DIR, deepest first.
 under() {
 	awk -v d="$1" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo |
@@ -129,7 +128,7 @@ base_ok() {
 if base_ok; then
 	phase "the Debian 12 root of an earlier run: $base"
 else
-	reachable || skip "the Debian mirror $mirror cannot be reached"
+	reachable || skip "no-mirror:$mirror" "the Debian mirror $mirror cannot be reached"
 	phase "debootstrap --variant=minbase bookworm $base $mirror (two to five minutes)"
 	if ! { remove "$base" && remove "$base.new"; }; then
 		fail "cannot remove the old $base"
@@ -141,7 +140,7 @@ else
 		remove "$base.new"
 		if grep -qiE "Failed getting release|couldn't download|failed to fetch|resolv|connect" \
 			"$TM_TMP/debootstrap.log"; then
-			skip "debootstrap cannot download from $mirror"
+			skip "no-mirror:$mirror" "debootstrap cannot download from $mirror"
 		fi
 		fail "debootstrap"
 		finish
@@ -229,7 +228,7 @@ apt_failed() {
 	cat "$TM_TMP/apt.log" >&2
 	if grep -qE '^(W|E): (Failed to fetch|Some index files failed)' "$TM_TMP/apt.log" ||
 		grep -qE 'Temporary failure resolving|Could not connect' "$TM_TMP/apt.log"; then
-		skip "apt-get in the root cannot download from $mirror"
+		skip "no-mirror:$mirror" "apt-get in the root cannot download from $mirror"
 	fi
 	fail "$1"
 	finish

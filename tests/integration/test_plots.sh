@@ -33,7 +33,7 @@ if [ -n "$REAL" ] && [ -d "$REAL/tarmac" ]; then
 	cp "$REAL/tarmac/calculator-aarch64-fastmodel.tarmac" "$SRC/"
 	TRACES="$TRACES calculator-aarch64-fastmodel.tarmac"
 else
-	echo "SKIP: no realtraces folder at '$REAL': ARM's calculator trace not plotted"
+	skip_part realtraces "no realtraces folder at '$REAL': ARM's calculator trace not plotted"
 fi
 # the real BYU-12 traces touch addresses all over 1 GiB: addresses.svg in regions
 if [ -n "$REAL" ] && [ -d "$REAL/byu12" ]; then
@@ -42,7 +42,7 @@ if [ -n "$REAL" ] && [ -d "$REAL/byu12" ]; then
 		TRACES="$TRACES $(basename "$f")"
 	done
 else
-	echo "SKIP: no realtraces folder at '$REAL': the BYU-12 traces not plotted"
+	skip_part realtraces "no realtraces folder at '$REAL': the BYU-12 traces not plotted"
 fi
 PLOTS="mix.svg footprint.svg addresses.svg"
 # a TT6 trace without sync records: its INITIAL_PC, then 1000 times li r3,1
@@ -105,7 +105,7 @@ check_compared "gen.full: addresses.svg against the model" "$PY" "$HERE/plots_ch
 check_compared "gen.full: registers.svg against the model" "$PY" "$HERE/plots_check.py" \
 	registers gen.full "$M/gen.full/plots/registers.svg" "$M/gen.full/stats.json" \
 	"$TM_TMP/full/registers.json"
-command -v xmllint >/dev/null || echo "SKIP: xmllint is absent (Debian's libxml2-utils)"
+command -v xmllint >/dev/null || skip_part tool:xmllint "xmllint is absent (Debian's libxml2-utils)"
 check "empty.byu: mix.svg says the trace has no records" \
 	grep -q "the trace has no records" "$M/empty.byu/plots/mix.svg"
 # a plot with nothing to show is a one-line note, not a full-size empty chart

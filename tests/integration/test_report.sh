@@ -44,14 +44,14 @@ if command -v zstd >/dev/null; then
 	"$GEN_BYU" -n 800000 -s "$SEED" | zstd -q -c >"$SRC/one.byu.zst"
 	TRACES+=(one.byu.zst)
 else
-	echo "SKIP: no zstd: the page of a trace with a note not checked"
+	skip_part tool:zstd "no zstd: the page of a trace with a note not checked"
 fi
 REAL=${REALTRACES:-}
 if [ -n "$REAL" ] && [ -d "$REAL/tarmac" ]; then
 	cp "$REAL/tarmac/calculator-aarch64-fastmodel.tarmac" "$SRC/"
 	TRACES+=(calculator-aarch64-fastmodel.tarmac)
 else
-	echo "SKIP: no realtraces folder at '$REAL': ARM's calculator trace not reported"
+	skip_part realtraces "no realtraces folder at '$REAL': ARM's calculator trace not reported"
 fi
 
 mount_tm "$SRC"
@@ -92,7 +92,7 @@ sys.stdout.write(re.sub(r"<svg\b.*?</svg>", "", open(sys.argv[1]).read(), flags=
 	fi
 	check_compared "$t" "$PY" "$HERE/trace_report_check.py" page "$M/$t"
 done
-command -v xmllint >/dev/null || echo "SKIP: xmllint is absent (Debian's libxml2-utils)"
+command -v xmllint >/dev/null || skip_part tool:xmllint "xmllint is absent (Debian's libxml2-utils)"
 
 # The page shows stats.json's facts (above); the records and classes among them are the
 # format's model's (model_facts.py), not only the build's own.

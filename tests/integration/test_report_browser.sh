@@ -30,12 +30,12 @@ for b in chromium:"$CHROMIUM" firefox-esr:"$FIREFOX"; do
 		check "${b%%:*} is installed, as TM_REQUIRE_BROWSER=1 asks (scripts/deps installs it)" \
 			false
 	else
-		echo "SKIP: ${b%%:*} is not installed (scripts/deps installs it): not opened in it"
+		skip_part "tool:${b%%:*}" "${b%%:*} is not installed (scripts/deps installs it): not opened in it"
 	fi
 done
 if [ -z "$CHROMIUM" ] && [ -z "$FIREFOX" ]; then
 	[ "${TM_REQUIRE_BROWSER:-}" = 1 ] && finish
-	exit 77
+	exit 77 # each browser said SKIP above
 fi
 
 SRC=$TM_TMP/src
@@ -52,7 +52,7 @@ if [ -n "$REAL" ] && [ -d "$REAL/tarmac" ]; then
 	cp "$REAL/tarmac/calculator-aarch64-fastmodel.tarmac" "$SRC/"
 	TRACES="$TRACES calculator-aarch64-fastmodel.tarmac"
 else
-	echo "SKIP: no realtraces folder at '$REAL': ARM's calculator trace not opened"
+	skip_part realtraces "no realtraces folder at '$REAL': ARM's calculator trace not opened"
 fi
 # the plots that say they have no data: the empty trace's
 nodata() { [ "$1" = empty.byu ] && echo nodata; }

@@ -36,7 +36,7 @@ SHOWN[6]='tab\there\377.byu'
 # the sum's attributes are its first file's (as stat shows the sum's raw view)
 SIZE_OF=(bb/SUM.spixcounts bb/p1.bb)
 
-command -v xmllint >/dev/null || echo "SKIP: xmllint not installed: the page is not validated"
+command -v xmllint >/dev/null || skip_part tool:xmllint "xmllint not installed: the page is not validated"
 
 # read_report NAME: the page into TM_TMP/NAME.html and its rows into TM_TMP/NAME.rows; checks
 # that its stat size is the bytes read, by path and by the open file.

@@ -114,7 +114,7 @@ if [ -d "$R" ]; then
 		add_trace tarmac "$t.tarmac" "$t"
 	done
 else
-	echo "SKIP: no realtraces folder at '$R'"
+	skip_part realtraces "no realtraces folder at '$R'"
 fi
 
 mount_tm "$SRC"

@@ -137,7 +137,7 @@ if command -v bsdtar >/dev/null; then
 	bsdtar -C "$IN" --format=gnutar -czf "$SRC/bsdgnu.tgz" . 2>/dev/null ||
 		rm -f "$SRC/bsdgnu.tgz"
 else
-	echo "SKIP: bsdtar not installed: its archives are not tested"
+	skip_part tool:bsdtar "bsdtar not installed: its archives are not tested"
 fi
 
 # py.tar: what GNU tar does not write: bad paths, duplicates, links to nothing, devices, base-256

@@ -54,7 +54,7 @@ real/gem5.tarmac.gz tarmac
 real/run.log tarmac
 real/parsertest.txt tarmac"
 else
-	echo "SKIP: $R not found: the real Tarmac traces are not tested"
+	skip_part realtraces "$R not found: the real Tarmac traces are not tested"
 fi
 
 "$GEN_TARMAC" --lines 60000 --seed 11 --dialect qemu4v --cpus 2 >"$SRC/gen/spec.qemu4v"
@@ -215,7 +215,7 @@ while read -r t fmt; do
 	fi
 	files+=("$MNT/$t/plots/processors.svg")
 done <<<"$TRACES"
-command -v xmllint >/dev/null || echo "SKIP: xmllint is absent (Debian's libxml2-utils)"
+command -v xmllint >/dev/null || skip_part tool:xmllint "xmllint is absent (Debian's libxml2-utils)"
 check_eq "gen/untimed.tarmac: plots/processors.svg counts by line, the cpus past 8 as others" \
 	"other cpus|position in the trace (records)" \
 	"$(grep -o 'position in the trace (records)\|data-series="other cpus"' \

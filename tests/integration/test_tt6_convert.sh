@@ -266,9 +266,9 @@ if [ -n "$R" ] && [ -d "$R" ]; then
 	done < <(find "$R" -type f \( -name '*.tt6' -o -name '*.tt6e' \) -print0 | sort -z)
 fi
 if [ -z "$R" ] || [ ! -d "$R" ]; then
-	echo "SKIP: no realtraces folder at '$R': real TT6/TT6E round trips not tried"
+	skip_part realtraces "no realtraces folder at '$R': real TT6/TT6E round trips not tried"
 elif [ -z "$(ls "$REAL")" ]; then
-	echo "SKIP: '$R' holds no TT6 or TT6E trace (none is public): real round trips not tried"
+	skip_part no-tt6-realtraces "'$R' holds no TT6 or TT6E trace (none is public): real round trips not tried"
 else
 	other() { case $1 in *.tt6) echo tt6e ;; *) echo tt6 ;; esac }
 	mount_tm "$REAL"

@@ -252,7 +252,7 @@ for t in $PLOTTED; do
 	fi
 	files+=("$MNT/$t/plots/sync.svg")
 done
-command -v xmllint >/dev/null || echo "SKIP: xmllint is absent (Debian's libxml2-utils)"
+command -v xmllint >/dev/null || skip_part tool:xmllint "xmllint is absent (Debian's libxml2-utils)"
 mkdir -p "$TM_TMP/controls/plots"
 sed 's/data-counts="\([0-9]*\)/data-counts="1\1/' "$MNT/prog.tt6/plots/sync.svg" \
 	>"$TM_TMP/controls/plots/sync.svg"

@@ -40,7 +40,7 @@ if [ -f "${REALTRACES:-}/cis501/gcc-1K.trace" ]; then
 	cp "$REALTRACES/cis501/gcc-1K.trace" "$SRC/a/"
 	PLAIN="$PLAIN gcc-1K.trace"
 else
-	echo "SKIP: ${REALTRACES:-\$REALTRACES}/cis501 not found: the real CIS501 trace is not tested"
+	skip_part realtraces "${REALTRACES:-\$REALTRACES}/cis501 not found: the real CIS501 trace is not tested"
 fi
 
 # frames IN OUT [SEEKABLE]: IN in parts of 100 KB, each compressed on its own (one frame each),
@@ -86,7 +86,7 @@ if command -v pixz >/dev/null; then
 	PIXZ=yes
 	mkdir -p "$SRC/pixz"
 else
-	echo "SKIP: pixz not installed: its many-block files are not tested"
+	skip_part tool:pixz "pixz not installed: its many-block files are not tested"
 fi
 # Every trace in one block and one frame; BYU and CIS501 in every other way.
 for t in $PLAIN; do

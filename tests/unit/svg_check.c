@@ -9,7 +9,8 @@
 void svg_check_well_formed(const char *svg, const char *what)
 {
 	if (system("command -v xmllint >/dev/null 2>&1") != 0) {
-		printf("SKIP: xmllint is absent (Debian's libxml2-utils): XML not checked\n");
+		printf("SKIP: [tool:xmllint] xmllint is absent (Debian's libxml2-utils): XML not "
+		       "checked\n");
 		fflush(stdout);
 		return;
 	}

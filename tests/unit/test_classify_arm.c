@@ -151,7 +151,8 @@ static char *folded_of(const char *trace, const char *image, struct tm_calls_cou
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/tarmac/%s", dir, trace);
 	if (access(path, R_OK) != 0) {
-		printf("SKIP: %s is absent (../shared/realtraces is not beside this checkout)\n",
+		printf("SKIP: [realtraces] %s is absent (../shared/realtraces is not beside this "
+		       "checkout)\n",
 		       trace);
 		fflush(stdout);
 		return NULL;

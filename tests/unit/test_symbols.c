@@ -299,7 +299,8 @@ static const char *realtrace(char *buf, size_t len, const char *name)
 	ck_assert_msg(dir != NULL, "TM_REALTRACES is not set (tests/unit/meson.build sets it)");
 	snprintf(buf, len, "%s/tarmac/%s", dir, name);
 	if (access(buf, R_OK) != 0) {
-		printf("SKIP: %s is absent (../shared/realtraces is not beside this checkout)\n",
+		printf("SKIP: [realtraces] %s is absent (../shared/realtraces is not beside this "
+		       "checkout)\n",
 		       name);
 		fflush(stdout);
 		return NULL;

@@ -37,7 +37,8 @@ char *read_realtrace(const char *relpath, size_t *len)
 	ck_assert_msg(dir != NULL, "TM_REALTRACES is not set (tests/unit/meson.build sets it)");
 	snprintf(path, sizeof(path), "%s/%s", dir, relpath);
 	if (access(path, F_OK) != 0 && errno == ENOENT) {
-		printf("SKIP: %s is absent (../shared/realtraces is not beside this checkout)\n",
+		printf("SKIP: [realtraces] %s is absent (../shared/realtraces is not beside this "
+		       "checkout)\n",
 		       relpath);
 		fflush(stdout);
 		return NULL;
