@@ -27,23 +27,26 @@ VIEWS="dump.txt stats.json errors.txt raw"
 summary() {
 	grep -E '^# [0-9]+ traces?;' "$1/.tracemount/status"
 }
-# read_all MNT DIR: every view of every trace into DIR.
+# read_all MNT DIR: every view of every trace into DIR; fails if a view cannot be read (two
+# readings that fail alike would agree).
 read_all() {
-	local t v
+	local t v status=0
 	for t in $TRACES; do
 		mkdir -p "$2/$t"
 		for v in $VIEWS; do
-			cat "$1/$t/$v" >"$2/$t/$(basename "$v")"
+			cat "$1/$t/$v" >"$2/$t/$(basename "$v")" || status=1
 		done
 	done
+	return $status
 }
-# same_views DIR1 DIR2: the two readings agree byte for byte.
-same_views() {
+# same_readings DIR1 DIR2: the two readings agree byte for byte (named apart from lib.sh's
+# same_views, which makes checks of its own).
+same_readings() {
 	diff -r "$1" "$2" >/dev/null
 }
 
 mount_tm "$SRC" -o cache="$CACHE"
-read_all "$TM_MNT" "$TM_TMP/first"
+check "first mount: every view read" read_all "$TM_MNT" "$TM_TMP/first"
 # the problems the status sums: the lines of the errors.txt files read
 problems=$(cat "$TM_TMP"/first/*/errors.txt "$TM_TMP"/first/sub/*/errors.txt | wc -l)
 with=$(find "$TM_TMP/first" -name errors.txt -size +0 | wc -l)
@@ -82,11 +85,11 @@ check "index files take under 2% of the traces, 8 KiB per instruction trace, cal
 	test $(((total_index - 2 * 8192 - (calls_deflated + plots_deflated) * 5 / 4) * 50)) -lt "$total_trace"
 
 mount_tm "$SRC" -o cache="$CACHE"
-read_all "$TM_MNT" "$TM_TMP/second"
+check "second mount: every view read" read_all "$TM_MNT" "$TM_TMP/second"
 check_eq "second mount: every index read from its file, nothing decoded in full" \
 	"# 3 traces; indexes: 0 built, 3 read from index files, 0 index files refused, 0 index files out of date, 0 builds failed; $PROBLEMS; cache $CACHE" \
 	"$(summary "$TM_MNT")"
-check "second mount: the same bytes in every view" same_views "$TM_TMP/first" "$TM_TMP/second"
+check "second mount: the same bytes in every view" same_readings "$TM_TMP/first" "$TM_TMP/second"
 unmount_tm
 
 # The same traces under another path: the files are keyed by content, stats.json says where.
@@ -174,17 +177,18 @@ for _ in $(seq 1 100); do
 done
 read_all "$TM_TMP/m1" "$TM_TMP/two1" &
 reader=$!
-read_all "$TM_TMP/m2" "$TM_TMP/two2"
+check "two daemons: the second: every view read" read_all "$TM_TMP/m2" "$TM_TMP/two2"
 wait "$reader"
-check "two daemons: the first serves the same bytes" same_views "$TM_TMP/first" "$TM_TMP/two1"
-check "two daemons: the second serves the same bytes" same_views "$TM_TMP/first" "$TM_TMP/two2"
+check_eq "two daemons: the first: every view read" 0 "$?"
+check "two daemons: the first serves the same bytes" same_readings "$TM_TMP/first" "$TM_TMP/two1"
+check "two daemons: the second serves the same bytes" same_readings "$TM_TMP/first" "$TM_TMP/two2"
 fusermount3 -u "$TM_TMP/m1"
 fusermount3 -u "$TM_TMP/m2"
 wait "$d1" "$d2"
 check_eq "two daemons: one file per trace, no temporary left" "3 0" \
 	"$(find "$CACHE" -name '*.tmi' | wc -l) $(find "$CACHE" -name '.*' -type f | wc -l)"
 mount_tm "$SRC" -o cache="$CACHE"
-read_all "$TM_MNT" "$TM_TMP/third"
+check "third mount: every view read" read_all "$TM_MNT" "$TM_TMP/third"
 check "two daemons: their files are read by a third mount" \
 	grep -q '0 built, 3 read from index files, 0 index files refused' <(summary "$TM_MNT")
 unmount_tm
@@ -245,9 +249,9 @@ check "index after that: everything up to date" \
 mount_tm "$TREE" -o cache="$CACHE"
 check "after index: the corrupt trace's errors.txt says where it ends" \
 	grep -q 'offset 99996: trailing partial record' "$TM_MNT/cut.byu/errors.txt"
-read_all "$TM_MNT" "$TM_TMP/fromindex"
+check "after index: every view read" read_all "$TM_MNT" "$TM_TMP/fromindex"
 check "after index: a mount decodes nothing" grep -q '0 built, 4 read from index files' <(summary "$TM_MNT")
-check "after index: the same bytes" same_views "$TM_TMP/first" "$TM_TMP/fromindex"
+check "after index: the same bytes" same_readings "$TM_TMP/first" "$TM_TMP/fromindex"
 unmount_tm
 
 # The build key changes with every source file and with nothing else: scripts/build-id over a
@@ -288,7 +292,9 @@ if command -v mount.fuse3 >/dev/null && [ "$(id -u)" = 0 ]; then
 	else
 		fail "mount.fuse3 -t tracemount: $(cat "$TM_TMP/mount.err")"
 	fi
+elif [ "$(id -u)" != 0 ]; then
+	skip_part not-root "mount.fuse3 -t tracemount needs root"
 else
-	echo "SKIP: mount.fuse3 -t tracemount needs root and mount.fuse3"
+	skip_part tool:mount.fuse3 "mount.fuse3 -t tracemount needs mount.fuse3"
 fi
 finish

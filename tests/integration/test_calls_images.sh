@@ -49,7 +49,7 @@ for cmd in cat ls; do
 done
 
 if [ -z "$R" ] || [ ! -d "$R/tarmac" ]; then
-	echo "SKIP: no realtraces folder at '$R': ARM's calculator traces and images not tried"
+	skip_part realtraces "no realtraces folder at '$R': ARM's calculator traces and images not tried"
 	finish
 fi
 
@@ -218,7 +218,8 @@ unmount_tm
 cd "$SRC" || exit 1
 "$TRACEMOUNT" index --cache "$TM_TMP/ahead" --image "plain/*aarch64*:$E64@$FAR" \
 	-i "plain/*aarch32*:$E32" plain >"$TM_TMP/index.out" 2>&1
-check_eq "index --image: exit 0 ($(tail -1 "$TM_TMP/index.out"))" 0 "$?"
+status=$?
+check_eq "index --image: exit 0 ($(tail -1 "$TM_TMP/index.out"))" 0 "$status"
 cd / || exit 1
 mount_tm "$SRC" -o "cache=$TM_TMP/ahead,image=plain/*aarch64*:$E64@$FAR" \
 	-o "image=plain/*aarch32*:$E32"
