@@ -56,7 +56,7 @@ count_of() {
 }
 result() {
 	"$PY" -c 'import json, sys
-print(json.dumps({"name": sys.argv[1], "result": sys.argv[2], "stdo": sys.argv[3]}))' "$@"
+print(json.dumps({"name": sys.argv[1], "result": sys.argv[2], "stdout": sys.argv[3]}))' "$@"
 }
 mkdir -p "$TM_TMP/clone/tracemount" "$TM_TMP/full/tracemount" "$TM_TMP/full/shared/realtraces"
 {
