@@ -4,9 +4,10 @@
   calls_expect.py write FORMAT OUT EXPECTED
       Runs a small program of known call structure (nested calls, recursion, a tail call, a
       longjmp back to a return address, a call that never returns) and writes its execution as
-      a trace of FORMAT (tt6, cis501, tarmac, or mips: QEMU4V's MIPS code, each jump and
-      branch followed by its delay slot) to OUT, and the folded stacks it ran to
-      EXPECTED.folded (sorted), EXPECTED.time (the same by time, Tarmac and MIPS only), its
+      a trace of FORMAT (tt6, cis501, tarmac, qemu4v-arm: QEMU4V with AArch32 code, or mips:
+      QEMU4V's MIPS code, each jump and branch followed by its delay slot) to OUT, and the
+      folded stacks it ran to EXPECTED.folded (sorted), EXPECTED.time (the same by time,
+      Tarmac and QEMU4V only), its
       figures to EXPECTED.json, and to EXPECTED.hot the bars of plots/hot.svg as
       plots_check.py bars lists them: the functions by self instructions, then inclusive,
       then first run, each with its entries (calls, tail calls, the root). The program keeps its own stack as it runs: nothing here
@@ -16,8 +17,20 @@
       register line of processor 2, which runs nothing; EXPECTED.cpuN.folded, .time and .json
       are processor N's, EXPECTED.folded and the others processor 0's (calls/ shows it), and
       EXPECTED.cpus lists the processors that have calls/cpu/N/.
+  calls_expect.py model FORMAT TRACE TRACE_FOLDER
+      The oracle for any trace: call_model.py reads TRACE's instructions with the tests' own
+      format readers (FORMAT tt6, tt6e, cis501, tarmac, qemu4v or full; not MIPS code) and
+      applies doc/calls.md's rules; tree.txt, profile.txt, folded.txt and folded-time.txt of
+      calls/ and each calls/cpu/N/ of the mounted TRACE_FOLDER are compared with it line by
+      line (the first differing line), and stats.json's calls figures per processor. Functions
+      are named by address: a trace with images is checked by `name` below. Prints
+      "description<TAB>expected<TAB>actual" lines.
+  calls_expect.py model-folded FORMAT TRACE
+      The model's folded stacks of TRACE's lowest processor, which the tests compare with the
+      program's (EXPECTED.folded) to check the model itself.
   calls_expect.py check TRACE_FOLDER
-      Checks a mounted trace folder's calls/ views against each other and against stats.json
+      Not an oracle, a consistency check kept beside `model`:
+      checks a mounted trace folder's calls/ views against each other and against stats.json
       (any trace), profile.json's demangled names against c++filt's of its symbols,
       plots/hot.svg's bars against profile.json, and calls/cpu/N/ of every
       processor that ran instructions when two or more did, none otherwise: prints "description<TAB>expected<TAB>actual" lines.
@@ -222,6 +235,17 @@ def write_tarmac(p, out):
     out.write(("\n".join(lines) + "\n").encode())
 
 
+def write_qemu4v_arm(p, out):
+    """QEMU4V with AArch32 code (ISET A), one instruction every 10 clk on cpu 0: BL, BX lr and B
+    with their A32 words, which encode no MIPS jump or branch (doc/formats.md, "MIPS code")."""
+    lines = []
+    for n, (pc, kind, nxt) in enumerate(p.insns):
+        word, dis = {PLAIN: ("e320f000", "NOP"), CALL: ("eb000000", "BL 0x%x" % nxt),
+                     RETURN: ("e12fff1e", "BX lr"), JUMP: ("ea000000", "B 0x%x" % nxt)}[kind]
+        lines.append("%d clk 0 IT (%d) %08x %s A svc : %s" % (10 * (n + 1), n + 1, pc, word, dis))
+    out.write(("\n".join(lines) + "\n").encode())
+
+
 def write_tarmac_cpus(programs, out):
     """Fast Models AArch64 with a cpu column: the programs' instructions in turn, one line every
     10 ticks, program k on processor k; then a register line of processor len(programs).
@@ -349,9 +373,9 @@ def write(fmt, out_path, expected):
     p = run(delay_slots=fmt == "mips")
     with open(out_path, "wb") as out:
         {"tt6": write_tt6, "cis501": write_cis501, "tarmac": write_tarmac,
-         "mips": write_mips}[fmt](p, out)
+         "mips": write_mips, "qemu4v-arm": write_qemu4v_arm}[fmt](p, out)
     write_expected(p, expected, [10 * (n + 1) for n in range(len(p.insns))]
-                   if fmt in ("tarmac", "mips") else None)
+                   if fmt in ("tarmac", "mips", "qemu4v-arm") else None)
 
 
 MAX_STREAM_VIEWS = 16  # processors with calls/cpu/N/ (view.h's TM_MAX_STREAM_VIEWS)
@@ -395,6 +419,63 @@ def check(folder):
             if "calls/" + v not in omitted:
                 eq("calls/%s is calls/cpu/%d/%s" % (v, ran[0], v), True,
                    read("calls/" + v) == read("calls/cpu/%d/%s" % (ran[0], v)))
+    for line in out:
+        print(line)
+
+
+def model(fmt, trace, folder):
+    """The calls/ views of the mounted TRACE folder against call_model.py's reading of TRACE
+    (format fmt): tree.txt, profile.txt, folded.txt and folded-time.txt line by line, and
+    stats.json's calls, for calls/ and each calls/cpu/N/."""
+    import call_model
+    out = []
+    label = folder.rsplit("/", 1)[-1]
+
+    def eq(what, want, got):
+        out.append("%s: model: %s\t%s\t%s" % (label, what, want, got))
+
+    def lines(view):
+        path = folder + "/" + view
+        if not os.path.exists(path):
+            return None
+        with open(path, "rb") as f:
+            return f.read().decode("latin-1").splitlines()
+
+    def same_lines(view, want):
+        got = lines(view)
+        if got is None:
+            eq(view + " exists", True, False)
+            return
+        for i, (w, g) in enumerate(zip(want, got)):
+            if w != g:
+                eq("%s line %d" % (view, i + 1), w, g)
+                return
+        eq(view + ": lines", len(want), len(got))
+
+    stats = json.loads(open(folder + "/stats.json").read())["calls"]
+    omitted = stats["omitted_views"]
+    per_cpu = call_model.events_of(fmt, trace)
+    ran = sorted(k for k, ev in per_cpu.items() if ev)
+    folders = [("calls/", ran[0] if ran else None)]
+    if len(ran) > 1:
+        folders += [("calls/cpu/%d/" % k, k) for k in ran if k < MAX_STREAM_VIEWS]
+    eq("processors that ran instructions", ran,
+       sorted(int(k) for k, p in stats["processors"].items() if p["instructions"]))
+    for at, cpu in folders:
+        if cpu is None:
+            continue
+        t = call_model.track(per_cpu[cpu], check_sp=fmt == "full")
+        views = {"tree.txt": t.tree(), "profile.txt": t.profile(), "folded.txt": t.folded()}
+        if t.has_time:
+            views["folded-time.txt"] = t.folded_time()
+        else:
+            eq(at + "folded-time.txt: none without time", False,
+               os.path.exists(folder + "/" + at + "folded-time.txt"))
+        for v, want in views.items():
+            same_lines(at + v, [] if at + v in omitted else want)
+        figures = stats["processors"][str(cpu)]
+        for key, want in sorted(t.counts.items()):
+            eq("%sstats.json %s" % (at, key), want, figures.get(key))
     for line in out:
         print(line)
 
@@ -571,6 +652,12 @@ def main():
         write(sys.argv[2], sys.argv[3], sys.argv[4])
     elif sys.argv[1] == "check":
         check(sys.argv[2])
+    elif sys.argv[1] == "model-folded":
+        import call_model
+        per_cpu = call_model.events_of(sys.argv[2], sys.argv[3])
+        print("\n".join(call_model.track(per_cpu[min(per_cpu)]).folded()))
+    elif sys.argv[1] == "model":
+        model(sys.argv[2], sys.argv[3], sys.argv[4])
     elif sys.argv[1] == "name":
         name(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
     else:

@@ -6,7 +6,10 @@
 # folded-time.txt, which TT6 and CIS501, without time, do not list) and stats.json's calls
 # against what the program ran, the same tree of functions and marks. Generated
 # traces of each format (gen_tt6, gen_cis501, gen_tarmac on three processors, QEMU4V, FULL by
-# full_model.py): the views agree with each other and with stats.json (calls_expect.py check),
+# full_model.py) and the known program's (but its MIPS code): every view of calls/ and
+# calls/cpu/N/ and stats.json's calls are those of the call model (calls_expect.py model,
+# call_model.py: doc/calls.md's rules over the instructions the tests' format readers find;
+# it gives the program's folded stacks first), and agree with each other (calls_expect.py check),
 # FULL's calls all return with its stack pointer checked, the flame graph is XML (xmllint when
 # installed). ARM's calculator traces (../shared/realtraces/tarmac, skipped when absent): the
 # Fast Models, gem5 and ES traces of one program give the same folded stacks and tree, every
@@ -34,6 +37,7 @@ tm_seed
 
 # ---- the program of known structure, in each format
 KNOWN="prog.tt6:tt6 prog.tt6e:tt6 prog.trace:cis501 prog.tarmac:tarmac prog.qemu4v:mips"
+KNOWN="$KNOWN prog-arm.qemu4v:qemu4v-arm"
 for kf in $KNOWN; do
 	"$PY" "$CE" write "${kf#*:}" "$SRC/known/${kf%%:*}" "$EXP/${kf%%:*}"
 done
@@ -179,6 +183,25 @@ check_cpus "$M"
 # ---- generated traces
 for t in $GEN; do
 	check_compared "$t" "$PY" "$CE" check "$M/gen/$t"
+done
+
+# ---- the call model (call_model.py): every view of calls/ and calls/cpu/N/ and stats.json's
+# calls, from each trace's instructions as the tests' format readers find them and
+# doc/calls.md's rules, never from the mount. Not modelled: MIPS code (prog.qemu4v,
+# prog200.qemu4v, checked against the program that wrote them above).
+MODELLED="known/prog.tt6:tt6 known/prog.tt6e:tt6e known/prog.trace:cis501"
+MODELLED="$MODELLED known/prog.tarmac:tarmac known/prog-arm.qemu4v:qemu4v known/multi.tarmac:tarmac"
+MODELLED="$MODELLED gen/gen.tt6:tt6 gen/gen.tt6e:tt6e gen/gen.trace:cis501"
+MODELLED="$MODELLED gen/three.tarmac:tarmac gen/gen.qemu4v:qemu4v gen/gen.full:full"
+for tf in $MODELLED; do
+	t=${tf%%:*}
+	check_compared "$t: the call model" "$PY" "$CE" model "${tf#*:}" "$SRC/$t" "$M/$t"
+done
+# the model agrees with the program that wrote the known traces, before it judges the mount
+for t in prog.tt6 prog.trace prog.tarmac prog-arm.qemu4v; do
+	check_eq "$t: the call model's folded stacks are the program's" "$(cat "$EXP/$t.folded")" \
+		"$("$PY" "$CE" model-folded "$(grep -o "$t:[a-z0-9]*" <<<"$MODELLED" | sed 's/.*://')" \
+			"$SRC/known/$t" | LC_ALL=C sort)"
 done
 check_eq "gen.full: every call returns, nothing resynchronised on r1" \
 	"$(json_get "$M/gen/gen.full/stats.json" 'd["calls"]["calls"]') 0" \
