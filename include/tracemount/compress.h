@@ -50,9 +50,13 @@ struct tm_zpoint {
 	uint64_t window_off; /* offset of the point's window in tm_zindex.windows */
 	uint32_t window_len; /* its length; 0: none */
 	uint8_t bits;	     /* gzip: bits of byte in - 1 that belong to the point's block (0-7) */
-	uint8_t flags;	     /* the codec's (gzip: TM_GZ_MEMBER) */
-	uint16_t check;	     /* xz: the stream's check type */
+	uint8_t flags;	/* the codec's (gzip: TM_GZ_MEMBER); the end point's: TM_Z_ENDS_EARLY */
+	uint16_t check; /* xz: the stream's check type */
 };
+
+/* The end point's flag: the data ends early (cut, corrupt, or followed by garbage), where
+ * the index pass's problem says. */
+enum { TM_Z_ENDS_EARLY = 0x80 };
 
 struct tm_zindex {
 	const struct tm_codec *codec;

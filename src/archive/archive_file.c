@@ -21,7 +21,7 @@
 #include "tracemount/util.h"
 
 #define MAGIC	"TMARCHV\n"
-#define VERSION 1
+#define VERSION 2
 
 /* Written as it is, then its body: entries, strings, runs, errors, points, windows. */
 struct arc_header {

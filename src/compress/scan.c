@@ -283,8 +283,11 @@ int tm_z_scan_finish(struct tm_source *src, struct tm_zindex **out)
 	if (grow_points(r, ix->n_points + 1) < 0)
 		return -ENOMEM;
 	/* the end of the last span */
-	ix->points[ix->n_points] =
-	    (struct tm_zpoint){.out = s->pub.out_pos, .in = atomic_load(&s->pub.in_pos)};
+	ix->points[ix->n_points] = (struct tm_zpoint){
+	    .out = s->pub.out_pos,
+	    .in = atomic_load(&s->pub.in_pos),
+	    .flags = s->pub.problem[0] ? TM_Z_ENDS_EARLY : 0,
+	};
 	ix->in_size = atomic_load(&s->pub.in_pos);
 	ix->out_size = s->pub.out_pos;
 	if (tm_zindex_pieces(ix) < 0)
