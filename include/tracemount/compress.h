@@ -21,8 +21,14 @@
  * next piece continues the decoder the last piece left (tm_z_decompress_piece keeps a few),
  * so reading a one-block file from start to end decompresses it once.
  *
- * The point table holds no pointers, only integers and one blob of windows, so it can be
- * written to a cache file as it is. */
+ * The index pass also records a CRC-32 of every piece's decompressed bytes, and every piece
+ * decompressed later is checked against it before it is served: bytes damaged since the pass
+ * (a file rewritten with its size and time kept) are an error, never data. gzip's own check
+ * covers a member only when it is read from its start to its end, xz's a block read to its
+ * end, and zstd's checksum is optional: a piece's CRC covers what they leave out.
+ *
+ * The point table holds no pointers, only integers, one blob of windows and one array of
+ * CRCs, so it can be written to a cache file as it is. */
 #ifndef TRACEMOUNT_COMPRESS_H
 #define TRACEMOUNT_COMPRESS_H
 
@@ -64,6 +70,9 @@ struct tm_zindex {
 	uint64_t n_points;	  /* spans */
 	uint8_t *windows;
 	size_t windows_len;
+	/* the CRC-32 of each piece's decompressed bytes, in piece order (tm_zindex_pieces) */
+	uint32_t *piece_crcs;
+	uint64_t n_piece_crcs;
 	uint64_t in_size;  /* compressed bytes read */
 	uint64_t out_size; /* decompressed bytes that decompressed cleanly */
 	/* n_points + 1 (tm_zindex_pieces): the pieces before each span, then their total */
@@ -191,15 +200,21 @@ uint64_t tm_zindex_piece_start(const struct tm_zindex *ix, uint64_t k);
 uint64_t tm_zindex_span_of_piece(const struct tm_zindex *ix, uint64_t k);
 
 /* Decompresses piece k of file, whose point table is ix, into out, which has room for its
- * bytes, continuing a decoder the previous piece of its span left when there is one. Returns
- * 0, or -EIO when the file no longer decompresses as indexed, or -errno, with the reason in
- * why (may be NULL). Thread-safe. */
+ * bytes, continuing a decoder the previous piece of its span left when there is one, and
+ * checks the bytes against the piece's CRC-32. Returns 0, or -EIO when the file no longer
+ * decompresses as indexed (its bytes changed since the index pass), or -errno, with the
+ * reason in why (may be NULL). Thread-safe. */
 int tm_z_decompress_piece(struct tm_source *file, const struct tm_zindex *ix, uint64_t k,
 			  uint8_t *out, char *why, size_t why_len);
 
-/* Decompresses span k whole (points[k + 1].out - points[k].out bytes) into out, as above. */
+/* Decompresses span k whole (points[k + 1].out - points[k].out bytes) into out, as above,
+ * each of its pieces checked. */
 int tm_z_decompress_span(struct tm_source *file, const struct tm_zindex *ix, uint64_t k,
 			 uint8_t *out, char *why, size_t why_len);
+
+/* Adds line to what a scan reports, before its own problems: why this pass runs, for one
+ * that replaces an index that no longer matched the file. */
+void tm_z_scan_say(struct tm_source *scan, const char *line);
 
 /* A compressed file's decompressed bytes read through a chunk cache (chunk_cache.h), whose
  * entries under owner are its pieces: what compressed traces and archives share. */
@@ -212,6 +227,10 @@ struct tm_zcached {
 	const struct tm_zindex *z; /* its point table, with its pieces numbered */
 	tm_log_fn *log;		   /* where a piece that no longer decompresses is said */
 	const char *path;	   /* the file's, for that line */
+	/* called, when not NULL, with arg, the piece's offset and the reason, when a piece no
+	 * longer decompresses as indexed: the file changed since its index was made */
+	void (*changed)(void *arg, uint64_t off, const char *why);
+	void *arg;
 };
 
 /* Piece k, decompressed on a miss. Returns 0 or -errno; release with

@@ -23,7 +23,8 @@
 #define MAGIC	"TMARCHV\n"
 #define VERSION 2
 
-/* Written as it is, then its body: entries, strings, runs, errors, points, windows. */
+/* Written as it is, then its body: entries, strings, runs, errors, points, windows, the
+ * pieces' CRC-32s. */
 struct arc_header {
 	char magic[8];
 	uint32_t version, header_size;
@@ -32,7 +33,7 @@ struct arc_header {
 	struct tm_trace_key key;
 	uint64_t n_entries, strings_len, n_runs, errors_len;
 	uint32_t codec, pad;
-	uint64_t n_points, windows_len, in_size, out_size;
+	uint64_t n_points, windows_len, in_size, out_size, n_piece_crcs;
 	uint64_t body_len;
 	uint32_t body_crc, header_crc;
 };
@@ -75,6 +76,7 @@ static int write_file(const struct tm_index_store *s, const struct tm_trace_key 
 		h.windows_len = t->z->windows_len;
 		h.in_size = t->z->in_size;
 		h.out_size = t->z->out_size;
+		h.n_piece_crcs = t->z->n_piece_crcs;
 	}
 	struct iovec parts[] = {
 	    {&h, sizeof(h)},
@@ -84,6 +86,7 @@ static int write_file(const struct tm_index_store *s, const struct tm_trace_key 
 	    {t->errors, t->errors_len},
 	    {t->z ? t->z->points : NULL, points_len(t->z)},
 	    {t->z ? t->z->windows : NULL, t->z ? t->z->windows_len : 0},
+	    {t->z ? t->z->piece_crcs : NULL, t->z ? t->z->n_piece_crcs * sizeof(uint32_t) : 0},
 	};
 	uLong sum = crc32_z(0, NULL, 0);
 	for (size_t i = 1; i < ARRAY_SIZE(parts); i++) {
@@ -132,12 +135,12 @@ static int parse(const uint8_t *data, size_t len, const struct tm_trace_key *key
 	/* the sizes, before any is multiplied */
 	if (h.n_entries > UINT32_MAX || h.n_runs > UINT32_MAX || h.n_points > (1ull << 40) ||
 	    h.strings_len > len || h.errors_len > len || h.windows_len > len ||
-	    (h.codec && !tm_codec_by_id(h.codec)))
+	    h.n_piece_crcs > len || (h.codec && !tm_codec_by_id(h.codec)))
 		return *bad = "sizes out of range", -EBADMSG;
 	struct tm_zindex z0 = {.n_points = h.n_points};
 	uint64_t body = h.n_entries * sizeof(*t->entries) + h.strings_len +
 			h.n_runs * sizeof(*t->runs) + h.errors_len +
-			(h.codec ? points_len(&z0) + h.windows_len : 0);
+			(h.codec ? points_len(&z0) + h.windows_len + h.n_piece_crcs * 4 : 0);
 	if (body != h.body_len || len - sizeof(h) != body)
 		return *bad = "truncated or overlong", -EBADMSG;
 	const uint8_t *p = data + sizeof(h);
@@ -165,8 +168,10 @@ static int parse(const uint8_t *data, size_t len, const struct tm_trace_key *key
 		z->windows_len = h.windows_len;
 		z->in_size = h.in_size;
 		z->out_size = h.out_size;
+		z->n_piece_crcs = h.n_piece_crcs;
 		if (!(z->points = take(&p, points_len(z))) ||
-		    !(z->windows = take(&p, h.windows_len)))
+		    !(z->windows = take(&p, h.windows_len)) ||
+		    !(z->piece_crcs = take(&p, h.n_piece_crcs * sizeof(uint32_t))))
 			goto no_memory;
 	}
 	if ((*bad = tm_arc_table_check(t, file_size))) {

@@ -27,9 +27,13 @@ static int decompress_piece(void *arg, struct tm_cached_chunk *c)
 	char why[192] = "";
 	int err =
 	    tm_z_decompress_piece(a->zc->file, z, a->piece, (uint8_t *)c->bytes, why, sizeof(why));
-	if (err && *why) /* the index pass saw it whole: the file changed since */
+	if (err && *why) { /* the index pass saw it whole: the file changed since */
+		uint64_t off = tm_zindex_piece_start(z, a->piece);
 		tm_log(a->zc->log, LOG_ERR, "%s: decompressing from offset %" PRIu64 ": %s",
-		       a->zc->path, tm_zindex_piece_start(z, a->piece), why);
+		       a->zc->path, off, why);
+		if (a->zc->changed)
+			a->zc->changed(a->zc->arg, off, why);
+	}
 	return err;
 }
 

@@ -1,5 +1,6 @@
 /* The point table of a compressed trace: spans, and the pieces readers take them in. */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdatomic.h>
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 
 #include "tracemount/compress.h"
+#include "crc.h"
 
 /* Decoders parked where a piece ended, for the next piece of their span: a reader that goes
  * on through a long span continues one instead of decompressing the span from its point
@@ -134,6 +136,25 @@ static int decompress_range(struct tm_source *file, const struct tm_zindex *ix, 
 	return err;
 }
 
+/* Whether piece p's bytes, decompressed into out, are those the index pass saw: 0, or -EIO
+ * with the reason in why. */
+static int check_piece(const struct tm_zindex *ix, uint64_t p, const uint8_t *out, char *why,
+		       size_t why_len)
+{
+	uint64_t start = tm_zindex_piece_start(ix, p);
+	size_t len = (size_t)(tm_zindex_piece_start(ix, p + 1) - start);
+	uint32_t crc = tm_zcrc(0, out, len);
+	if (crc == ix->piece_crcs[p])
+		return 0;
+	if (why)
+		snprintf(why, why_len,
+			 "%s: the %zu bytes decompressed from offset %" PRIu64
+			 " have CRC-32 %08" PRIx32 ", not the index pass's %08" PRIx32
+			 ": the compressed bytes changed since the trace was indexed",
+			 ix->codec->name, len, start, crc, ix->piece_crcs[p]);
+	return -EIO;
+}
+
 int tm_z_decompress_piece(struct tm_source *file, const struct tm_zindex *ix, uint64_t p,
 			  uint8_t *out, char *why, size_t why_len)
 {
@@ -142,13 +163,17 @@ int tm_z_decompress_piece(struct tm_source *file, const struct tm_zindex *ix, ui
 	size_t want = (size_t)(tm_zindex_piece_start(ix, p + 1) - start);
 	struct decoder d = unpark(ix, k, skip);
 	int err = decompress_range(file, ix, k, skip, want, out, &d, why, why_len);
+	if (!err)
+		err = check_piece(ix, p, out, why, why_len);
 	if (!d.dec)
 		return err;
-	if (start + want < ix->points[k + 1].out && !d.spent)
+	if (err) /* its state came from bytes that are not the indexed ones */
+		ix->codec->close(d.dec);
+	else if (start + want < ix->points[k + 1].out && !d.spent)
 		park(ix, k, d);
 	else
 		ix->codec->close(d.dec);
-	return 0;
+	return err;
 }
 
 int tm_z_decompress_span(struct tm_source *file, const struct tm_zindex *ix, uint64_t k,
@@ -160,6 +185,9 @@ int tm_z_decompress_span(struct tm_source *file, const struct tm_zindex *ix, uin
 			     out, &d, why, why_len);
 	if (d.dec)
 		ix->codec->close(d.dec);
+	for (uint64_t p = ix->first_piece[k]; !err && p < ix->first_piece[k + 1]; p++)
+		err = check_piece(ix, p, out + (tm_zindex_piece_start(ix, p) - ix->points[k].out),
+				  why, why_len);
 	return err;
 }
 
@@ -172,13 +200,14 @@ void tm_zindex_free(struct tm_zindex *ix)
 	free(ix->points);
 	free(ix->windows);
 	free(ix->first_piece);
+	free(ix->piece_crcs);
 	free(ix);
 }
 
 size_t tm_zindex_mem(const struct tm_zindex *ix)
 {
 	return sizeof(*ix) + (ix->n_points + 1) * (sizeof(*ix->points) + sizeof(uint64_t)) +
-	       ix->windows_len;
+	       ix->windows_len + ix->n_piece_crcs * sizeof(*ix->piece_crcs);
 }
 
 uint64_t tm_zindex_span_of(const struct tm_zindex *ix, uint64_t off)
@@ -246,12 +275,17 @@ const char *tm_zindex_check(const struct tm_zindex *z, uint64_t file_size)
 {
 	if (!z->n_points || z->points[0].out != 0 || z->points[z->n_points].out != z->out_size)
 		return "access points do not cover the data";
+	uint64_t pieces = 0;
 	for (uint64_t k = 0; k <= z->n_points; k++) {
 		const struct tm_zpoint *p = &z->points[k];
 		if (p->in > z->in_size || p->bits > 7 || p->window_off > z->windows_len ||
 		    p->window_len > z->windows_len - p->window_off ||
 		    (k && (p->out < p[-1].out || p->in < p[-1].in)))
 			return "access points out of order";
+		if (k)
+			pieces += (p->out - p[-1].out + TM_Z_PIECE - 1) / TM_Z_PIECE;
 	}
+	if (pieces != z->n_piece_crcs)
+		return "piece checksums do not match the access points";
 	return z->in_size > file_size ? "compressed data past the file's end" : NULL;
 }

@@ -3,10 +3,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tracemount/diag.h"
+#include "crc.h"
 #include "scan.h"
 
 #define BLOCK_BYTES (256u << 10)
@@ -35,11 +37,16 @@ struct tm_zscan_ring {
 	struct tm_zindex *ix;
 	uint64_t points_cap, last_point;
 	size_t windows_cap;
+	/* the piece being checksummed: its start and its CRC so far; the array's room */
+	uint64_t piece_start, crcs_cap;
+	uint32_t piece_crc;
+	int crc_err; /* -ENOMEM: a CRC could not be kept */
 };
 
 struct scan {
 	struct tm_zscan pub;
 	struct tm_zscan_ring ring;
+	char said[400]; /* tm_z_scan_say's */
 };
 
 static struct scan *scan_of(struct tm_source *s)
@@ -65,11 +72,49 @@ static int grow_points(struct tm_zscan_ring *r, uint64_t need)
 	return 0;
 }
 
+/* Ends the piece being checksummed at out_pos, when it has bytes: a piece ends where the
+ * next starts, TM_Z_PIECE bytes into its span or at the next point (tm_zindex_pieces). */
+static void end_piece(struct tm_zscan_ring *r, uint64_t out_pos)
+{
+	struct tm_zindex *ix = r->ix;
+	if (out_pos == r->piece_start)
+		return;
+	if (ix->n_piece_crcs == r->crcs_cap) {
+		uint64_t cap = r->crcs_cap ? r->crcs_cap * 2 : 256;
+		uint32_t *c = realloc(ix->piece_crcs, cap * sizeof(*c));
+		if (!c) {
+			r->crc_err = -ENOMEM;
+			return;
+		}
+		ix->piece_crcs = c;
+		r->crcs_cap = cap;
+	}
+	ix->piece_crcs[ix->n_piece_crcs++] = r->piece_crc;
+	r->piece_start = out_pos;
+	r->piece_crc = 0;
+}
+
+/* Checksums the n bytes at p, which start at decompressed offset at, piece by piece. */
+static void checksum(struct tm_zscan_ring *r, uint64_t at, const uint8_t *p, size_t n)
+{
+	while (n) {
+		uint64_t end = r->piece_start + TM_Z_PIECE;
+		size_t take = end - at < n ? (size_t)(end - at) : n;
+		r->piece_crc = tm_zcrc(r->piece_crc, p, take);
+		p += take;
+		n -= take;
+		at += take;
+		if (at == end)
+			end_piece(r, end);
+	}
+}
+
 int tm_zscan_add_point(struct tm_zscan *sc, uint64_t in, unsigned bits, unsigned flags,
 		       unsigned check, const uint8_t *window, size_t window_len)
 {
 	struct tm_zscan_ring *r = sc->ring;
 	struct tm_zindex *ix = r->ix;
+	end_piece(r, sc->out_pos);
 	if (grow_points(r, ix->n_points + 2) < 0)
 		return -ENOMEM;
 	if (ix->windows_len + window_len > r->windows_cap) {
@@ -127,6 +172,7 @@ static void publish(struct tm_zscan_ring *r)
 void tm_zscan_commit(struct tm_zscan *sc, size_t made)
 {
 	struct tm_zscan_ring *r = sc->ring;
+	checksum(r, sc->out_pos, r->block + r->block_len, made);
 	r->block_len += made;
 	sc->out_pos += made;
 	if (r->block_len == BLOCK_BYTES)
@@ -218,6 +264,8 @@ static void scan_close(struct tm_source *src)
 static void scan_report(struct tm_source *src, struct tm_diag *diag)
 {
 	struct tm_zscan *sc = &scan_of(src)->pub;
+	if (scan_of(src)->said[0])
+		tm_diag_note(diag, "%s", scan_of(src)->said);
 	if (sc->problem[0])
 		tm_diag_note(diag, "%s; the decompressed trace ends at byte %" PRIu64, sc->problem,
 			     sc->out_pos);
@@ -267,6 +315,11 @@ fail:
 	return err;
 }
 
+void tm_z_scan_say(struct tm_source *src, const char *line)
+{
+	snprintf(scan_of(src)->said, sizeof(scan_of(src)->said), "%s", line);
+}
+
 uint64_t tm_z_scan_position(struct tm_source *src)
 {
 	return atomic_load(&scan_of(src)->pub.in_pos);
@@ -290,7 +343,8 @@ int tm_z_scan_finish(struct tm_source *src, struct tm_zindex **out)
 	};
 	ix->in_size = atomic_load(&s->pub.in_pos);
 	ix->out_size = s->pub.out_pos;
-	if (tm_zindex_pieces(ix) < 0)
+	end_piece(r, ix->out_size);
+	if (r->crc_err || tm_zindex_pieces(ix) < 0)
 		return -ENOMEM;
 	*out = ix;
 	r->ix = NULL;

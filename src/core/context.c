@@ -428,6 +428,7 @@ int tm_context_trace_of(struct tm_context *ctx, const char *path, const struct t
 {
 	int err = 0;
 	bool replaced = false;
+	struct tm_trace *old = NULL;
 	pthread_mutex_lock(&ctx->lock);
 	struct entry **p = find_slot(ctx, path);
 	if (*p && st && !tm_trace_same_file((*p)->trace, fmt, st)) {
@@ -435,6 +436,8 @@ int tm_context_trace_of(struct tm_context *ctx, const char *path, const struct t
 		tm_log(ctx->env.log, LOG_INFO, "%s changed: indexed anew", path);
 		*p = e->next;
 		ctx->n_traces--;
+		old = e->trace; /* kept until the new one has learnt what it found */
+		tm_trace_hold(old);
 		tm_trace_retire(e->trace);
 		free(e);
 		replaced = true;
@@ -450,11 +453,15 @@ int tm_context_trace_of(struct tm_context *ctx, const char *path, const struct t
 		p = find_slot(ctx, path);
 		if ((err = add_trace(ctx, path, fmt, st, replaced, p)) < 0)
 			goto out;
+		if (old)
+			tm_trace_changed_inside((*p)->trace, old);
 	}
 	tm_trace_hold((*p)->trace);
 	*out = (*p)->trace;
 out:
 	pthread_mutex_unlock(&ctx->lock);
+	if (old)
+		tm_trace_put(old);
 	return err;
 }
 

@@ -33,7 +33,7 @@
 /* Written as it is: the files are for machines of one byte order (the magic number below
  * tells the others apart). A file is this header, then its body: the trace's path
  * (trace_len bytes, no NUL), the rows, stats.json, errors.txt, the table views, the access
- * points and their windows. */
+ * points, their windows and the CRC-32s of the decompressed pieces. */
 struct file_header {
 	char magic[8];
 	uint32_t version, header_size;
@@ -48,7 +48,7 @@ struct file_header {
 	uint64_t stats_len, errors_len;
 	uint64_t n_tables, tables_len; /* tables_len: each length, compressed length, bytes */
 	uint64_t streams;	       /* tm_index.streams: whose per-stream tables follow */
-	uint64_t gz_points, gz_windows_len, gz_in_size, gz_out_size;
+	uint64_t gz_points, gz_windows_len, gz_in_size, gz_out_size, gz_pieces;
 	uint64_t trace_len;
 	uint64_t body_len;
 	uint32_t body_crc, header_crc;
@@ -142,6 +142,11 @@ static size_t points_bytes(const struct file_header *h)
 	return h->codec ? (size_t)(h->gz_points + 1) * sizeof(struct tm_zpoint) : 0;
 }
 
+static size_t piece_crcs_bytes(const struct file_header *h)
+{
+	return h->codec ? (size_t)h->gz_pieces * sizeof(uint32_t) : 0;
+}
+
 /* The table views' part of a file: for each, its length, its number of pieces and their
  * compressed length, the pieces' ends, then the pieces (table.h). */
 static uint8_t *tables_part(const struct tm_index *ix, uint64_t *len)
@@ -175,7 +180,7 @@ static uint8_t *tables_part(const struct tm_index *ix, uint64_t *len)
 static uint64_t body_bytes(const struct file_header *h)
 {
 	return h->trace_len + rows_bytes(h) + h->stats_len + h->errors_len + h->tables_len +
-	       points_bytes(h) + h->gz_windows_len;
+	       points_bytes(h) + h->gz_windows_len + piece_crcs_bytes(h);
 }
 
 static void fill_header(struct file_header *h, const struct tm_format *fmt,
@@ -211,6 +216,7 @@ static void fill_header(struct file_header *h, const struct tm_format *fmt,
 		h->gz_windows_len = ix->z->windows_len;
 		h->gz_in_size = ix->z->in_size;
 		h->gz_out_size = ix->z->out_size;
+		h->gz_pieces = ix->z->n_piece_crcs;
 	}
 	h->trace_len = trace_len;
 	h->body_len = body_bytes(h);
@@ -241,6 +247,7 @@ int tm_index_file_store_trace(const struct tm_index_store *s, const struct tm_fo
 	    {tables, h.tables_len},
 	    {ix->z ? ix->z->points : NULL, points_bytes(&h)},
 	    {ix->z ? ix->z->windows : NULL, h.gz_windows_len},
+	    {ix->z ? ix->z->piece_crcs : NULL, piece_crcs_bytes(&h)},
 	};
 	uLong sum = crc32_z(0, NULL, 0);
 	for (size_t i = 0; i < ARRAY_SIZE(parts); i++)
@@ -316,7 +323,8 @@ static const char *check_header(const struct file_header *h, const struct tm_for
 		return "written for an unknown compression";
 	if (!h->n_rows || h->n_rows > file_size / 8 || h->gz_points > file_size ||
 	    h->stats_len > file_size || h->errors_len > file_size ||
-	    h->gz_windows_len > file_size || h->tables_len > file_size || h->trace_len >= PATH_MAX)
+	    h->gz_windows_len > file_size || h->gz_pieces > file_size ||
+	    h->tables_len > file_size || h->trace_len >= PATH_MAX)
 		return "sizes out of range";
 	if ((views->n_stream_tables ? h->streams >> TM_MAX_STREAM_VIEWS : h->streams) ||
 	    h->n_tables != views->n_tables +
@@ -411,7 +419,8 @@ static int take_body(const struct file_header *h, const uint8_t *body, struct tm
 	const uint8_t *p = body + n_rows + h->stats_len + h->errors_len + h->tables_len;
 	struct tm_zindex *gz = calloc(1, sizeof(*gz));
 	if (!gz || !(gz->points = malloc(points_bytes(h))) ||
-	    !(gz->windows = malloc(h->gz_windows_len + 1))) {
+	    !(gz->windows = malloc(h->gz_windows_len + 1)) ||
+	    !(gz->piece_crcs = malloc(piece_crcs_bytes(h) + 1))) {
 		tm_zindex_free(gz);
 		return -ENOMEM;
 	}
@@ -419,6 +428,8 @@ static int take_body(const struct file_header *h, const uint8_t *body, struct tm
 	gz->codec = tm_codec_by_id(h->codec);
 	memcpy(gz->points, p, points_bytes(h));
 	memcpy(gz->windows, p + points_bytes(h), h->gz_windows_len);
+	memcpy(gz->piece_crcs, p + points_bytes(h) + h->gz_windows_len, piece_crcs_bytes(h));
+	gz->n_piece_crcs = h->gz_pieces;
 	gz->n_points = h->gz_points;
 	gz->windows_len = h->gz_windows_len;
 	gz->in_size = h->gz_in_size;

@@ -42,6 +42,9 @@ struct tm_trace {
 	struct tm_file_identity id;
 	bool replaced; /* tm_trace_replaced */
 	atomic_uint refs;
+	/* a piece no longer decompressed as indexed: the next lookup makes a new trace, whose
+	 * index pass reports what `earlier` says (tm_trace_changed_inside) */
+	atomic_bool damaged;
 
 	pthread_mutex_t lock;	/* guards everything below */
 	pthread_cond_t changed; /* on CLOCK_MONOTONIC: waiters poll their interruption */
@@ -51,6 +54,9 @@ struct tm_trace {
 	int error;	      /* last build's -errno */
 	struct tm_pass *pass; /* the pass running (INDEXING), or NULL */
 	uint64_t passes_ended;
+	char index_name[32]; /* its index file's, once known; "" none */
+	char damage[300];    /* what the read that found the damage said */
+	char earlier[300];   /* what a damaged trace this one replaces said */
 };
 
 /* An index pass, run on a thread of its own so that those who wait for it can leave: each
@@ -125,7 +131,46 @@ void tm_trace_retire(struct tm_trace *t)
 bool tm_trace_same_file(const struct tm_trace *t, const struct tm_format *fmt,
 			const struct stat *st)
 {
-	return t->fmt == fmt && t->has_identity && tm_file_identity_same(&t->id, st);
+	return t->fmt == fmt && t->has_identity && tm_file_identity_same(&t->id, st) &&
+	       !atomic_load(&t->damaged);
+}
+
+bool tm_trace_changed_inside(struct tm_trace *t, struct tm_trace *old)
+{
+	if (!atomic_load(&old->damaged))
+		return false;
+	pthread_mutex_lock(&old->lock);
+	char said[sizeof(old->damage)];
+	memcpy(said, old->damage, sizeof(said));
+	pthread_mutex_unlock(&old->lock);
+	pthread_mutex_lock(&t->lock);
+	memcpy(t->earlier, said, sizeof(t->earlier));
+	pthread_mutex_unlock(&t->lock);
+	return true;
+}
+
+/* A piece of the trace no longer decompresses as its index says: its bytes changed with
+ * its size, time and ends kept, which the content key cannot see. The index file goes, so
+ * that no mount trusts it again, and the next lookup indexes the trace anew. */
+static void trace_changed(void *arg, uint64_t off, const char *why)
+{
+	struct tm_trace *t = arg;
+	char name[sizeof(t->index_name)];
+	pthread_mutex_lock(&t->lock);
+	bool first = !t->damage[0];
+	if (first)
+		snprintf(t->damage, sizeof(t->damage), "decompressing from offset %" PRIu64 ": %s",
+			 off, why);
+	memcpy(name, t->index_name, sizeof(name));
+	pthread_mutex_unlock(&t->lock);
+	atomic_store(&t->damaged, true);
+	if (!first || !name[0] || !t->env->store)
+		return;
+	int err = tm_index_store_remove(t->env->store, name);
+	tm_log(t->env->log, LOG_WARNING,
+	       "%s: index file %s%s%s: the trace is indexed anew when next opened", t->path, name,
+	       err && err != -ENOENT ? " not removed: " : " removed",
+	       err && err != -ENOENT ? strerror(-err) : "");
 }
 
 const char *tm_trace_path(const struct tm_trace *t)
@@ -255,6 +300,14 @@ static int build_pass(struct build *b, struct tm_source *src, const char *name,
 	int err = tm_z_scan_open(codec, src, &scan);
 	if (err)
 		return err;
+	pthread_mutex_lock(&t->lock);
+	if (t->earlier[0]) {
+		char line[sizeof(t->earlier) + 64];
+		snprintf(line, sizeof(line), "indexed anew: the last index no longer matched: %s",
+			 t->earlier);
+		tm_z_scan_say(&scan, line);
+	}
+	pthread_mutex_unlock(&t->lock);
 	b->scan = &scan;
 	err = tm_index_build_images(t->fmt, &t->views, &scan, name, b->images, build_progress, b,
 				    b->cancel, out);
@@ -405,8 +458,12 @@ static int obtain_index_with(struct tm_trace *t, struct tm_source *src, const ch
 	struct tm_images for_derivers = tm_images_of(images);
 	char why[256];
 	bool keyed = store && tm_trace_key_of(src, &key) == 0;
-	if (keyed) /* the views depend on the images: their identity is part of the key */
+	if (keyed) { /* the views depend on the images: their identity is part of the key */
 		key.images = images->identity;
+		pthread_mutex_lock(&t->lock);
+		tm_index_file_name(t->fmt, &key, t->index_name, sizeof(t->index_name));
+		pthread_mutex_unlock(&t->lock);
+	}
 	/* A file that changed while mounted is read again, whatever its index file says: the
 	 * content key does not see a rewrite of its middle with its modification time put back,
 	 * which the mount noticed by the inode change time. */
@@ -696,6 +753,8 @@ static struct tm_zcached zcached_of(const struct tm_open_trace *ot)
 	    .z = ot->index->z,
 	    .log = t->env->log,
 	    .path = t->path,
+	    .changed = trace_changed,
+	    .arg = ot->trace,
 	};
 }
 

@@ -78,6 +78,10 @@ int tm_trace_new(struct tm_trace_env *env, uint64_t owner, const char *path,
 bool tm_trace_same_file(const struct tm_trace *t, const struct tm_format *fmt,
 			const struct stat *st);
 
+/* Whether old, the trace t replaces, found its compressed bytes changed since its index was
+ * made: then t's index pass says so in its errors.txt. */
+bool tm_trace_changed_inside(struct tm_trace *t, struct tm_trace *old);
+
 /* The end of t in its context, for a file that changed: its chunks leave the cache and the
  * context's reference goes; holders keep t until they put it. */
 void tm_trace_retire(struct tm_trace *t);

@@ -270,6 +270,48 @@ START_TEST(cut_streams_read_back_at_every_cut)
 }
 END_TEST
 
+/* Stored blocks damaged since indexing, read from points inside the member and from its start:
+ * a flipped byte decodes to another byte, which gzip's own check, at the member's end, never
+ * sees from there; the piece's CRC-32 makes it an error (issue 42). The index pass records
+ * zlib's CRC-32 of every piece, whichever library computes it. */
+START_TEST(damaged_stored_blocks_fail)
+{
+	size_t len = 5 * TM_Z_SPAN;
+	uint8_t *data = zscan_data(len, 11), *gz = NULL;
+	size_t gz_len = 0;
+	gzip_member(data, len, 0, &gz, &gz_len);
+	struct mem_source file;
+	mem_source_init(&file, gz, gz_len);
+	struct scanned s = zscan(&tm_codec_gzip, &file, 65536);
+	ck_assert_uint_eq(s.len, len);
+	ck_assert_uint_ge(s.ix->n_points, 4);
+	for (uint64_t p = 0; p < tm_zindex_n_pieces(s.ix); p++) {
+		uint64_t at = tm_zindex_piece_start(s.ix, p);
+		size_t n = (size_t)(tm_zindex_piece_start(s.ix, p + 1) - at);
+		ck_assert_uint_eq(s.ix->piece_crcs[p], crc32_z(0, data + at, n));
+	}
+	uint8_t *buf = malloc(TM_Z_PIECE);
+	char why[256];
+	for (uint64_t k = 0; k < 3; k++) {
+		/* a byte a few KiB after the span's point, well inside a stored block's data */
+		size_t flip = (size_t)s.ix->points[k].in + 5000;
+		uint64_t p = tm_zindex_piece_of(s.ix, s.ix->points[k].out);
+		file.data[flip] ^= 0x01;
+		why[0] = '\0';
+		ck_assert_int_eq(tm_z_decompress_piece(&file.src, s.ix, p, buf, why, sizeof(why)),
+				 -EIO);
+		ck_assert_msg(strstr(why, "CRC-32") && strstr(why, "changed since"), "%s", why);
+		file.data[flip] ^= 0x01;
+		ck_assert_int_eq(tm_z_decompress_piece(&file.src, s.ix, p, buf, NULL, 0), 0);
+	}
+	free(buf);
+	scanned_free(&s);
+	mem_source_free(&file);
+	free(data);
+	free(gz);
+}
+END_TEST
+
 START_TEST(corrupt_and_padded_streams_are_reported)
 {
 	size_t len = 2 * TM_Z_SPAN;
@@ -373,6 +415,7 @@ int main(void)
 	tcase_add_test(tc, poorly_compressing_data_spaces_windows_wider);
 	tcase_add_test(tc, truncated_streams_give_a_prefix);
 	tcase_add_test(tc, cut_streams_read_back_at_every_cut);
+	tcase_add_test(tc, damaged_stored_blocks_fail);
 	tcase_add_test(tc, corrupt_and_padded_streams_are_reported);
 	tcase_add_test(tc, scan_reads_in_order_and_stops_early);
 	tcase_add_test(tc, spans_of_a_changed_file_fail);

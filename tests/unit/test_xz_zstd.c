@@ -556,6 +556,61 @@ START_TEST(damaged_checks_fail)
 }
 END_TEST
 
+/* Bytes that do not compress: xz stores them as uncompressed LZMA2 chunks and zstd as raw
+ * blocks, so a byte flipped in them decodes, silently, to another byte. */
+static uint8_t *noise(size_t len, uint64_t seed)
+{
+	uint8_t *d = malloc(len);
+	for (size_t i = 0; i < len; i++) {
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		d[i] = (uint8_t)(seed >> 32);
+	}
+	return d;
+}
+
+/* A byte damaged since indexing inside a piece that is not its span's last, in one block or
+ * frame: xz without a check or with one (read only at the block's end), zstd without a
+ * checksum or with one (read only at the frame's end). The piece's CRC-32 makes it an error,
+ * where the bytes used to be served as they came out (issue 42). */
+START_TEST(damaged_bytes_inside_a_piece_fail)
+{
+	const struct tm_codec *c = codecs[_i / 2];
+	bool checked = _i % 2;
+	size_t len = TM_Z_PIECE + TM_Z_PIECE / 2;
+	uint8_t *data = noise(len, 10 + (uint64_t)_i), *z = NULL;
+	size_t z_len = 0;
+	if (c == &tm_codec_xz) {
+		xz_one(data, len, checked ? LZMA_CHECK_CRC64 : LZMA_CHECK_NONE, &z, &z_len);
+	} else if (checked) {
+		zstd_one(data, len, &z, &z_len);
+	} else {
+		z = malloc(ZSTD_compressBound(len));
+		z_len = ZSTD_compress(z, ZSTD_compressBound(len), data, len, 1);
+		ck_assert(!ZSTD_isError(z_len));
+	}
+	struct mem_source file;
+	mem_source_init(&file, z, z_len);
+	struct scanned s = zscan(c, &file, 65536);
+	ck_assert_uint_eq(s.len, len);
+	ck_assert_uint_eq(tm_zindex_n_pieces(s.ix), 2);
+	uint8_t *buf = malloc(TM_Z_PIECE);
+	char why[256] = "";
+	file.data[z_len / 3] ^= 0x40; /* in piece 0's bytes, a third into the data */
+	ck_assert_int_eq(tm_z_decompress_piece(&file.src, s.ix, 0, buf, why, sizeof(why)), -EIO);
+	ck_assert_msg(strstr(why, "CRC-32") && strstr(why, "changed since"), "%s", why);
+	file.data[z_len / 3] ^= 0x40;
+	ck_assert_int_eq(tm_z_decompress_piece(&file.src, s.ix, 0, buf, why, sizeof(why)), 0);
+	ck_assert_int_eq(memcmp(buf, data, TM_Z_PIECE), 0);
+	free(buf);
+	scanned_free(&s);
+	mem_source_free(&file);
+	free(data);
+	free(z);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("xz_zstd");
@@ -571,6 +626,7 @@ int main(void)
 	tcase_add_loop_test(tc, empty_inputs, 0, 2);
 	tcase_add_loop_test(tc, pieces_of_a_changed_file_fail, 0, 2);
 	tcase_add_loop_test(tc, damaged_checks_fail, 0, 4);
+	tcase_add_loop_test(tc, damaged_bytes_inside_a_piece_fail, 0, 4);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
