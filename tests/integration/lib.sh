@@ -254,6 +254,49 @@ same_views() {
 	fi
 }
 
+# damaged_after_indexing DIR NAME PLAIN AT: the compressed trace DIR/NAME, whose decompressed
+# bytes are the file PLAIN, indexed by a mount (its index file kept in the cache folder), then
+# damaged at compressed byte AT (16 bytes flipped) with its size and modification time kept,
+# which the content key cannot see (issue 42): the next mount's read of raw fails with EIO
+# where the damage is, never with other bytes; errors.txt, reopened, says the trace was
+# indexed anew and why; and a third mount reads the new index file, raw whole at its size.
+damaged_after_indexing() {
+	local dir=$1 name=$2 plain=$3 at=$4 what="damaged $2"
+	local log=$TM_TMP/damage.cat.err
+	check "$what: byte $at is outside the 64 KiB at each end that the content key hashes" \
+		test "$at" -ge 65536 -a "$((at + 16 + 65536))" -le "$(stat -c %s "$dir/$name")"
+	mount_tm "$dir" -o cache="$TM_TMP/damage-cache"
+	check "$what: raw before the damage equals the trace" cmp "$plain" "$TM_MNT/$name/raw"
+	unmount_tm
+	touch -r "$dir/$name" "$TM_TMP/damage.stamp"
+	"$PY" -c 'import sys
+f = open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2])); b = f.read(16)
+f.seek(int(sys.argv[2])); f.write(bytes(x ^ 0x5a for x in b))' "$dir/$name" "$at"
+	touch -r "$TM_TMP/damage.stamp" "$dir/$name"
+	mount_tm "$dir" -o cache="$TM_TMP/damage-cache"
+	cat "$TM_MNT/$name/raw" >"$TM_TMP/damage.raw" 2>"$log"
+	check "$what: reading raw fails with EIO" grep -q "Input/output error" "$log"
+	check "$what: what raw gave before it failed is the trace's" \
+		is_prefix "$TM_TMP/damage.raw" "$plain"
+	check "$what: the daemon says which bytes changed" \
+		grep -q "$name: decompressing from offset" "$TM_TMP/daemon.log"
+	sleep 1.2 # the kernel's attributes of errors.txt expire: it is looked up again
+	check "$what: errors.txt, reopened, says the trace was indexed anew and why" \
+		grep -q "indexed anew: the last index no longer matched: decompressing from offset" \
+		"$TM_MNT/$name/errors.txt"
+	unmount_tm
+	check "$what: the index file was removed" grep -q "$name: index file .* removed" \
+		"$TM_TMP/daemon.log"
+	mount_tm "$dir" -o cache="$TM_TMP/damage-cache"
+	check "$what: remounted, raw reads whole at its size from the new index" \
+		test "$(cat "$TM_MNT/$name/raw" | wc -c)" = "$(stat -c %s "$TM_MNT/$name/raw")"
+	check "$what: remounted, errors.txt still says why it was indexed anew" \
+		grep -q "indexed anew" "$TM_MNT/$name/errors.txt"
+	check_eq "$what: remounted, the new index file was read, not rebuilt" \
+		"0 built, 1 read from index files, 0 index files refused" "$(index_counts "$TM_MNT")"
+	unmount_tm
+}
+
 # dd_same FILE EXPECTED OFF LEN: the LEN bytes at OFF of FILE equal those of EXPECTED.
 dd_same() {
 	cmp <(dd if="$1" iflag=skip_bytes,count_bytes skip="$3" count="$4" bs=65536 status=none) \

@@ -24,7 +24,10 @@
 #   before the error, computed here with Python's zlib; garbage after the member: all of it),
 #   errors.txt names gzip and a compressed offset within the file, the other views decode the
 #   served bytes (BYU dump.txt = the reference decoder on raw; CIS501 by cis501_expect.py),
-#   and the daemon and the other traces are unaffected.
+#   and the daemon and the other traces are unaffected;
+# - a .gz of stored blocks indexed, then 16 bytes flipped in its middle with its size and time
+#   kept: reads there fail with EIO, errors.txt says it was indexed anew (damaged_after_indexing
+#   in lib.sh).
 . "$(dirname "$0")/lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -352,4 +355,15 @@ check "big.byu.gz: the last 4 KiB of dump.txt equal the plain view's" \
 
 check "daemon still running" kill -0 "$TM_DAEMON_PID"
 unmount_tm
+
+# Damaged after indexing, size and time kept: a gzip of stored blocks (Python's level 0), whose
+# flipped bytes decode silently to other bytes from a point inside the member.
+echo "--- damaged after indexing"
+mkdir -p "$TM_TMP/damage"
+"$GEN_CIS501" --lines 130000 --seed "$SEED" >"$TM_TMP/damage.trace"
+"$PY" -c 'import gzip, sys
+open(sys.argv[2], "wb").write(gzip.compress(open(sys.argv[1], "rb").read(), 0, mtime=0))' \
+	"$TM_TMP/damage.trace" "$TM_TMP/damage/stored.trace.gz"
+damaged_after_indexing "$TM_TMP/damage" stored.trace.gz "$TM_TMP/damage.trace" \
+	"$(($(stat -c %s "$TM_TMP/damage/stored.trace.gz") / 2))"
 finish

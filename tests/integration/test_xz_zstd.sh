@@ -23,7 +23,10 @@
 #   prefix of the trace (for the cut xz file exactly what Python's lzma decompresses from it,
 #   for the cut zstd file what `zstd -dc` writes before its error; garbage: all of it), errors.txt
 #   names the codec and a compressed offset within the file, dump.txt is the reference decoder's
-#   dump of raw, and the daemon and the other traces are unaffected.
+#   dump of raw, and the daemon and the other traces are unaffected;
+# - one xz block and one zstd frame indexed, then 16 bytes flipped in the middle with the size
+#   and time kept: reads there fail with EIO, errors.txt says it was indexed anew
+#   (damaged_after_indexing in lib.sh).
 . "$(dirname "$0")/lib.sh"
 
 tm_seed
@@ -283,4 +286,16 @@ check "big/: the status counts 2 notes and no problem" grep -qF \
 	"; 0 problems in the errors.txt of 0 traces, 2 notes in 2 traces; " \
 	"$TM_MNT/.tracemount/status"
 unmount_tm
+
+# Damaged after indexing, size and time kept: one xz block and one zstd frame (with their checks,
+# read only at the block's and frame's end), damaged in a piece that is not the last.
+echo "--- damaged after indexing"
+mkdir -p "$TM_TMP/damage"
+"$GEN_CIS501" --lines 130000 --seed "$SEED" >"$TM_TMP/damage.trace"
+xz -0 -c "$TM_TMP/damage.trace" >"$TM_TMP/damage/one.trace.xz"
+zstd -q --no-compress-literals -c "$TM_TMP/damage.trace" >"$TM_TMP/damage/one.trace.zst"
+for z in one.trace.xz one.trace.zst; do
+	damaged_after_indexing "$TM_TMP/damage" "$z" "$TM_TMP/damage.trace" \
+		"$(($(stat -c %s "$TM_TMP/damage/$z") / 2))"
+done
 finish
