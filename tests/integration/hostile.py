@@ -14,9 +14,12 @@ which the per-format tests check against reference decoders.
 
 import gzip
 import json
+import lzma
 import os
 import random
+import subprocess
 import sys
+import zlib
 
 # name, extension, binary
 FORMATS = [
@@ -34,6 +37,37 @@ FAMILY = {"tt6e": "tt6", "qemu4v": "tarmac"}
 LONG_LINE = 100 << 20  # bytes of the one long line of a text trace
 LONG_AT = 10  # it goes before this line (from 0)
 NUL_LINES = (4, 19)  # lines (from 0) that get NUL bytes
+CODECS = [("gzip", "gz"), ("xz", "xz"), ("zstd", "zst")]  # name in errors.txt, suffix
+
+
+def cuts(codec, data):
+    """data as codec writes it, and where to cut it: gzip and xz in one member or block, cut at
+    a quarter, half and three quarters; zstd in four frames (as pzstd writes them), cut in the
+    middle of each (a cut between frames leaves a whole file); and all but the last byte."""
+    if codec != "zstd":
+        packed = gzip.compress(data, mtime=0) if codec == "gzip" else lzma.compress(data)
+        n = len(packed)
+        return packed, [n // 4, n // 2, 3 * n // 4, n - 1]
+    part = (len(data) + 3) // 4
+    frames = [subprocess.run(["zstd", "-q", "-c"], input=data[k:k + part], check=True,
+                             stdout=subprocess.PIPE).stdout for k in range(0, len(data), part)]
+    at, middles = 0, []
+    for f in frames:
+        middles.append(at + len(f) // 2)
+        at += len(f)
+    return b"".join(frames), middles + [at - 1]
+
+
+def determined(codec, cut):
+    """The decompressed bytes a cut file determines, by the codec's own library or tool: zlib
+    and liblzma give every byte whose bits are there, `zstd -dc` every whole block."""
+    if codec == "gzip":
+        d = zlib.decompressobj(31)
+        return d.decompress(cut) + d.flush()
+    if codec == "xz":
+        return lzma.LZMADecompressor().decompress(cut)
+    return subprocess.run(["zstd", "-q", "-d", "-c"], input=cut, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL).stdout
 
 
 def record_ends(name, clean_dir, data):
@@ -110,6 +144,13 @@ def make(clean_dir, src, seed):
         corrupt = bytearray(packed)
         corrupt[len(packed) // 2] ^= 0x55
         add("gz-corrupt.%s.gz" % ext, bytes(corrupt), kind="gz-corrupt")
+        for codec, suffix in CODECS:
+            packed, where = cuts(codec, data)
+            for k, cut in enumerate(where):
+                add("z-cut-%s-%d.%s.%s" % (codec, k, ext, suffix), packed[:cut], kind="z-cut",
+                    codec=codec, cut=cut, prefix=len(determined(codec, packed[:cut])))
+                write(os.path.join(src, "..", "expected", name,
+                                   "z-cut-%s-%d" % (codec, k)), determined(codec, packed[:cut]))
         others = FORMATS[i + 1:] + FORMATS[:i]
         other = [e for n, e, _ in others if FAMILY.get(n, n) != FAMILY.get(name, name)][0]
         add("mislabelled." + other, data, kind="mislabelled", format=name)
@@ -141,6 +182,21 @@ def served(path):
     return " ".join(sorted(bad)) or "all"
 
 
+FOOTER = 12  # bytes of xz's stream footer: a cut inside it is said at its start
+
+
+def truncation(errors, codec, cut):
+    """Where errors.txt says a cut file's compressed data ends (within FOOTER bytes before the
+    cut, the start of what the cut left unfinished) and its decompressed data."""
+    for line in errors.splitlines():
+        if line.startswith(codec + ": truncated") and "at compressed byte " in line:
+            at = int(line.split("at compressed byte ")[1].split(";")[0])
+            ends = line.split("the decompressed trace ends at byte ")[-1]
+            return "in the last %d bytes; at byte %s" % (FOOTER, ends) \
+                if cut - FOOTER <= at <= cut else line
+    return errors or "(empty)"
+
+
 def lines_prefix(got, whole, drop_last):
     """Whether got's lines (all but the last one when drop_last) begin whole's lines."""
     g = got.splitlines(keepends=True)
@@ -168,7 +224,8 @@ def check(src, mnt):
             if not os.path.isdir(path):  # not recognised: then it is the file itself
                 say(label + ": a plain file holds the source's bytes", True,
                     read(path) == read(os.path.join(src, name, case)))
-                if kind in ("clean", "cut", "garbage", "nul", "crlf", "long-line", "gz-cut"):
+                if kind in ("clean", "cut", "garbage", "nul", "crlf", "long-line", "gz-cut") or \
+                        (kind == "z-cut" and m["prefix"]):
                     say(label + ": recognised as a trace", True, False)
                 continue
             dump = read(os.path.join(path, "dump.txt"))
@@ -217,6 +274,15 @@ def check(src, mnt):
                     lines_prefix(dump, clean_dump, True) and len(dump) < len(clean_dump))
                 say(label + ": errors.txt says where the gzip data ends", True,
                     "gzip: truncated" in errors)
+            elif kind == "z-cut":
+                want = read(os.path.join(src, "..", "expected", name,
+                                         case.split(".")[0]))
+                say(label + ": raw is every byte the cut data determine (%s's own)" % m["codec"],
+                    len(want), len(want) if read(os.path.join(path, "raw")) == want
+                    else "%d other bytes" % len(read(os.path.join(path, "raw"))))
+                say(label + ": errors.txt says where the data ends, compressed and decompressed",
+                    "in the last %d bytes; at byte %d" % (FOOTER, len(want)),
+                    truncation(errors, m["codec"], m["cut"]))
             elif kind == "gz-corrupt":
                 say(label + ": errors.txt reports the gzip error", True, "gzip:" in errors)
             elif kind == "mislabelled":
