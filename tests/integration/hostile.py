@@ -2,7 +2,8 @@
 must show of each (test_hostile.sh).
 
   hostile.py make CLEAN SRC SEED   writes SRC/FORMAT/CASE for every format and case, from
-                                   CLEAN/clean.EXT (and CLEAN/clean.EXT.truth for TT6/TT6E)
+                                   CLEAN/clean.EXT (and CLEAN/clean.EXT.truth for TT6/TT6E),
+                                   and the compressed cuts from the longer CLEAN/big.EXT
   hostile.py check SRC MNT         prints one "description<TAB>expected<TAB>actual" line per
                                    check, for lib.sh's check_compared
 
@@ -144,8 +145,9 @@ def make(clean_dir, src, seed):
         corrupt = bytearray(packed)
         corrupt[len(packed) // 2] ^= 0x55
         add("gz-corrupt.%s.gz" % ext, bytes(corrupt), kind="gz-corrupt")
+        big = open(os.path.join(clean_dir, "big." + ext), "rb").read()
         for codec, suffix in CODECS:
-            packed, where = cuts(codec, data)
+            packed, where = cuts(codec, big)
             for k, cut in enumerate(where):
                 add("z-cut-%s-%d.%s.%s" % (codec, k, ext, suffix), packed[:cut], kind="z-cut",
                     codec=codec, cut=cut, prefix=len(determined(codec, packed[:cut])))
@@ -228,8 +230,12 @@ def check(src, mnt):
                         (kind == "z-cut" and m["prefix"]):
                     say(label + ": recognised as a trace", True, False)
                 continue
-            dump = read(os.path.join(path, "dump.txt"))
-            errors = read(os.path.join(path, "errors.txt")).decode("latin-1")
+            try:
+                dump = read(os.path.join(path, "dump.txt"))
+                errors = read(os.path.join(path, "errors.txt")).decode("latin-1")
+            except OSError as e:
+                say(label + ": dump.txt and errors.txt read", "read", e.strerror)
+                continue
             if kind in ("cut", "cut-text"):  # hundreds: only dump, errors and stats
                 cut_n += 1
                 ok = json.loads(read(os.path.join(path, "stats.json"))) is not None
@@ -277,9 +283,13 @@ def check(src, mnt):
             elif kind == "z-cut":
                 want = read(os.path.join(src, "..", "expected", name,
                                          case.split(".")[0]))
+                try:
+                    raw = read(os.path.join(path, "raw"))
+                    got = len(want) if raw == want else "%d other bytes" % len(raw)
+                except OSError as e:
+                    got = e.strerror
                 say(label + ": raw is every byte the cut data determine (%s's own)" % m["codec"],
-                    len(want), len(want) if read(os.path.join(path, "raw")) == want
-                    else "%d other bytes" % len(read(os.path.join(path, "raw"))))
+                    len(want), got)
                 say(label + ": errors.txt says where the data ends, compressed and decompressed",
                     "in the last %d bytes; at byte %d" % (FOOTER, len(want)),
                     truncation(errors, m["codec"], m["cut"]))
