@@ -86,11 +86,21 @@ static int bad(struct xz_walk *w, const char *what)
 	return -EBADMSG;
 }
 
+/* The most memory liblzma may take for a stream's index: what one record per 8 bytes of the
+ * file needs (a block is 8 bytes at least), at most 16 Mi records. liblzma allocates for the
+ * count of records an index claims before it reads them: a hostile count of a few bytes took
+ * 2.6 GB (issue 42's fuzz run). */
+static uint64_t index_memlimit(const struct tm_source *file)
+{
+	uint64_t records = file->size / 8 + 1;
+	return lzma_index_memusage(1, records < (1u << 24) ? records : 1u << 24);
+}
+
 /* Reads the index that ends a stream, and its footer. */
 static int skip_index(struct xz_walk *w)
 {
 	lzma_index *idx = NULL;
-	if (lzma_index_decoder(&w->strm, &idx, UINT64_MAX) != LZMA_OK)
+	if (lzma_index_decoder(&w->strm, &idx, index_memlimit(w->file)) != LZMA_OK)
 		return -ENOMEM;
 	w->strm_ready = true;
 	lzma_ret ret = LZMA_OK;

@@ -611,6 +611,44 @@ START_TEST(damaged_bytes_inside_a_piece_fail)
 }
 END_TEST
 
+/* A stream's index that claims a million records in three bytes, then a hundred: liblzma would
+ * allocate for them all before reading one (16 MB here; the fuzzer's input asked 2.6 GB), then
+ * read the hundred and find the file cut. Its memory is limited by what the file's size allows,
+ * so the count alone makes the index corrupt. */
+START_TEST(an_index_claiming_too_many_records_is_refused)
+{
+	size_t len = 4000;
+	uint8_t *data = zscan_data(len, 12), *z = NULL;
+	size_t z_len = 0;
+	xz_one(data, len, LZMA_CHECK_CRC64, &z, &z_len);
+	/* the footer's backward size: the index's length, in 4-byte units less one */
+	uint32_t backward = (uint32_t)z[z_len - 8] | (uint32_t)z[z_len - 7] << 8 |
+			    (uint32_t)z[z_len - 6] << 16 | (uint32_t)z[z_len - 5] << 24;
+	size_t index_at = z_len - 12 - (backward + 1) * 4;
+	ck_assert_uint_eq(z[index_at], 0); /* the index indicator */
+	uint64_t count = 1000000;
+	size_t at = index_at + 1;
+	do { /* a multibyte integer, 7 bits a byte, least significant first */
+		z[at++] = (uint8_t)((count & 0x7f) | (count > 0x7f ? 0x80 : 0));
+		count >>= 7;
+	} while (count);
+	z = realloc(z, at + 200);
+	for (unsigned k = 0; k < 100; k++, at += 2) /* records that parse: 16 bytes, 16 bytes */
+		z[at] = z[at + 1] = 0x10;
+	struct mem_source file;
+	mem_source_init(&file, z, at);
+	struct scanned s = zscan(&tm_codec_xz, &file, 65536);
+	ck_assert_uint_eq(s.len, len);
+	ck_assert_msg(strstr(s.report, "xz: corrupt stream index at compressed byte"), "%s",
+		      s.report);
+	ck_assert_int_ge(report_offset(s.report), (long long)index_at);
+	scanned_free(&s);
+	mem_source_free(&file);
+	free(data);
+	free(z);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("xz_zstd");
@@ -627,6 +665,7 @@ int main(void)
 	tcase_add_loop_test(tc, pieces_of_a_changed_file_fail, 0, 2);
 	tcase_add_loop_test(tc, damaged_checks_fail, 0, 4);
 	tcase_add_loop_test(tc, damaged_bytes_inside_a_piece_fail, 0, 4);
+	tcase_add_test(tc, an_index_claiming_too_many_records_is_refused);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
