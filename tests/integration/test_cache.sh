@@ -115,7 +115,7 @@ damage() {
 	case $1 in
 	body) printf '\xff' | dd of="$biggest" bs=1 seek=$(($(stat -c %s "$biggest") - 5)) conv=notrunc 2>/dev/null ;;
 	truncated) truncate -s -1 "$biggest" ;;
-	version) printf '\x07' | dd of="$biggest" bs=1 seek=8 conv=notrunc 2>/dev/null ;;
+	version) printf '\xfe' | dd of="$biggest" bs=1 seek=8 conv=notrunc 2>/dev/null ;;
 	build) another_build "$biggest" ;;
 	owner) chown 65534:65534 "$biggest" ;;
 	writable) chmod 0666 "$biggest" ;;
