@@ -119,8 +119,14 @@ damage() {
 	build) another_build "$biggest" ;;
 	owner) chown 65534:65534 "$biggest" ;;
 	writable) chmod 0666 "$biggest" ;;
+	key) cp "$OTHER_TMI" "$biggest" ;; # sound, but another content's: copied by hand
 	esac
 }
+# The index file of another BYU trace, for the key case.
+mkdir -p "$TM_TMP/other"
+"$GEN_BYU" -n 1000 -s 9 >"$TM_TMP/other/a.byu"
+"$TRACEMOUNT" index --cache "$TM_TMP/cache-other" "$TM_TMP/other" 2>/dev/null
+OTHER_TMI=$(ls "$TM_TMP"/cache-other/*.tmi)
 # another_build FILE: the index file as another build wrote it: its build key (after magic,
 # version, header size, byte order and the format's 32-byte name) names other sources, and
 # its header checksum (the header's last 4 bytes, over the header with them zeroed) agrees.
@@ -142,7 +148,8 @@ PYEOF
 for kind in body:"refused (body checksum mismatch)" truncated:"refused (truncated or overlong)" \
 	version:"out of date, written by another build (index file format version differs)" \
 	build:"out of date, written by another build (0.1.0+src." \
-	owner:"refused (owned by another user)" writable:"refused (writable by others)"; do
+	owner:"refused (owned by another user)" writable:"refused (writable by others)" \
+	key:"refused (written for other content)"; do
 	damage "${kind%%:*}"
 	mount_tm "$SRC" -o cache="$CACHE"
 	check "${kind%%:*}: a.byu's dump is right" cmp -s "$TM_MNT/a.byu/dump.txt" \
