@@ -148,6 +148,10 @@ def addresses(trace, stats, svg):
     if stats["format"] in ("tarmac", "qemu4v"):  # executed and condition-failed alike
         out(f"{trace}: addresses.svg's fetches are the din's",
             own["din"]["fetches"], panels.get("fetch"))
+    if stats["format"] == "cis501":  # each micro-op's load a read, its store a write
+        out(f"{trace}: addresses.svg's reads and writes are the loads and stores",
+            [stats["classes"]["loads"], stats["classes"]["stores"]],
+            [panels.get("read", 0), panels.get("write", 0)])
 
 
 def model(trace, svg, expected_path):
