@@ -55,7 +55,8 @@ refused() {
 # gone MOUNTPOINT: waits up to 10 s for nothing to be mounted there.
 gone() {
 	local i
-	for i in $(seq 1 100); do
+	# up to 30 s: a killed daemon under a sanitizer, on a loaded machine, takes seconds to exit
+	for i in $(seq 1 300); do
 		grep -q " $1 " /proc/self/mountinfo || return 0
 		sleep 0.1
 	done
