@@ -52,10 +52,10 @@ refused() {
 	fi
 }
 
-# gone MOUNTPOINT: waits up to 10 s for nothing to be mounted there.
+# gone MOUNTPOINT: waits up to 30 s for nothing to be mounted there (a killed daemon under a
+# sanitizer, on a loaded machine, takes seconds to exit).
 gone() {
 	local i
-	# up to 30 s: a killed daemon under a sanitizer, on a loaded machine, takes seconds to exit
 	for i in $(seq 1 300); do
 		grep -q " $1 " /proc/self/mountinfo || return 0
 		sleep 0.1
