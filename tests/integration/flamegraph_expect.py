@@ -20,20 +20,10 @@ import re
 import sys
 
 import headless
+from calls_expect import demangled  # c++filt -i's reading of each symbol
 
 MIN_WIDTH = 0.1  # pixels: narrower frames are left out, with their callees (calls.md)
 EPS = 0.11  # the SVG's coordinates have one decimal
-
-
-def demangled(symbols):
-    """{symbol: c++filt -i's reading of it} (binutils), each symbol read whole."""
-    import subprocess
-    symbols = sorted(set(symbols))
-    if not symbols:
-        return {}
-    out = subprocess.run(["c++filt", "-i", "--"] + symbols, check=True, capture_output=True,
-                         text=True).stdout.split("\n")
-    return dict(zip(symbols, out[:len(symbols)]))
 
 
 def expected_tree(folded):
