@@ -264,7 +264,7 @@ listing() {
 	(cd "$1" && find . -mindepth 1 ! -path ./.errors.txt \( \
 		\( -type d -exec test -e '{}/stats.json' \; -printf '%P\tt\n' -prune \) -o \
 		-type d -printf '%P\td\n' -o -type f -printf '%P\tf\t%s\t%Ts\t%m\n' -o \
-		-type l -printf '%P\tl\t%l\n' \)) | LC_ALL=C sort
+		-type l -printf '%P\tl\t%l\t%s\n' \)) | LC_ALL=C sort
 }
 
 # compare_tree NAME DIR [ARCHIVE] [--avail N]: the folder DIR of archive SRC/NAME (or ARCHIVE)

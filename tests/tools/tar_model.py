@@ -128,8 +128,8 @@ def cmd_list(data, avail, traces):
             lines.setdefault("/".join(parts[:i]), "d")
         if ti.isdir():
             lines[path] = "d"
-        elif ti.issym():
-            lines[path] = "l\t" + ti.linkname
+        elif ti.issym():  # a link's size is its target's length, as lstat says of one
+            lines[path] = "l\t%s\t%d" % (ti.linkname, len(os.fsencode(ti.linkname)))
         elif traces and re.search(traces, path):
             lines[path] = "t"
         else:
