@@ -78,7 +78,7 @@ int full_reg_heat_draw(const struct full_reg_heat *h, FILE *out)
 						   "special"};
 	unsigned used = h->records ? (unsigned)((h->records - 1) >> h->shift) + 1 : 0;
 	uint64_t total[FULL_N_REGS] = {0}, all = 0;
-	struct tm_heat_row rows[FULL_N_REGS];
+	struct tm_heat_row rows[FULL_N_REGS] = {0}; /* no note, no field left unset */
 	unsigned reg[FULL_N_REGS], n = 0;
 	for (unsigned j = 0; j < used; j++)
 		for (unsigned k = 0; k < FULL_N_REGS; k++)
