@@ -2,8 +2,9 @@
  *
  * Every entry is one line: "offset N: message" or "line N: message", or the bare message for
  * whole-trace findings. A note is no problem of the trace but a hint about reading it (how to
- * recompress it for random access): its line is "note: message", counted apart. Past TM_DIAG_MAX_BYTES of text the entries are counted, not kept, and
- * a last line says how many were left out, so a hostile trace cannot exhaust memory. */
+ * recompress it for random access): its line is "note: message", counted apart. Past
+ * TM_DIAG_MAX_BYTES of text the entries are counted, not kept, and a last line says how many were
+ * left out, so a hostile trace cannot exhaust memory. */
 #ifndef TRACEMOUNT_DIAG_H
 #define TRACEMOUNT_DIAG_H
 

@@ -20,7 +20,7 @@ struct tm_zscan {
 	uint64_t span;		 /* decompressed bytes between points, at least (compress.h) */
 	/* what ended the data early, or what reading the file costs, if anything: the body's */
 	char problem[200];
-	char note[200]; /* a hint, not a problem (diag.h's tm_diag_hint) */
+	char note[200];		    /* a hint, not a problem (diag.h's tm_diag_hint) */
 	struct tm_zscan_ring *ring; /* scan.c's own */
 };
 

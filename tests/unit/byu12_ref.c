@@ -371,7 +371,8 @@ void byu12_ref_stats_json(const struct byu12_ref_stats *s, const char *source, F
 		fprintf(out, "%s\n    \"%s\": %" PRIu64, c ? "," : "", class_names[c],
 			s->classes[c]);
 	fprintf(out,
-		"\n  },\n  \"errors\": %" PRIu64 ",\n  \"notes\": 0,\n  \"truncated\": %s,\n  \"byu12\": {\n"
+		"\n  },\n  \"errors\": %" PRIu64
+		",\n  \"notes\": 0,\n  \"truncated\": %s,\n  \"byu12\": {\n"
 		"    \"memory_references\": %" PRIu64 ",\n    \"processors\": {",
 		s->errors, s->truncated ? "true" : "false", s->memory_references);
 	for (unsigned p = 0; p < 256; p++) {

@@ -341,7 +341,8 @@ void byu_ref_stats_json(const struct byu_ref_stats *s, const char *source, FILE 
 		fprintf(out, "%s\n    \"%s\": %" PRIu64, c ? "," : "", byu_ref_class(c),
 			s->classes[c]);
 	fprintf(out,
-		"\n  },\n  \"errors\": %" PRIu64 ",\n  \"notes\": 0,\n  \"truncated\": %s,\n  \"byu\": {\n"
+		"\n  },\n  \"errors\": %" PRIu64
+		",\n  \"notes\": 0,\n  \"truncated\": %s,\n  \"byu\": {\n"
 		"    \"memory_references\": %" PRIu64 ",\n    \"byte_enables\": {",
 		s->errors, s->truncated ? "true" : "false", s->memory_references);
 	for (unsigned v = 0; v < 256; v++) {
