@@ -308,6 +308,31 @@ static struct fuse *new_fuse(struct fuse_args *args, struct tm_fs *fs)
 	return fuse;
 }
 
+/* Serves the mounted filesystem until it is stopped: 0 when that was asked for (a signal, an
+ * unmount), 1 on an error. */
+static int serve(struct fuse *fuse, const struct fuse_cmdline_opts *cmd, struct tm_fs *fs,
+		 bool prefetch)
+{
+	struct tm_context *ctx = fs->ctx;
+	if (fuse_daemonize(cmd->foreground) != 0 ||
+	    fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
+		return 1;
+	if (!cmd->foreground)
+		openlog("tracemount", LOG_PID, LOG_DAEMON);
+	tm_context_set_log(ctx, cmd->foreground ? log_stderr : log_syslog);
+	if (prefetch && tm_fs_prefetch_all(fs) < 0)
+		tm_log(tm_context_logger(ctx), LOG_ERR,
+		       "-o prefetch: cannot start indexing in the background");
+	/* The loop returns the number of the signal that stopped it (SIGTERM, SIGINT, SIGHUP):
+	 * a stop that was asked for, not a failure, which is a negative errno. */
+	int loop = run_loop(fuse, cmd);
+	if (loop < 0) /* say why the exit status is 1: libfuse's reasons are not all logged */
+		tm_log(tm_context_logger(ctx), LOG_ERR, "the FUSE session ended on error %d: %s",
+		       loop, strerror(-loop));
+	fuse_remove_signal_handlers(fuse_get_session(fuse));
+	return loop < 0 ? 1 : 0;
+}
+
 int tm_mount_main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -360,24 +385,7 @@ int tm_mount_main(int argc, char **argv)
 	tm_context_set_own_device(ctx, mount_device(cmd.mountpoint));
 	watch = (struct tm_fuse_watch){fuse, cmd.mountpoint, tm_context_own_device(ctx)};
 	tm_context_set_abandoned(ctx, tm_fuse_request_abandoned, &watch);
-	if (fuse_daemonize(cmd.foreground) != 0 ||
-	    fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
-		goto out_unmount;
-	if (!cmd.foreground)
-		openlog("tracemount", LOG_PID, LOG_DAEMON);
-	tm_context_set_log(ctx, cmd.foreground ? log_stderr : log_syslog);
-	if (o.prefetch && tm_fs_prefetch_all(&fs) < 0)
-		tm_log(tm_context_logger(ctx), LOG_ERR,
-		       "-o prefetch: cannot start indexing in the background");
-	/* The loop returns the number of the signal that stopped it (SIGTERM, SIGINT, SIGHUP):
-	 * a stop that was asked for, not a failure, which is a negative errno. */
-	int loop = run_loop(fuse, &cmd);
-	if (loop < 0) /* say why the exit status is 1: libfuse's reasons are not all logged */
-		tm_log(tm_context_logger(ctx), LOG_ERR, "the FUSE session ended on error %d: %s",
-		       loop, strerror(-loop));
-	status = loop < 0 ? 1 : 0;
-	fuse_remove_signal_handlers(fuse_get_session(fuse));
-out_unmount:
+	status = serve(fuse, &cmd, &fs, o.prefetch);
 	fuse_unmount(fuse);
 out_destroy:
 	fuse_destroy(fuse);
