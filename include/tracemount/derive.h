@@ -141,6 +141,24 @@ static inline bool tm_derivers_apply(const struct tm_format *fmt)
 	return fmt->instruction != NULL;
 }
 
+/* Products: what an index holds beyond its records, each built by a pass of its own when a file
+ * of its own is first opened (or with every other by -o prefetch and `tracemount index`), and
+ * kept in the index file once built (doc/architecture.md, "Products"). Bit 0 is the format's
+ * statistics (stats_update, stats_finish, its table views); bit 1 + k is deriver k of
+ * tm_derivers (its views, its object of stats.json). stats.json, errors.txt and report.html
+ * take every product of their trace. */
+#define TM_PRODUCT_STATS      1u
+#define TM_PRODUCT_DERIVER(k) (2u << (k))
+#define TM_MAX_PRODUCTS	      8 /* the format's statistics and 7 derivers */
+#define TM_PRODUCTS_ALL	      UINT32_MAX /* every product a trace has */
+
+/* The products of a trace of fmt: its statistics, and the derivers that apply to it. */
+uint32_t tm_products_of(const struct tm_format *fmt);
+
+/* The names of the products in mask, for the log and the status ("stats.json, calls/"):
+ * written to buf (len bytes), returned. */
+const char *tm_products_name(uint32_t mask, char *buf, size_t len);
+
 /* The number of views the derivers add to a trace of fmt, per-stream views not counted. */
 unsigned tm_derived_views(const struct tm_format *fmt);
 

@@ -152,6 +152,9 @@ struct tm_fs_file {
 	 * changes, and the views of a trace that replaced a changed file, whose path's pages
 	 * the readers of the old version may still fill. */
 	bool uncached;
+	/* a product's file (doc/architecture.md, "Products"): a stat before its open may have
+	 * told the kernel size 0, which the FUSE layer has it forget once open */
+	bool sized_at_open;
 	char *path;			/* in the mount, as opened */
 	struct stat st;			/* the source object's attributes at open (lstat) */
 	enum tm_meta_file meta;		/* META: which */
@@ -190,8 +193,10 @@ int tm_fs_report_html(struct tm_fs *fs, char **text, size_t *len);
 
 /* A trace folder's report.html, of node n (REPORT): the facts of its stats.json, the first
  * lines of its errors.txt, a link to each of its views and its plots/ inline, in one
- * self-contained page, from the trace's index (built if needed). Returns 0 or -errno; the
- * caller frees *text. */
-int tm_fs_trace_report_html(struct tm_fs *fs, const struct tm_node *n, char **text, size_t *len);
+ * self-contained page, from the trace's index and every product (built if needed; with
+ * built_only, -EAGAIN and no page when a product is not built yet, which a stat reports as
+ * size 0, as for a product's view). Returns 0 or -errno; the caller frees *text. */
+int tm_fs_trace_report_html(struct tm_fs *fs, const struct tm_node *n, bool built_only,
+			    char **text, size_t *len);
 
 #endif

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tracemount/derive.h"
 #include "tracemount/format.h"
 
 struct tm_zindex;
@@ -26,24 +27,51 @@ struct tm_table;
 struct tm_source;
 struct tm_view_table;
 
+/* One product of an index (derive.h): what its pass made, kept once built and never changed. */
+struct tm_index_product {
+	char *json; /* its object of stats.json, as plain JSON text; NUL-terminated */
+	char *errors; /* its lines of errors.txt */
+	size_t errors_len;
+	uint64_t n_errors, n_notes; /* counted in errors */
+	uint64_t streams;	    /* a deriver's: the streams whose per-stream views exist */
+};
+
+/* An index: the record part, built by the record pass, then the products, each added once by
+ * a pass of its own (or with the record part by one pass doing both). A reader that saw a
+ * product built (under its trace's lock: tm_trace_products) reads its parts without a lock:
+ * they never change again, and the parts of other products are other memory. */
 struct tm_index {
+	const struct tm_format *fmt;
+	/* --- The record part. --- */
 	uint32_t n_views, n_classes, state_words, row_words;
 	uint64_t n_rows; /* chunks + 1 */
 	uint64_t *rows;
-	uint64_t raw_size; /* trace bytes covered */
-	uint64_t n_errors; /* problems in errors.txt */
-	uint64_t n_notes;  /* notes in errors.txt (diag.h) */
-	bool truncated;	   /* the trace ends inside a record */
-	char *stats_json;  /* stats.json, ends in a newline */
-	size_t stats_len;
-	char *errors_txt; /* errors.txt */
-	size_t errors_len;
-	struct tm_table *tables; /* the table views' bytes, by table number (table.h,
-				    tm_view_table_of) */
-	uint32_t n_tables;
-	uint64_t streams; /* the streams whose per-stream views exist (derive.h), bit s for s */
+	uint64_t raw_size;		  /* trace bytes covered */
+	uint64_t tags[TM_FLAG_BITS];	  /* records with each tag's flag bit (tm_format.tags) */
+	bool truncated;			  /* the trace ends inside a record */
+	char *record_errors;		  /* errors.txt's lines of the record pass */
+	size_t record_errors_len;
+	uint64_t record_n_errors, record_n_notes;
 	/* A compressed trace's access points (trace offsets are then decompressed ones), or NULL */
 	struct tm_zindex *z;
+	char *source; /* stats.json's "source" */
+
+	/* --- The products. --- */
+	uint32_t all_products; /* the trace's (tm_products_of) */
+	uint32_t products;     /* those built, bit p for product[p] */
+	struct tm_index_product product[TM_MAX_PRODUCTS];
+	/* The table views' bytes, by table number (tm_view_table_of): a product's are filled when
+	 * it is built. NULL until one is; n_tables entries then. */
+	struct tm_table *tables;
+	uint32_t n_tables;
+	/* Problems and notes in errors.txt so far: the record pass's and the products built. */
+	uint64_t n_errors, n_notes;
+	/* Once every product is built: stats.json (ends in a newline) and errors.txt, composed
+	 * from the parts (tm_index_compose); NULL before. */
+	char *stats_json;
+	size_t stats_len;
+	char *errors_txt;
+	size_t errors_len;
 };
 
 enum { TM_ROW_RAW_OFF = 0, TM_ROW_RECORD = 1, TM_ROW_VIEWS = 2 };
@@ -81,26 +109,45 @@ static inline const void *tm_index_state(const struct tm_index *ix, uint64_t r)
  * return stops the pass, which then fails with -ECANCELED. */
 typedef int (*tm_progress_fn)(void *arg, uint64_t done, uint64_t total);
 
-/* One streaming pass over src. source_name goes into stats.json. Returns 0 or -errno (an
- * I/O error or no memory; problems in the data are reported in errors.txt instead). */
+/* One streaming pass over src, building every product with the record part. source_name goes
+ * into stats.json. Returns 0 or -errno (an I/O error or no memory; problems in the data are
+ * reported in errors.txt instead). */
 int tm_index_build(const struct tm_format *fmt, const struct tm_view_table *views,
 		   struct tm_source *src, const char *source_name, tm_progress_fn progress,
 		   void *progress_arg, struct tm_index **out);
-/* The same, handing images (NULL: none) to the derivers of an instruction trace (derive.h),
- * and stopping within a batch of records once *cancel (NULL: never) is set, with -ECANCELED
- * and nothing kept. */
+
+/* What a pass builds, beyond the record part it always makes. */
+struct tm_index_pass {
+	uint32_t products;		/* products to build (derive.h), of those the trace has */
+	const struct tm_images *images; /* for the derivers of an instruction trace; NULL: none */
+	tm_progress_fn progress;	/* NULL: none */
+	void *progress_arg;
+	const atomic_bool *cancel; /* once set, the pass stops within a batch of records, with
+				      -ECANCELED and nothing kept; NULL: never */
+};
+
+/* The same, building the products asked for. */
 struct tm_images;
-int tm_index_build_images(const struct tm_format *fmt, const struct tm_view_table *views,
-			  struct tm_source *src, const char *source_name,
-			  const struct tm_images *images, tm_progress_fn progress,
-			  void *progress_arg, const atomic_bool *cancel, struct tm_index **out);
+int tm_index_build_pass(const struct tm_format *fmt, const struct tm_view_table *views,
+			struct tm_source *src, const char *source_name,
+			const struct tm_index_pass *pass, struct tm_index **out);
+
+/* Moves the products of from (an index of the same bytes, built by a later pass) that ix has
+ * not into ix, and composes stats.json and errors.txt once ix has them all. Returns 0,
+ * -ESTALE when from's records differ from ix's (the trace changed), or -ENOMEM. */
+int tm_index_adopt(struct tm_index *ix, struct tm_index *from);
+
+/* stats.json and errors.txt from ix's parts, once every product is built (else nothing to
+ * do). Returns 0, -EBADMSG when a product's JSON does not parse, or -ENOMEM. */
+int tm_index_compose(struct tm_index *ix);
 
 /* How stats.json is written (json-c's flags). */
 #define TM_STATS_JSON_FLAGS                                                                        \
 	(JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
 
-/* Sets stats.json's "source" (an index read from a file was built for another path). Returns
- * 0, -EBADMSG when stats.json does not parse, or -ENOMEM. */
+/* Sets stats.json's "source" (an index read from a file was built for another path), composing
+ * stats.json again when it is. Returns 0, -EBADMSG when a product's JSON does not parse, or
+ * -ENOMEM. */
 int tm_index_set_source(struct tm_index *ix, const char *source);
 
 /* The chunk holding byte off of record view v: the last row whose offset is <= off.

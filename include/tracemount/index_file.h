@@ -26,7 +26,7 @@ struct tm_source;
 struct tm_view_table;
 struct iovec;
 
-#define TM_INDEX_FILE_VERSION 7
+#define TM_INDEX_FILE_VERSION 8
 #define TM_KEY_BLOCK	      (64u << 10) /* bytes hashed at each end of the trace */
 /* A temporary file older than this whose lock is free is a dead writer's, removed when the
  * folder is opened: index files are written in seconds. */

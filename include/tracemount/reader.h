@@ -40,8 +40,13 @@ ssize_t tm_reader_read(struct tm_reader *r, void *out, size_t size, uint64_t off
  * Returns 0 or -errno. */
 int tm_reader_render(const struct tm_reader *r, uint64_t chunk);
 
-/* Size of view `view` of ot (building the index if needed) without opening a reader. */
+/* Size of view `view` of ot (building the index, and the view's products, if needed) without
+ * opening a reader. */
 int tm_view_size(const struct tm_open_trace *ot, unsigned view, uint64_t *size);
+
+/* The same, but without building a product: -EAGAIN for a view of a product not built yet
+ * (the record index is built if needed). */
+int tm_view_size_known(const struct tm_open_trace *ot, unsigned view, uint64_t *size);
 
 /* Whether view `view` of ot exists: 1 for every view but a group view without records, a
  * per-stream view of a stream the index does not show (derive.h) and an empty view that hides

@@ -81,6 +81,8 @@ struct tm_trace_progress {
 	uint64_t records, index_bytes; /* INDEXED: records, and memory the index holds */
 	uint64_t problems;	       /* INDEXED: the problems in its errors.txt */
 	uint64_t notes;		       /* INDEXED: the notes in its errors.txt */
+	uint32_t building;	       /* INDEXED: the products a pass builds now, or 0 */
+	uint64_t building_done, building_total; /* with building: its bytes read, as done */
 	int error;		       /* FAILED: the last build's -errno */
 };
 void tm_trace_progress(struct tm_trace *t, struct tm_trace_progress *out);
@@ -109,6 +111,15 @@ void tm_trace_close(struct tm_open_trace *ot);
  * and the last to leave cancels the pass; when the context stops, -ECANCELED. Returns 0 or
  * -errno. */
 int tm_trace_index(struct tm_open_trace *ot);
+
+/* Sets ot->index as tm_trace_index does, and makes sure products (derive.h) of it are built:
+ * a pass of their own, after the record index, that every caller wanting one of them waits
+ * for, as for the index. A pass starting before the record index exists builds them with it.
+ * Returns 0 or -errno; a failed product is not kept, so the next call retries. */
+int tm_trace_products(struct tm_open_trace *ot, uint32_t products);
+
+/* Whether ot's index (set) has every product of products built. */
+bool tm_trace_products_built(const struct tm_open_trace *ot, uint32_t products);
 
 /* Whether ot->src still reads the file as it was when the trace was first seen (a virtual
  * trace, which has no file, never changes). */

@@ -36,6 +36,10 @@ struct tm_view {
 			       with one of these flags (a tag's class) */
 	bool hide_empty;    /* table views: it exists only when not empty, which takes the
 			       index (a deriver's view it may leave empty: derive.h) */
+	uint8_t product;    /* table views: the product that makes it (derive.h), p of
+			       TM_PRODUCT bit 1 << p */
+	uint32_t products;  /* the products its bytes take: 0 for raw and the record views,
+			       every product of the trace for stats.json and errors.txt */
 };
 
 /* views[TM_RAW_VIEW] of every trace is raw. */
@@ -82,19 +86,20 @@ int tm_view_table_list(const struct tm_view_table *t, const char *dir,
  * index pass sizes views by counting with it; rendering spares a measure() per record. */
 size_t tm_view_fixed_len(const struct tm_format *fmt, const struct tm_view *v, unsigned cls);
 
-/* The table holding table view v in an index whose shown streams are the bits of streams
- * (tm_index.streams): the format's and derivers' tables, then n_stream_tables per shown
- * stream, in increasing order. -1 for a per-stream view of a stream not shown. */
-static inline int tm_view_table_of(const struct tm_view_table *t, const struct tm_view *v,
-				   uint64_t streams)
+/* The tables of an index: the format's and derivers' table views, then n_stream_tables for
+ * each stream below TM_MAX_STREAM_VIEWS, whether shown or not. */
+static inline unsigned tm_view_table_slots(const struct tm_view_table *t)
+{
+	return t->n_tables + TM_MAX_STREAM_VIEWS * t->n_stream_tables;
+}
+
+/* The table holding table view v: its own, or its stream's place among the per-stream tables.
+ * Whether a per-stream view exists is its product's (tm_index_product.streams). */
+static inline unsigned tm_view_table_of(const struct tm_view_table *t, const struct tm_view *v)
 {
 	if (v->group < 0)
-		return (int)v->column;
-	if (v->group >= 64 || !(streams >> v->group & 1))
-		return -1;
-	uint64_t below = streams & ((1ull << v->group) - 1);
-	return (int)(t->n_tables + (unsigned)__builtin_popcountll(below) * t->n_stream_tables +
-		     v->column);
+		return v->column;
+	return t->n_tables + (unsigned)v->group * t->n_stream_tables + v->column;
 }
 
 /* Whether record view v shows record r. */

@@ -1,48 +1,141 @@
 /* Index lookup and lifetime. The pass that builds an index is in index_build.c. */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
 
 #include "tracemount/compress.h"
+#include "tracemount/derive.h"
 #include "tracemount/index.h"
+#include "tracemount/stats_json.h"
 #include "tracemount/table.h"
+
+/* stats.json's root: the record part's figures, then each product's object in order. */
+static int compose_stats(const struct tm_index *ix, json_object *root)
+{
+	const struct tm_format *fmt = ix->fmt;
+	json_object *classes = json_object_new_object();
+	int err = classes ? 0 : -ENOMEM;
+	tm_json_add(root, "format", json_object_new_string(fmt->name), &err);
+	tm_json_add(root, "source", json_object_new_string(ix->source ? ix->source : ""), &err);
+	tm_json_add_int(root, "bytes", ix->raw_size, &err);
+	tm_json_add_int(root, "records", tm_index_records(ix), &err);
+	for (unsigned k = 0; classes && k < fmt->n_classes; k++)
+		tm_json_add_int(classes, fmt->classes[k], tm_index_class_count(ix, ix->n_rows - 1, k),
+				&err);
+	for (unsigned t = 0; classes && t < fmt->n_tags && t < TM_FLAG_BITS; t++)
+		if (fmt->tags[t])
+			tm_json_add_int(classes, fmt->tags[t], ix->tags[t], &err);
+	tm_json_add(root, "classes", classes, &err);
+	tm_json_add_int(root, "errors", ix->n_errors, &err);
+	tm_json_add_int(root, "notes", ix->n_notes, &err);
+	tm_json_add(root, "truncated", json_object_new_boolean(ix->truncated), &err);
+	for (unsigned p = 0; p < TM_MAX_PRODUCTS && !err; p++) {
+		if (!(ix->products >> p & 1))
+			continue;
+		json_object *obj = json_tokener_parse(ix->product[p].json);
+		if (!obj || !json_object_is_type(obj, json_type_object)) {
+			json_object_put(obj);
+			return -EBADMSG;
+		}
+		tm_json_add(root, p ? tm_derivers[p - 1]->name : fmt->name, obj, &err);
+	}
+	return err;
+}
+
+/* errors.txt: the record pass's lines, then each product's in order. */
+static char *compose_errors(const struct tm_index *ix, size_t *len)
+{
+	size_t n = ix->record_errors_len;
+	for (unsigned p = 0; p < TM_MAX_PRODUCTS; p++)
+		n += ix->products >> p & 1 ? ix->product[p].errors_len : 0;
+	char *text = malloc(n + 1);
+	if (!text)
+		return NULL;
+	memcpy(text, ix->record_errors, ix->record_errors_len);
+	*len = ix->record_errors_len;
+	for (unsigned p = 0; p < TM_MAX_PRODUCTS; p++)
+		if (ix->products >> p & 1) {
+			memcpy(text + *len, ix->product[p].errors, ix->product[p].errors_len);
+			*len += ix->product[p].errors_len;
+		}
+	text[*len] = '\0';
+	return text;
+}
+
+int tm_index_compose(struct tm_index *ix)
+{
+	if (!ix->fmt || (ix->products & ix->all_products) != ix->all_products)
+		return 0;
+	json_object *root = json_object_new_object();
+	size_t len = 0, errors_len = 0;
+	int err = root ? compose_stats(ix, root) : -ENOMEM;
+	const char *text =
+	    err ? NULL : json_object_to_json_string_length(root, TM_STATS_JSON_FLAGS, &len);
+	char *stats = text ? malloc(len + 2) : NULL, *errors = NULL;
+	if (!err && (!stats || !(errors = compose_errors(ix, &errors_len))))
+		err = -ENOMEM;
+	if (!err) {
+		memcpy(stats, text, len);
+		stats[len] = '\n';
+		stats[len + 1] = '\0';
+		free(ix->stats_json);
+		free(ix->errors_txt);
+		ix->stats_json = stats;
+		ix->stats_len = len + 1;
+		ix->errors_txt = errors;
+		ix->errors_len = errors_len;
+		stats = errors = NULL;
+	}
+	free(stats);
+	free(errors);
+	json_object_put(root);
+	return err;
+}
 
 int tm_index_set_source(struct tm_index *ix, const char *source)
 {
-	json_tokener *tok = json_tokener_new();
-	json_object *root = NULL, *name = json_object_new_string(source);
-	int err = -ENOMEM;
-	if (!tok || !name)
-		goto out;
-	if (ix->stats_json && ix->stats_len <= INT_MAX) /* a sized text */
-		root = json_tokener_parse_ex(tok, ix->stats_json, (int)ix->stats_len);
-	if (!root || !json_object_is_type(root, json_type_object)) {
-		err = -EBADMSG;
-		goto out;
-	}
-	if (json_object_object_add(root, "source", name) < 0)
-		goto out;
-	name = NULL; /* replaced in place: the keys keep their order */
-	size_t len;
-	const char *text = json_object_to_json_string_length(root, TM_STATS_JSON_FLAGS, &len);
-	char *copy = text ? malloc(len + 1) : NULL;
+	char *copy = strdup(source);
 	if (!copy)
-		goto out;
-	memcpy(copy, text, len);
-	copy[len] = '\n';
-	free(ix->stats_json);
-	ix->stats_json = copy;
-	ix->stats_len = len + 1;
-	err = 0;
-out:
-	json_object_put(name);
-	json_object_put(root);
-	if (tok)
-		json_tokener_free(tok);
-	return err;
+		return -ENOMEM;
+	free(ix->source);
+	ix->source = copy;
+	return tm_index_compose(ix);
+}
+
+static bool table_empty(const struct tm_table *t)
+{
+	return !t->len && !t->n_pieces && !t->z && !t->ends;
+}
+
+int tm_index_adopt(struct tm_index *ix, struct tm_index *from)
+{
+	if (from->n_rows != ix->n_rows || from->row_words != ix->row_words ||
+	    memcmp(from->rows, ix->rows, ix->n_rows * ix->row_words * sizeof(uint64_t)) != 0)
+		return -ESTALE;
+	if (from->tables && !ix->tables) {
+		if (!(ix->tables = calloc(from->n_tables, sizeof(*ix->tables))))
+			return -ENOMEM;
+		ix->n_tables = from->n_tables;
+	}
+	for (uint32_t k = 0; from->tables && k < from->n_tables && k < ix->n_tables; k++)
+		if (table_empty(&ix->tables[k]) && !table_empty(&from->tables[k])) {
+			ix->tables[k] = from->tables[k];
+			memset(&from->tables[k], 0, sizeof(from->tables[k]));
+		}
+	uint32_t new = from->products & ~ix->products;
+	for (unsigned p = 0; p < TM_MAX_PRODUCTS; p++)
+		if (new >> p & 1) {
+			ix->product[p] = from->product[p];
+			memset(&from->product[p], 0, sizeof(from->product[p]));
+			ix->n_errors += ix->product[p].n_errors;
+			ix->n_notes += ix->product[p].n_notes;
+		}
+	ix->products |= new;
+	return tm_index_compose(ix);
 }
 
 int tm_index_find(const struct tm_index *ix, unsigned v, uint64_t off, uint64_t *chunk)
@@ -94,11 +187,15 @@ const char *tm_index_check(const struct tm_index *ix, unsigned chunk_records, ui
 
 size_t tm_index_mem(const struct tm_index *ix)
 {
-	size_t tables = ix->n_tables * sizeof(*ix->tables);
-	for (uint32_t k = 0; k < ix->n_tables; k++)
-		tables += tm_table_mem(&ix->tables[k]);
-	return sizeof(*ix) + ix->n_rows * ix->row_words * sizeof(uint64_t) + ix->stats_len +
-	       ix->errors_len + tables + (ix->z ? tm_zindex_mem(ix->z) : 0);
+	size_t bytes = sizeof(*ix) + ix->n_rows * ix->row_words * sizeof(uint64_t) +
+		       ix->stats_len + ix->errors_len + ix->record_errors_len +
+		       ix->n_tables * sizeof(*ix->tables) + (ix->z ? tm_zindex_mem(ix->z) : 0);
+	for (uint32_t k = 0; ix->tables && k < ix->n_tables; k++)
+		bytes += tm_table_mem(&ix->tables[k]);
+	for (unsigned p = 0; p < TM_MAX_PRODUCTS; p++)
+		bytes += ix->product[p].errors_len +
+			 (ix->product[p].json ? strlen(ix->product[p].json) : 0);
+	return bytes;
 }
 
 void tm_index_free(struct tm_index *ix)
@@ -108,6 +205,12 @@ void tm_index_free(struct tm_index *ix)
 	free(ix->rows);
 	free(ix->stats_json);
 	free(ix->errors_txt);
+	free(ix->record_errors);
+	free(ix->source);
+	for (unsigned p = 0; p < TM_MAX_PRODUCTS; p++) {
+		free(ix->product[p].json);
+		free(ix->product[p].errors);
+	}
 	for (uint32_t k = 0; k < ix->n_tables && ix->tables; k++)
 		tm_table_free(&ix->tables[k]);
 	free(ix->tables);

@@ -57,7 +57,9 @@ struct builder {
 	struct tm_insn *insns;
 	json_object **derived_json;
 	unsigned n_derivers;
-	struct tm_diag diag;
+	uint32_t want;		       /* the products the pass builds (derive.h) */
+	struct tm_diag diag;	       /* the record pass's problems */
+	struct tm_diag pdiag[TM_MAX_PRODUCTS]; /* each product's */
 	/* read buffer: buf[0] is trace offset buf_off; the decoder is at buf[pos] */
 	uint8_t *buf;
 	size_t cap, len, pos;
@@ -99,17 +101,20 @@ static int derivers_setup(struct builder *b)
 		b->n_derivers++;
 	b->derived = calloc(b->n_derivers + 1, sizeof(*b->derived));
 	b->derived_json = calloc(b->n_derivers + 1, sizeof(*b->derived_json));
-	if (b->fmt->instruction)
+	bool insns = false; /* whether a deriver of instructions is built */
+	for (unsigned k = 0; k < b->n_derivers; k++)
+		insns |= (b->want & TM_PRODUCT_DERIVER(k)) && !tm_derivers[k]->add_records;
+	if (insns && b->fmt->instruction)
 		b->insns = malloc(BATCH_RECORDS * sizeof(*b->insns));
-	if (!b->derived || !b->derived_json || (b->fmt->instruction && !b->insns))
+	if (!b->derived || !b->derived_json || (insns && b->fmt->instruction && !b->insns))
 		return -ENOMEM;
 	for (unsigned k = 0; k < b->n_derivers; k++) {
 		const struct tm_deriver *d = tm_derivers[k];
-		if (!tm_deriver_applies(d, b->fmt))
+		if (!tm_deriver_applies(d, b->fmt) || !(b->want & TM_PRODUCT_DERIVER(k)))
 			continue;
 		if (!(b->derived[k] = calloc(1, d->state_size + 1)))
 			return -ENOMEM;
-		int err = d->init ? d->init(b->derived[k], b->images, &b->diag) : 0;
+		int err = d->init ? d->init(b->derived[k], b->images, &b->pdiag[1 + k]) : 0;
 		if (err)
 			return err;
 	}
@@ -183,7 +188,7 @@ static int setup(struct builder *b)
 		return err;
 	if (fmt->state_init)
 		fmt->state_init(state_of(b));
-	if (fmt->stats_init)
+	if (fmt->stats_init && b->want & TM_PRODUCT_STATS)
 		return fmt->stats_init(b->stats);
 	return 0;
 }
@@ -276,7 +281,7 @@ static int account(struct builder *b, const struct tm_chunk *c)
 		class_count[k] += counts[k];
 	b->cur[TM_ROW_RECORD] += c->n_records;
 	b->cur[TM_ROW_RAW_OFF] += c->raw_len;
-	if (b->fmt->stats_update)
+	if (b->fmt->stats_update && b->want & TM_PRODUCT_STATS)
 		b->fmt->stats_update(b->stats, c);
 	return 0;
 }
@@ -576,214 +581,236 @@ static int decode_all(struct builder *b, tm_progress_fn progress, void *progress
 	return err;
 }
 
-static int derivers_streams(struct builder *b, uint64_t *streams)
+/* The table views of the products built, each written through a stream that deflates it in
+ * pieces (table.h): writers[k] for table k, made here for the tables of product p. */
+static int product_writers(struct builder *b, FILE **writers, unsigned first, unsigned n)
 {
-	*streams = 0;
-	for (unsigned k = 0; k < b->n_derivers; k++) {
-		const struct tm_deriver *d = tm_derivers[k];
-		if (!b->derived[k] || !d->n_stream_outputs)
-			continue;
-		uint64_t mine = d->streams(b->derived[k]);
-		if (TM_MAX_STREAM_VIEWS < 64 && mine >> TM_MAX_STREAM_VIEWS)
-			return -EINVAL; /* the deriver broke its contract */
-		*streams |= mine;
-	}
+	for (unsigned k = first; k < first + n; k++)
+		if (!(writers[k] = tm_table_writer(&b->ix->tables[k])))
+			return -ENOMEM;
 	return 0;
 }
 
-/* The derivers' views and their objects of stats.json: tables[first..] holds the derivers'
- * views, then n_stream_tables per stream of ix->streams; each deriver gets its own views and
- * those of the streams it answered, and the other streams' stay empty. */
-static int derivers_finish(struct builder *b, FILE *const *all, unsigned first)
+/* Deriver k's views: its own, at tables own.., then those of each stream it shows, at
+ * per_stream.. of the stream's tables. */
+static int deriver_finish(struct builder *b, unsigned k, FILE **writers, unsigned own,
+			  unsigned per_stream)
 {
+	const struct tm_deriver *d = tm_derivers[k];
 	const struct tm_view_table *vt = b->views;
-	uint64_t streams = b->ix->streams;
-	unsigned n_streams = (unsigned)__builtin_popcountll(streams);
-	FILE **out =
-	    calloc(vt->n_tables + (size_t)n_streams * vt->n_stream_tables + 1, sizeof(*out));
-	int err = out ? 0 : -ENOMEM;
-	unsigned own = first, per_stream = 0;
-	for (unsigned k = 0; k < b->n_derivers && !err; k++) {
-		const struct tm_deriver *d = tm_derivers[k];
-		unsigned n = 0;
-		if (!b->derived[k])
-			continue; /* it does not apply: no views, no stats.json object */
-		for (unsigned i = 0; i < d->n_outputs; i++)
-			out[n++] = all[own++];
-		uint64_t mine = d->n_stream_outputs ? d->streams(b->derived[k]) : 0;
-		for (unsigned rank = 0, s = 0; s < 64; s++) {
-			if (!(streams >> s & 1))
-				continue;
-			for (unsigned i = 0; mine >> s & 1 && i < d->n_stream_outputs; i++)
-				out[n++] =
-				    all[vt->n_tables + rank * vt->n_stream_tables + per_stream + i];
-			rank++;
-		}
-		per_stream += d->n_stream_outputs;
-		if (!(b->derived_json[k] = json_object_new_object()))
-			err = -ENOMEM;
-		else
-			err = d->finish(b->derived[k], out, b->derived_json[k], &b->diag);
+	struct tm_index_product *p = &b->ix->product[1 + k];
+	FILE *out[TM_MAX_TABLES + TM_MAX_STREAM_VIEWS * TM_MAX_TABLES];
+	unsigned n = 0;
+	p->streams = d->n_stream_outputs ? d->streams(b->derived[k]) : 0;
+	if (TM_MAX_STREAM_VIEWS < 64 && p->streams >> TM_MAX_STREAM_VIEWS)
+		return -EINVAL; /* the deriver broke its contract */
+	if (d->n_outputs > TM_MAX_TABLES || d->n_stream_outputs > TM_MAX_TABLES)
+		return -EINVAL;
+	int err = product_writers(b, writers, own, d->n_outputs);
+	for (unsigned i = 0; i < d->n_outputs; i++)
+		out[n++] = writers[own + i];
+	for (unsigned s = 0; s < TM_MAX_STREAM_VIEWS && !err; s++) {
+		if (!(p->streams >> s & 1))
+			continue;
+		unsigned at = vt->n_tables + s * vt->n_stream_tables + per_stream;
+		err = product_writers(b, writers, at, d->n_stream_outputs);
+		for (unsigned i = 0; i < d->n_stream_outputs; i++)
+			out[n++] = writers[at + i];
 	}
-	free(out);
-	return err;
+	if (!err && !(b->derived_json[k] = json_object_new_object()))
+		err = -ENOMEM;
+	return err ? err
+		   : d->finish(b->derived[k], out, b->derived_json[k], &b->pdiag[1 + k]);
 }
 
-/* The table views' bytes, the format's then the derivers', then the derivers' per-stream views
- * of the streams shown, each written through a stream that deflates it in pieces (table.h). */
+/* The table views of the products the pass builds: the format's (its statistics'), then each
+ * deriver's and its per-stream views, at their fixed places (tm_view_table_of). */
 static int tables(struct builder *b)
 {
 	struct tm_index *ix = b->ix;
-	unsigned own = b->fmt->n_table_views, n = b->views->n_tables;
-	if (n > TM_MAX_TABLES)
+	const struct tm_view_table *vt = b->views;
+	unsigned own = b->fmt->n_table_views, n = tm_view_table_slots(vt);
+	if (vt->n_tables > TM_MAX_TABLES || vt->n_stream_tables > TM_MAX_TABLES)
 		return -EINVAL;
-	int err = derivers_streams(b, &ix->streams);
-	if (err)
-		return err;
-	n += (unsigned)__builtin_popcountll(ix->streams) * b->views->n_stream_tables;
-	FILE **out = calloc(n + 1, sizeof(*out));
-	if (!out || (n && !(ix->tables = calloc(n, sizeof(*ix->tables))))) {
-		free(out);
+	FILE **writers = calloc(n + 1, sizeof(*writers));
+	if (!writers || (n && !(ix->tables = calloc(n, sizeof(*ix->tables))))) {
+		free(writers);
 		return -ENOMEM;
 	}
 	ix->n_tables = n;
-	for (unsigned k = 0; k < n && !err; k++)
-		if (!(out[k] = tm_table_writer(&ix->tables[k])))
-			err = -ENOMEM;
-	if (!err && own && b->fmt->tables_finish)
-		err = b->fmt->tables_finish(b->stats, out);
-	if (!err)
-		err = derivers_finish(b, out, own);
-	for (unsigned k = 0; k < n && out[k]; k++) {
-		int closed = tm_table_finish(&ix->tables[k], out[k]);
+	int err = 0;
+	if (b->want & TM_PRODUCT_STATS && own && b->fmt->tables_finish &&
+	    !(err = product_writers(b, writers, 0, own)))
+		err = b->fmt->tables_finish(b->stats, writers);
+	unsigned first = own, per_stream = 0;
+	for (unsigned k = 0; k < b->n_derivers && !err; k++) {
+		const struct tm_deriver *d = tm_derivers[k];
+		if (!tm_deriver_applies(d, b->fmt))
+			continue;
+		if (b->derived[k])
+			err = deriver_finish(b, k, writers, first, per_stream);
+		first += d->n_outputs;
+		per_stream += d->n_stream_outputs;
+	}
+	for (unsigned k = 0; k < n; k++) {
+		int closed = writers[k] ? tm_table_finish(&ix->tables[k], writers[k]) : 0;
 		err = err ? err : closed;
 	}
-	free(out);
+	free(writers);
 	return err;
 }
 
-static int finish(struct builder *b, const char *source_name)
+/* obj as plain JSON text, taken by the product (obj is released). */
+static int product_json(struct tm_index_product *p, json_object *obj)
+{
+	const char *text = obj ? json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN) : NULL;
+	p->json = text ? strdup(text) : NULL;
+	json_object_put(obj);
+	return p->json ? 0 : -ENOMEM;
+}
+
+/* Product p's lines of errors.txt and its counts, from its diag. */
+static int product_errors(struct tm_index_product *p, struct tm_diag *d)
+{
+	int err = tm_diag_finish(d);
+	if (err)
+		return err;
+	p->errors = d->text ? d->text : strdup("");
+	p->errors_len = d->len;
+	p->n_errors = d->count;
+	p->n_notes = d->notes;
+	d->text = NULL;
+	return p->errors ? 0 : -ENOMEM;
+}
+
+/* The products the pass built: their tables, their objects of stats.json, their errors. */
+static int finish_products(struct builder *b)
+{
+	struct tm_index *ix = b->ix;
+	int err = 0;
+	if (!b->want)
+		return 0; /* a record pass: no tables yet */
+	if (b->want & TM_PRODUCT_STATS) {
+		json_object *own = json_object_new_object();
+		if (!own)
+			return -ENOMEM;
+		if (b->fmt->stats_finish &&
+		    (err = b->fmt->stats_finish(b->stats, own, &b->pdiag[0])) < 0) {
+			json_object_put(own);
+			return err;
+		}
+		if ((err = product_json(&ix->product[0], own)) < 0)
+			return err;
+	}
+	if ((err = tables(b)) < 0)
+		return err;
+	for (unsigned k = 0; k < b->n_derivers && !err; k++)
+		if (b->derived[k]) {
+			err = product_json(&ix->product[1 + k], b->derived_json[k]);
+			b->derived_json[k] = NULL;
+		}
+	for (unsigned p = 0; p < TM_MAX_PRODUCTS && !err; p++)
+		if (b->want >> p & 1) {
+			err = product_errors(&ix->product[p], &b->pdiag[p]);
+			ix->n_errors += ix->product[p].n_errors;
+			ix->n_notes += ix->product[p].n_notes;
+		}
+	if (!err)
+		ix->products = b->want;
+	return err;
+}
+
+/* The record part's totals and its errors (the decoder's, the name's, the source's). */
+static int finish_records(struct builder *b, const char *source_name)
 {
 	const struct tm_format *fmt = b->fmt;
 	struct tm_index *ix = b->ix;
-	json_object *root = json_object_new_object(), *classes = json_object_new_object();
-	json_object *own = json_object_new_object();
-	int err = -ENOMEM;
-
-	if (!root || !classes || !own)
-		goto out;
-	err = 0;
+	ix->fmt = fmt;
+	ix->all_products = tm_products_of(fmt);
 	ix->raw_size = b->cur[TM_ROW_RAW_OFF];
-	tm_json_add(root, "format", json_object_new_string(fmt->name), &err);
-	tm_json_add(root, "source", json_object_new_string(source_name), &err);
-	tm_json_add_int(root, "bytes", ix->raw_size, &err);
-	tm_json_add_int(root, "records", b->cur[TM_ROW_RECORD], &err);
-	for (unsigned k = 0; k < fmt->n_classes; k++)
-		tm_json_add_int(classes, fmt->classes[k], b->cur[TM_ROW_VIEWS + ix->n_views + k],
-				&err);
-	for (unsigned t = 0; t < fmt->n_tags && t < TM_FLAG_BITS; t++)
-		if (fmt->tags[t])
-			tm_json_add_int(classes, fmt->tags[t], b->tag_count[t], &err);
-	tm_json_add(root, "classes", classes, &err);
-	classes = NULL;
-	if (err || (fmt->stats_finish && (err = fmt->stats_finish(b->stats, own, &b->diag)) < 0))
-		goto out;
+	memcpy(ix->tags, b->tag_count, sizeof(ix->tags));
+	if (!(ix->source = strdup(source_name)))
+		return -ENOMEM;
 	if (fmt->name_finish) {
 		char stem[NAME_MAX + 1];
 		fmt->name_finish(tm_codec_strip(source_name, stem), &b->diag);
 	}
-	if ((err = tables(b)) < 0)
-		goto out;
 	if (b->src->ops->report)
 		b->src->ops->report(b->src, &b->diag);
-	if ((err = tm_diag_finish(&b->diag)) < 0)
-		goto out;
-	ix->n_errors = b->diag.count;
-	ix->n_notes = b->diag.notes;
-	ix->truncated = b->diag.truncated;
-	tm_json_add_int(root, "errors", ix->n_errors, &err);
-	tm_json_add_int(root, "notes", ix->n_notes, &err);
-	tm_json_add(root, "truncated", json_object_new_boolean(ix->truncated), &err);
-	tm_json_add(root, fmt->name, own, &err);
-	own = NULL;
-	for (unsigned k = 0; k < b->n_derivers; k++) {
-		if (b->derived_json[k])
-			tm_json_add(root, tm_derivers[k]->name, b->derived_json[k], &err);
-		b->derived_json[k] = NULL;
-	}
+	int err = tm_diag_finish(&b->diag);
 	if (err)
-		goto out;
-
-	size_t len;
-	const char *s = json_object_to_json_string_length(root, TM_STATS_JSON_FLAGS, &len);
-	err = -ENOMEM;
-	if (!s || !(ix->stats_json = malloc(len + 1)))
-		goto out;
-	memcpy(ix->stats_json, s, len);
-	ix->stats_json[len] = '\n';
-	ix->stats_len = len + 1;
-	ix->errors_txt = b->diag.text;
-	ix->errors_len = b->diag.len;
+		return err;
+	ix->record_n_errors = ix->n_errors = b->diag.count;
+	ix->record_n_notes = ix->n_notes = b->diag.notes;
+	ix->truncated = b->diag.truncated;
+	ix->record_errors = b->diag.text ? b->diag.text : strdup("");
+	ix->record_errors_len = b->diag.len;
 	b->diag.text = NULL;
-	err = push_row(b, b->cur);
-out:
-	json_object_put(own);
-	json_object_put(classes);
-	json_object_put(root);
-	return err;
+	return ix->record_errors ? push_row(b, b->cur) : -ENOMEM;
 }
 
 int tm_index_build(const struct tm_format *fmt, const struct tm_view_table *views,
 		   struct tm_source *src, const char *source_name, tm_progress_fn progress,
 		   void *progress_arg, struct tm_index **out)
 {
-	return tm_index_build_images(fmt, views, src, source_name, NULL, progress, progress_arg,
-				     NULL, out);
+	struct tm_index_pass pass = {
+	    .products = tm_products_of(fmt), .progress = progress, .progress_arg = progress_arg};
+	return tm_index_build_pass(fmt, views, src, source_name, &pass, out);
 }
 
-int tm_index_build_images(const struct tm_format *fmt, const struct tm_view_table *views,
-			  struct tm_source *src, const char *source_name,
-			  const struct tm_images *images, tm_progress_fn progress,
-			  void *progress_arg, const atomic_bool *cancel, struct tm_index **out)
+static void builder_free(struct builder *b)
+{
+	if (b->fmt->stats_free && b->stats && b->want & TM_PRODUCT_STATS)
+		b->fmt->stats_free(b->stats);
+	free(b->stats);
+	derivers_free(b);
+	tm_index_free(b->ix);
+	tm_diag_free(&b->diag);
+	for (unsigned p = 0; p < TM_MAX_PRODUCTS; p++)
+		tm_diag_free(&b->pdiag[p]);
+	free(b->buf);
+	free(b->record_views);
+	free(b->fixed);
+	free(b->measured);
+	free(b->n_measured);
+	free(b->cur);
+	free(b->boundary);
+	malloc_trim(0); /* the pass's working memory goes back to the system, not to the heap */
+}
+
+int tm_index_build_pass(const struct tm_format *fmt, const struct tm_view_table *views,
+			struct tm_source *src, const char *source_name,
+			const struct tm_index_pass *pass, struct tm_index **out)
 {
 	static const struct tm_images none = {0};
 	struct builder b = {.fmt = fmt,
 			    .views = views,
 			    .src = src,
-			    .images = images ? images : &none,
-			    .cancel = cancel};
+			    .want = pass->products & tm_products_of(fmt),
+			    .images = pass->images ? pass->images : &none,
+			    .cancel = pass->cancel};
 	int err = -ENOMEM;
 
 	if (fmt->n_classes > TM_MAX_CLASSES || fmt->n_tags > TM_FLAG_BITS)
 		return -EINVAL;
 	tm_diag_init(&b.diag);
+	for (unsigned p = 0; p < TM_MAX_PRODUCTS; p++)
+		tm_diag_init(&b.pdiag[p]);
 	if (!(b.ix = calloc(1, sizeof(*b.ix))))
 		goto out;
 	if ((err = setup(&b)) < 0)
 		goto out;
-	if ((err = decode_all(&b, progress, progress_arg)) < 0)
+	if ((err = decode_all(&b, pass->progress, pass->progress_arg)) < 0)
 		goto out;
 	err = -ECANCELED; /* the tables and statistics of a pass no one waits for are not made */
-	if (cancelled(&b) || (err = finish(&b, source_name)) < 0)
+	if (cancelled(&b) || (err = finish_records(&b, source_name)) < 0 ||
+	    (err = finish_products(&b)) < 0 || (err = tm_index_compose(b.ix)) < 0)
 		goto out;
-	if (progress)
-		progress(progress_arg, src->size, src->size);
+	if (pass->progress)
+		pass->progress(pass->progress_arg, src->size, src->size);
 	*out = b.ix;
 	b.ix = NULL;
 out:
-	if (fmt->stats_free && b.stats)
-		fmt->stats_free(b.stats);
-	free(b.stats);
-	derivers_free(&b);
-	tm_index_free(b.ix);
-	tm_diag_free(&b.diag);
-	free(b.buf);
-	free(b.record_views);
-	free(b.fixed);
-	free(b.measured);
-	free(b.n_measured);
-	free(b.cur);
-	free(b.boundary);
-	malloc_trim(0); /* the pass's working memory goes back to the system, not to the heap */
+	builder_free(&b);
 	return err;
 }

@@ -18,6 +18,7 @@
 #include "tracemount/build_id.h"
 #include "tracemount/format.h"
 #include "tracemount/compress.h"
+#include "tracemount/derive.h"
 #include "tracemount/index.h"
 #include "tracemount/index_file.h"
 #include "tracemount/registry.h"
@@ -32,8 +33,9 @@
 
 /* Written as it is: the files are for machines of one byte order (the magic number below
  * tells the others apart). A file is this header, then its body: the trace's path
- * (trace_len bytes, no NUL), the rows, stats.json, errors.txt, the table views, the access
- * points, their windows and the CRC-32s of the decompressed pieces. */
+ * (trace_len bytes, no NUL), the rows, the record pass's errors, the products built, the
+ * table views, the access points, their windows and the CRC-32s of the decompressed pieces.
+ * stats.json and errors.txt are not stored: they are composed from the parts when read. */
 struct file_header {
 	char magic[8];
 	uint32_t version, header_size;
@@ -43,16 +45,23 @@ struct file_header {
 	struct tm_trace_key key;
 	uint64_t layout; /* fingerprint of the format's records and views */
 	uint32_t n_views, n_classes, state_words, row_words;
-	uint64_t n_rows, raw_size, n_errors, n_notes;
+	uint64_t n_rows, raw_size, record_n_errors, record_n_notes;
+	uint64_t tags[TM_FLAG_BITS];
 	uint32_t truncated, codec; /* codec: compress.h's id, 0 for none */
-	uint64_t stats_len, errors_len;
-	uint64_t n_tables, tables_len; /* tables_len: each length, compressed length, bytes */
-	uint64_t streams;	       /* tm_index.streams: whose per-stream tables follow */
+	uint64_t record_errors_len;
+	uint32_t products, pad;	       /* the products built, bit p: their part follows */
+	uint64_t products_len;	       /* per product: 5 words (PRODUCT_WORDS), its JSON, errors */
+	uint64_t n_tables, tables_len; /* the tables not empty, each: slot, length, pieces, bytes */
 	uint64_t gz_points, gz_windows_len, gz_in_size, gz_out_size, gz_pieces;
 	uint64_t trace_len;
 	uint64_t body_len;
 	uint32_t body_crc, header_crc;
 };
+
+/* A product's words in its part: streams, problems, notes, JSON bytes, errors bytes. */
+#define PRODUCT_WORDS 5
+/* A table's words before its pieces' ends: slot, length, pieces, compressed bytes. */
+#define TABLE_WORDS 4
 
 static uint32_t crc(const void *p, size_t n)
 {
@@ -147,22 +156,32 @@ static size_t piece_crcs_bytes(const struct file_header *h)
 	return h->codec ? (size_t)h->gz_pieces * sizeof(uint32_t) : 0;
 }
 
-/* The table views' part of a file: for each, its length, its number of pieces and their
- * compressed length, the pieces' ends, then the pieces (table.h). */
-static uint8_t *tables_part(const struct tm_index *ix, uint64_t *len)
+static bool table_empty(const struct tm_table *t)
+{
+	return !t->len && !t->n_pieces;
+}
+
+/* The table views' part of a file: for each table not empty, its slot, its length, its number
+ * of pieces and their compressed length, the pieces' ends, then the pieces (table.h). */
+static uint8_t *tables_part(const struct tm_index *ix, uint64_t *len, uint64_t *count)
 {
 	uint64_t n = 0;
-	for (uint32_t k = 0; k < ix->n_tables; k++) {
+	*count = 0;
+	for (uint32_t k = 0; ix->tables && k < ix->n_tables; k++) {
 		const struct tm_table *t = &ix->tables[k];
-		n +=
-		    3 * sizeof(uint64_t) +
-		    (t->n_pieces ? (t->n_pieces + 1) * sizeof(uint64_t) + t->ends[t->n_pieces] : 0);
+		if (table_empty(t))
+			continue;
+		n += TABLE_WORDS * sizeof(uint64_t) +
+		     (t->n_pieces ? (t->n_pieces + 1) * sizeof(uint64_t) + t->ends[t->n_pieces] : 0);
+		++*count;
 	}
 	uint8_t *p = malloc(n + 1), *at = p;
-	for (uint32_t k = 0; p && k < ix->n_tables; k++) {
+	for (uint32_t k = 0; p && ix->tables && k < ix->n_tables; k++) {
 		const struct tm_table *t = &ix->tables[k];
+		if (table_empty(t))
+			continue;
 		uint64_t z_len = t->n_pieces ? t->ends[t->n_pieces] : 0;
-		uint64_t head[3] = {t->len, t->n_pieces, z_len};
+		uint64_t head[TABLE_WORDS] = {k, t->len, t->n_pieces, z_len};
 		memcpy(at, head, sizeof(head));
 		at += sizeof(head);
 		if (!t->n_pieces)
@@ -176,18 +195,41 @@ static uint8_t *tables_part(const struct tm_index *ix, uint64_t *len)
 	return p;
 }
 
+/* The products' part: for each product built, in order, its words and texts. */
+static uint8_t *products_part(const struct tm_index *ix, uint64_t *len)
+{
+	uint64_t n = 0;
+	for (unsigned p = 0; p < TM_MAX_PRODUCTS; p++)
+		if (ix->products >> p & 1)
+			n += PRODUCT_WORDS * sizeof(uint64_t) + strlen(ix->product[p].json) +
+			     ix->product[p].errors_len;
+	uint8_t *part = malloc(n + 1), *at = part;
+	for (unsigned p = 0; part && p < TM_MAX_PRODUCTS; p++) {
+		const struct tm_index_product *pr = &ix->product[p];
+		if (!(ix->products >> p & 1))
+			continue;
+		uint64_t words[PRODUCT_WORDS] = {pr->streams, pr->n_errors, pr->n_notes,
+						 strlen(pr->json), pr->errors_len};
+		memcpy(at, words, sizeof(words));
+		memcpy(at + sizeof(words), pr->json, words[3]);
+		memcpy(at + sizeof(words) + words[3], pr->errors, words[4]);
+		at += sizeof(words) + words[3] + words[4];
+	}
+	*len = n;
+	return part;
+}
+
 /* The body's length as the header's sizes give it. */
 static uint64_t body_bytes(const struct file_header *h)
 {
-	return h->trace_len + rows_bytes(h) + h->stats_len + h->errors_len + h->tables_len +
-	       points_bytes(h) + h->gz_windows_len + piece_crcs_bytes(h);
+	return h->trace_len + rows_bytes(h) + h->record_errors_len + h->products_len +
+	       h->tables_len + points_bytes(h) + h->gz_windows_len + piece_crcs_bytes(h);
 }
 
 static void fill_header(struct file_header *h, const struct tm_format *fmt,
 			const struct tm_view_table *views, const struct tm_trace_key *key,
-			const struct tm_index *ix, uint64_t tables_len, uint64_t trace_len)
+			const struct tm_index *ix, uint64_t trace_len)
 {
-	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, MAGIC, 8);
 	h->version = TM_INDEX_FILE_VERSION;
 	h->header_size = sizeof(*h);
@@ -202,14 +244,12 @@ static void fill_header(struct file_header *h, const struct tm_format *fmt,
 	h->row_words = ix->row_words;
 	h->n_rows = ix->n_rows;
 	h->raw_size = ix->raw_size;
-	h->n_errors = ix->n_errors;
-	h->n_notes = ix->n_notes;
+	h->record_n_errors = ix->record_n_errors;
+	h->record_n_notes = ix->record_n_notes;
+	memcpy(h->tags, ix->tags, sizeof(h->tags));
 	h->truncated = ix->truncated;
-	h->stats_len = ix->stats_len;
-	h->errors_len = ix->errors_len;
-	h->n_tables = ix->n_tables;
-	h->tables_len = tables_len;
-	h->streams = ix->streams;
+	h->record_errors_len = ix->record_errors_len;
+	h->products = ix->products;
 	if (ix->z) {
 		h->codec = ix->z->codec->id;
 		h->gz_points = ix->z->n_points;
@@ -226,24 +266,25 @@ int tm_index_file_store_trace(const struct tm_index_store *s, const struct tm_fo
 			      const struct tm_view_table *views, const struct tm_trace_key *key,
 			      const struct tm_index *ix, const char *trace)
 {
-	struct file_header h;
+	struct file_header h = {0};
 	char name[32];
-	uint64_t tables_len;
 	size_t trace_len = trace ? strlen(trace) : 0;
 	if (trace_len >= PATH_MAX)
 		trace_len = 0; /* no path a reader could hold: unknown */
-	uint8_t *tables = tables_part(ix, &tables_len);
-	if (!tables)
-		return -ENOMEM;
-	fill_header(&h, fmt, views, key, ix, tables_len, trace_len);
+	uint8_t *tables = tables_part(ix, &h.tables_len, &h.n_tables);
+	uint8_t *products = products_part(ix, &h.products_len);
+	int err = -ENOMEM;
+	if (!tables || !products)
+		goto out;
+	fill_header(&h, fmt, views, key, ix, trace_len);
 	const struct {
 		const void *p;
 		size_t n;
 	} parts[] = {
 	    {trace, trace_len},
 	    {ix->rows, rows_bytes(&h)},
-	    {ix->stats_json, h.stats_len},
-	    {ix->errors_txt, h.errors_len},
+	    {ix->record_errors, h.record_errors_len},
+	    {products, h.products_len},
 	    {tables, h.tables_len},
 	    {ix->z ? ix->z->points : NULL, points_bytes(&h)},
 	    {ix->z ? ix->z->windows : NULL, h.gz_windows_len},
@@ -260,8 +301,10 @@ int tm_index_file_store_trace(const struct tm_index_store *s, const struct tm_fo
 	struct iovec iov[ARRAY_SIZE(parts) + 1] = {{&h, sizeof(h)}};
 	for (size_t i = 0; i < ARRAY_SIZE(parts); i++)
 		iov[i + 1] = (struct iovec){(void *)parts[i].p, parts[i].n};
-	int err = tm_index_store_write(s, name, iov, ARRAY_SIZE(iov));
+	err = tm_index_store_write(s, name, iov, ARRAY_SIZE(iov));
+out:
 	free(tables);
+	free(products);
 	return err;
 }
 
@@ -322,63 +365,68 @@ static const char *check_header(const struct file_header *h, const struct tm_for
 	if (h->codec && !tm_codec_by_id(h->codec))
 		return "written for an unknown compression";
 	if (!h->n_rows || h->n_rows > file_size / 8 || h->gz_points > file_size ||
-	    h->stats_len > file_size || h->errors_len > file_size ||
+	    h->record_errors_len > file_size || h->products_len > file_size ||
 	    h->gz_windows_len > file_size || h->gz_pieces > file_size ||
 	    h->tables_len > file_size || h->trace_len >= PATH_MAX)
 		return "sizes out of range";
-	if ((views->n_stream_tables ? h->streams >> TM_MAX_STREAM_VIEWS : h->streams) ||
-	    h->n_tables != views->n_tables +
-			       (uint64_t)__builtin_popcountll(h->streams) * views->n_stream_tables)
-		return "table views out of range";
+	if (h->products & ~tm_products_of(fmt) || h->n_tables > tm_view_table_slots(views))
+		return "products or table views out of range";
 	uint64_t body = body_bytes(h);
 	if (body != h->body_len || file_size != sizeof(*h) + body)
 		return "truncated or overlong";
 	return NULL;
 }
 
-/* One table view from *p, which it advances, with *left bytes of the part left. Returns 0,
- * -EBADMSG with what is wrong in *bad, or -ENOMEM. */
-static int take_table(struct tm_table *t, const uint8_t **p, uint64_t *left, const char **bad)
+/* One table view from *p, which it advances, with *left bytes of the part left, into its slot
+ * of ix. Returns 0, -EBADMSG with what is wrong in *bad, or -ENOMEM. */
+static int take_table(struct tm_index *ix, const uint8_t **p, uint64_t *left, const char **bad)
 {
-	uint64_t head[3];
+	uint64_t head[TABLE_WORDS];
 	*bad = "table views do not fit their part";
 	if (*left < sizeof(head))
 		return -EBADMSG;
 	memcpy(head, *p, sizeof(head));
 	*p += sizeof(head);
 	*left -= sizeof(head);
-	t->len = head[0];
-	t->n_pieces = head[1];
+	if (head[0] >= ix->n_tables || ix->tables[head[0]].len || ix->tables[head[0]].n_pieces) {
+		*bad = "table views out of range";
+		return -EBADMSG;
+	}
+	struct tm_table *t = &ix->tables[head[0]];
+	t->len = head[1];
+	t->n_pieces = head[2];
 	if (t->n_pieces && (t->n_pieces >= *left / sizeof(uint64_t) ||
-			    head[2] > *left - (t->n_pieces + 1) * sizeof(uint64_t)))
+			    head[3] > *left - (t->n_pieces + 1) * sizeof(uint64_t)))
 		return -EBADMSG;
 	if (t->n_pieces) {
 		size_t ends = (t->n_pieces + 1) * sizeof(uint64_t);
-		if (!(t->ends = malloc(ends)) || !(t->z = malloc(head[2] + 1))) {
+		if (!(t->ends = malloc(ends)) || !(t->z = malloc(head[3] + 1))) {
 			*bad = NULL;
 			return -ENOMEM;
 		}
 		memcpy(t->ends, *p, ends);
-		memcpy(t->z, *p + ends, head[2]);
-		*p += ends + head[2];
-		*left -= ends + head[2];
+		memcpy(t->z, *p + ends, head[3]);
+		*p += ends + head[3];
+		*left -= ends + head[3];
 	}
-	*bad = tm_table_check(t, head[2]);
+	*bad = tm_table_check(t, head[3]);
 	return *bad ? -EBADMSG : 0;
 }
 
-/* The table views from their part of a body. Returns 0, -EBADMSG with what is wrong in *bad,
- * or -ENOMEM. */
-static int take_tables(const struct file_header *h, const uint8_t *p, struct tm_index *ix,
-		       const char **bad)
+/* The table views from their part of a body, into slots tm_view_table_slots(views) of ix.
+ * Returns 0, -EBADMSG with what is wrong in *bad, or -ENOMEM. */
+static int take_tables(const struct file_header *h, const struct tm_view_table *views,
+		       const uint8_t *p, struct tm_index *ix, const char **bad)
 {
-	uint64_t n = h->n_tables, left = h->tables_len;
+	uint64_t left = h->tables_len;
 	*bad = NULL;
-	if (n && !(ix->tables = calloc(n, sizeof(*ix->tables))))
+	if (!h->products && !h->n_tables && !left)
+		return 0; /* no product built: no tables yet */
+	ix->n_tables = tm_view_table_slots(views);
+	if (!(ix->tables = calloc(ix->n_tables + 1, sizeof(*ix->tables))))
 		return -ENOMEM;
-	ix->n_tables = (uint32_t)n;
-	for (uint64_t k = 0; k < n; k++) {
-		int err = take_table(&ix->tables[k], &p, &left, bad);
+	for (uint64_t k = 0; k < h->n_tables; k++) {
+		int err = take_table(ix, &p, &left, bad);
 		if (err)
 			return err;
 	}
@@ -387,36 +435,66 @@ static int take_tables(const struct file_header *h, const uint8_t *p, struct tm_
 	return left ? -EBADMSG : 0;
 }
 
-/* Splits a checked body into ix's parts. Returns 0, -EBADMSG with what is wrong in *bad, or
+/* The products from their part of a body. Returns 0, -EBADMSG with what is wrong in *bad, or
  * -ENOMEM. */
-static int take_body(const struct file_header *h, const uint8_t *body, struct tm_index *ix,
-		     const char **bad)
+static int take_products(const struct file_header *h, const uint8_t *p, struct tm_index *ix,
+			 const char **bad)
 {
+	uint64_t left = h->products_len;
+	for (unsigned k = 0; k < TM_MAX_PRODUCTS; k++) {
+		struct tm_index_product *pr = &ix->product[k];
+		uint64_t w[PRODUCT_WORDS];
+		if (!(h->products >> k & 1))
+			continue;
+		*bad = "products do not fit their part";
+		if (left < sizeof(w))
+			return -EBADMSG;
+		memcpy(w, p, sizeof(w));
+		if (w[3] > left - sizeof(w) || w[4] > left - sizeof(w) - w[3] ||
+		    (TM_MAX_STREAM_VIEWS < 64 && w[0] >> TM_MAX_STREAM_VIEWS))
+			return -EBADMSG;
+		*bad = NULL;
+		if (!(pr->json = malloc(w[3] + 1)) || !(pr->errors = malloc(w[4] + 1)))
+			return -ENOMEM;
+		memcpy(pr->json, p + sizeof(w), w[3]);
+		memcpy(pr->errors, p + sizeof(w) + w[3], w[4]);
+		pr->json[w[3]] = pr->errors[w[4]] = '\0';
+		pr->streams = w[0];
+		pr->n_errors = w[1];
+		pr->n_notes = w[2];
+		pr->errors_len = w[4];
+		ix->n_errors += w[1];
+		ix->n_notes += w[2];
+		p += sizeof(w) + w[3] + w[4];
+		left -= sizeof(w) + w[3] + w[4];
+	}
+	*bad = left ? "products do not fit their part" : NULL;
+	ix->products = h->products;
+	return left ? -EBADMSG : 0;
+}
+
+/* The record part's fields from a checked header. */
+static void take_record_fields(const struct file_header *h, const struct tm_format *fmt,
+			       struct tm_index *ix)
+{
+	ix->fmt = fmt;
+	ix->all_products = tm_products_of(fmt);
 	ix->n_views = h->n_views;
 	ix->n_classes = h->n_classes;
 	ix->state_words = h->state_words;
 	ix->row_words = h->row_words;
 	ix->n_rows = h->n_rows;
 	ix->raw_size = h->raw_size;
-	ix->n_errors = h->n_errors;
-	ix->n_notes = h->n_notes;
+	ix->record_n_errors = ix->n_errors = h->record_n_errors;
+	ix->record_n_notes = ix->n_notes = h->record_n_notes;
+	memcpy(ix->tags, h->tags, sizeof(ix->tags));
 	ix->truncated = h->truncated != 0;
-	ix->stats_len = h->stats_len;
-	ix->errors_len = h->errors_len;
-	ix->streams = h->streams;
-	size_t n_rows = rows_bytes(h);
-	if (!(ix->rows = malloc(n_rows)) || !(ix->stats_json = malloc(h->stats_len + 1)) ||
-	    !(ix->errors_txt = malloc(h->errors_len + 1)))
-		return -ENOMEM;
-	memcpy(ix->rows, body, n_rows);
-	memcpy(ix->stats_json, body + n_rows, h->stats_len);
-	memcpy(ix->errors_txt, body + n_rows + h->stats_len, h->errors_len);
-	ix->stats_json[h->stats_len] = '\0'; /* sized texts, terminated for safety */
-	ix->errors_txt[h->errors_len] = '\0';
-	int err = take_tables(h, body + n_rows + h->stats_len + h->errors_len, ix, bad);
-	if (err || !h->codec)
-		return err;
-	const uint8_t *p = body + n_rows + h->stats_len + h->errors_len + h->tables_len;
+	ix->record_errors_len = h->record_errors_len;
+}
+
+/* A compressed trace's access points from their part of a body. */
+static int take_points(const struct file_header *h, const uint8_t *p, struct tm_index *ix)
+{
 	struct tm_zindex *gz = calloc(1, sizeof(*gz));
 	if (!gz || !(gz->points = malloc(points_bytes(h))) ||
 	    !(gz->windows = malloc(h->gz_windows_len + 1)) ||
@@ -435,6 +513,28 @@ static int take_body(const struct file_header *h, const uint8_t *body, struct tm
 	gz->in_size = h->gz_in_size;
 	gz->out_size = h->gz_out_size;
 	return 0;
+}
+
+/* Splits a checked body into ix's parts. Returns 0, -EBADMSG with what is wrong in *bad, or
+ * -ENOMEM. */
+static int take_body(const struct file_header *h, const struct tm_format *fmt,
+		     const struct tm_view_table *views, const uint8_t *body, struct tm_index *ix,
+		     const char **bad)
+{
+	take_record_fields(h, fmt, ix);
+	size_t n_rows = rows_bytes(h);
+	if (!(ix->rows = malloc(n_rows)) || !(ix->record_errors = malloc(h->record_errors_len + 1)))
+		return -ENOMEM;
+	memcpy(ix->rows, body, n_rows);
+	memcpy(ix->record_errors, body + n_rows, h->record_errors_len);
+	ix->record_errors[h->record_errors_len] = '\0'; /* sized texts, terminated for safety */
+	const uint8_t *p = body + n_rows + h->record_errors_len;
+	int err = take_products(h, p, ix, bad);
+	p += h->products_len;
+	if (!err)
+		err = take_tables(h, views, p, ix, bad);
+	p += h->tables_len;
+	return err || !h->codec ? err : take_points(h, p, ix);
 }
 
 int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *fmt,
@@ -475,13 +575,17 @@ int tm_index_file_load(const struct tm_index_store *s, const struct tm_format *f
 		bad = "malformed trace path";
 		goto out;
 	}
-	if ((err = take_body(&h, body + h.trace_len, ix, &bad)) == -EBADMSG) {
+	if ((err = take_body(&h, fmt, views, body + h.trace_len, ix, &bad)) == -EBADMSG) {
 		err = 0;
 	} else if (!err) {
 		bad = tm_index_check(ix, fmt->chunk_records, key->size);
 	}
 	if (!err && !bad && ix->z)
 		err = tm_zindex_pieces(ix->z);
+	if (!err && !bad && (err = tm_index_compose(ix)) == -EBADMSG) {
+		err = 0;
+		bad = "a product's JSON does not parse";
+	}
 	if (!err && !bad) {
 		*out = ix;
 		ix = NULL;

@@ -26,11 +26,11 @@ static struct tm_chunk_cache *cache_of(const struct tm_reader *r)
 	return tm_context_cache(tm_trace_context(r->ot.trace));
 }
 
-/* The table of table view v in ot's index, or -1 for a per-stream view of a stream the index
- * does not show. */
-static int table_number(const struct tm_open_trace *ot, const struct tm_view *v)
+/* Whether table view v exists in ot's index, once its product is built: a per-stream view
+ * exists for the streams its product shows. */
+static bool table_shown(const struct tm_open_trace *ot, const struct tm_view *v)
 {
-	return tm_view_table_of(tm_trace_views(ot->trace), v, ot->index->streams);
+	return v->group < 0 || (v->group < 64 && ot->index->product[v->product].streams >> v->group & 1);
 }
 
 int tm_reader_open(struct tm_reader *r, const struct tm_open_trace *ot, unsigned view)
@@ -41,20 +41,18 @@ int tm_reader_open(struct tm_reader *r, const struct tm_open_trace *ot, unsigned
 	tm_trace_open(&r->ot, ot->trace, ot->src);
 	r->ot.index = ot->index;
 	r->view = view;
+	const struct tm_view *v = view_of(r);
+	int err = 0;
 	/* a plain trace's raw bytes need no index; a compressed trace's size and spans do */
-	if (r->ot.index || (view_of(r)->kind == TM_VIEW_RAW && !tm_trace_is_compressed(&r->ot)))
-		goto built;
-	int err = tm_trace_index(&r->ot);
-	if (err) {
+	if (!r->ot.index && (v->kind != TM_VIEW_RAW || tm_trace_is_compressed(&r->ot)))
+		err = tm_trace_index(&r->ot);
+	if (!err && v->products) /* a product's file: built first (derive.h) */
+		err = tm_trace_products(&r->ot, v->products);
+	if (!err && v->kind == TM_VIEW_TABLE && !table_shown(&r->ot, v))
+		err = -ENOENT; /* a stream the trace does not show */
+	if (err)
 		tm_trace_close(&r->ot); /* a failed open holds nothing */
-		return err;
-	}
-built:
-	if (view_of(r)->kind == TM_VIEW_TABLE && table_number(&r->ot, view_of(r)) < 0) {
-		tm_trace_close(&r->ot); /* a stream the trace does not show */
-		return -ENOENT;
-	}
-	return 0;
+	return err;
 }
 
 void tm_reader_close(struct tm_reader *r)
@@ -72,9 +70,27 @@ uint64_t tm_reader_size(const struct tm_reader *r)
 	case TM_VIEW_STATS: return ix->stats_len;
 	case TM_VIEW_ERRORS: return ix->errors_len;
 	case TM_VIEW_RECORDS: return tm_index_view_size(ix, v->column);
-	case TM_VIEW_TABLE: return ix->tables[table_number(&r->ot, v)].len;
+	case TM_VIEW_TABLE:
+		return ix->tables ? ix->tables[tm_view_table_of(tm_trace_views(r->ot.trace), v)].len
+				  : 0;
 	}
 	return 0;
+}
+
+int tm_view_size_known(const struct tm_open_trace *ot, unsigned view, uint64_t *size)
+{
+	const struct tm_view *v = tm_trace_view(ot->trace, view);
+	if (!v)
+		return -ENOENT;
+	if (v->products) {
+		struct tm_open_trace built = *ot;
+		int err = built.index ? 0 : tm_trace_index(&built);
+		if (err)
+			return err;
+		if (!tm_trace_products_built(&built, v->products))
+			return -EAGAIN;
+	}
+	return tm_view_size(ot, view, size);
 }
 
 int tm_view_size(const struct tm_open_trace *ot, unsigned view, uint64_t *size)
@@ -161,7 +177,7 @@ static bool is_raw(const struct tm_reader *r)
 static const struct tm_table *table_of(const struct tm_reader *r)
 {
 	return view_of(r)->kind == TM_VIEW_TABLE
-		   ? &r->ot.index->tables[table_number(&r->ot, view_of(r))]
+		   ? &r->ot.index->tables[tm_view_table_of(tm_trace_views(r->ot.trace), view_of(r))]
 		   : NULL;
 }
 

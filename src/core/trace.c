@@ -54,6 +54,12 @@ struct tm_trace {
 	int error;	      /* last build's -errno */
 	struct tm_pass *pass; /* the pass running (INDEXING), or NULL */
 	uint64_t passes_ended;
+	struct tm_pass *ppass; /* a pass building products (INDEXED), or NULL */
+	uint64_t ppasses_ended;
+	int products_error;		/* the last product pass's -errno */
+	uint64_t pdone, ptotal;		/* its progress */
+	bool keyed;			/* key is its index file's (index_name) */
+	struct tm_trace_key key;
 	char index_name[32]; /* its index file's, once known; "" none */
 	char damage[300];    /* what the read that found the damage said */
 	char earlier[300];   /* what a damaged trace this one replaces said */
@@ -64,6 +70,8 @@ struct tm_trace {
  * waiters; the pass thread frees the pass once it ended (passes_ended counts that). */
 struct tm_pass {
 	struct tm_trace *t;	    /* a reference of the pass's own */
+	uint32_t products;	    /* the products it builds (derive.h) */
+	bool record;		    /* it builds the record index (else products only) */
 	struct tm_source *src, dup; /* &dup, or the starter's when it cannot be duplicated */
 	bool lent;		    /* src is the starter's: it waits for the end */
 	unsigned waiters;
@@ -215,6 +223,8 @@ unsigned tm_trace_refs(const struct tm_trace *t)
 
 struct build {
 	struct tm_trace *t;
+	uint32_t products;		/* to build */
+	bool record;			/* a record pass (else a product pass) */
 	const struct tm_images *images; /* for the derivers */
 	struct tm_source *scan;	   /* of a compressed trace: progress counts compressed bytes */
 	const atomic_bool *cancel; /* the pass's: no one waits for it any more */
@@ -252,16 +262,17 @@ static int build_progress(void *arg, uint64_t done, uint64_t total)
 	if (b->scan)
 		done = tm_z_scan_position(b->scan);
 	pthread_mutex_lock(&b->t->lock);
-	b->t->progress_done = done;
-	b->t->progress_total = total;
+	*(b->record ? &b->t->progress_done : &b->t->pdone) = done;
+	*(b->record ? &b->t->progress_total : &b->t->ptotal) = total;
 	pthread_mutex_unlock(&b->t->lock);
 	/* the clock read at the builder's progress steps only, not per record */
 	if (env->log && done < total && now_seconds() >= b->next_log) {
 		char a[32], z[32];
 		size_text(a, sizeof(a), done, total);
 		size_text(z, sizeof(z), total, total);
-		tm_log(env->log, LOG_INFO, "%s: indexing, %u%% (%s of %s %s)", b->t->path,
-		       (unsigned)(done * 100 / total), a, z, unit_of(total));
+		tm_log(env->log, LOG_INFO, "%s: %s, %u%% (%s of %s %s)", b->t->path,
+		       b->record ? "indexing" : "building", (unsigned)(done * 100 / total), a, z,
+		       unit_of(total));
 		b->next_log = now_seconds() + PROGRESS_LOG_SECONDS;
 	}
 	return atomic_load(&env->stopping) || atomic_load(b->cancel); /* give up */
@@ -293,9 +304,13 @@ static int build_pass(struct build *b, struct tm_source *src, const char *name,
 	struct tm_trace *t = b->t;
 	struct tm_source scan;
 	const struct tm_codec *codec = codec_of(t, src);
+	struct tm_index_pass pass = {.products = b->products,
+				     .images = b->images,
+				     .progress = build_progress,
+				     .progress_arg = b,
+				     .cancel = b->cancel};
 	if (!codec)
-		return tm_index_build_images(t->fmt, &t->views, src, name, b->images,
-					     build_progress, b, b->cancel, out);
+		return tm_index_build_pass(t->fmt, &t->views, src, name, &pass, out);
 
 	int err = tm_z_scan_open(codec, src, &scan);
 	if (err)
@@ -309,8 +324,7 @@ static int build_pass(struct build *b, struct tm_source *src, const char *name,
 	}
 	pthread_mutex_unlock(&t->lock);
 	b->scan = &scan;
-	err = tm_index_build_images(t->fmt, &t->views, &scan, name, b->images, build_progress, b,
-				    b->cancel, out);
+	err = tm_index_build_pass(t->fmt, &t->views, &scan, name, &pass, out);
 	if (!err && (err = tm_z_scan_finish(&scan, &(*out)->z)) < 0) {
 		tm_index_free(*out);
 		*out = NULL;
@@ -321,32 +335,36 @@ static int build_pass(struct build *b, struct tm_source *src, const char *name,
 }
 
 /* build_pass, said in the log: its start, its progress every few seconds, its end. */
-static int build_index(struct tm_trace *t, struct tm_source *src, const char *name,
-		       const struct tm_images *images, const atomic_bool *cancel,
+static int build_index(struct build *b, struct tm_source *src, const char *name,
 		       struct tm_index **out)
 {
+	struct tm_trace *t = b->t;
 	tm_log_fn *log = t->env->log;
-	struct build b = {.t = t, .images = images, .cancel = cancel};
-	char size[32];
+	char size[32], what[96] = "indexing";
+	if (!b->record)
+		snprintf(what, sizeof(what), "building %s",
+			 tm_products_name(b->products, size, sizeof(size)));
 	if (log) {
-		b.start = now_seconds();
-		b.next_log = b.start + PROGRESS_LOG_SECONDS;
+		b->start = now_seconds();
+		b->next_log = b->start + PROGRESS_LOG_SECONDS;
 		size_text(size, sizeof(size), src->size, src->size);
-		tm_log(log, LOG_INFO, "%s: indexing, %s %s", t->path, size, unit_of(src->size));
+		tm_log(log, LOG_INFO, "%s: %s, %s %s", t->path, what, size, unit_of(src->size));
 	}
-	int err = build_pass(&b, src, name, out);
+	int err = build_pass(b, src, name, out);
 	if (log) {
-		double took = now_seconds() - b.start;
+		double took = now_seconds() - b->start;
 		if (err == -ECANCELED)
-			tm_log(log, LOG_INFO, "%s: indexing cancelled after %.1f s: %s", t->path,
+			tm_log(log, LOG_INFO, "%s: %s cancelled after %.1f s: %s", t->path, what,
 			       took,
 			       atomic_load(&t->env->stopping) ? "the mount goes away"
 							      : "no one waits for it any more");
 		else if (err)
-			tm_log(log, LOG_INFO, "%s: indexing failed after %.1f s: %s", t->path, took,
+			tm_log(log, LOG_INFO, "%s: %s failed after %.1f s: %s", t->path, what, took,
 			       strerror(-err));
-		else
+		else if (b->record)
 			tm_log(log, LOG_INFO, "%s: indexed in %.1f s", t->path, took);
+		else
+			tm_log(log, LOG_INFO, "%s: built %s in %.1f s", t->path, what + 9, took);
 	}
 	return err;
 }
@@ -446,90 +464,106 @@ static void say_stored(struct tm_trace_env *env, int stored, const char *path)
 		       env->store->dir);
 }
 
-/* The index from the cache folder's index file, else built with the trace's program images
- * and written there. */
-static int obtain_index_with(struct tm_trace *t, struct tm_source *src, const char *name,
-			     const struct tm_image_set *images, const atomic_bool *cancel,
-			     struct tm_index **out)
+/* Writes ix to t's index file under key, when the trace's bytes and images are still those of
+ * key: no file for an index of mixed bytes. */
+static void store_index(struct tm_trace *t, struct tm_source *src, const struct tm_trace_key *key,
+			const struct tm_image_set *images, const struct tm_index *ix)
+{
+	struct tm_trace_key after;
+	if (tm_trace_key_of(src, &after) < 0)
+		return;
+	after.images = images->n ? tm_images_identity(images) : 0;
+	if (memcmp(&after, key, sizeof(*key)) != 0)
+		return;
+	char path[PATH_MAX] = "";
+	if (!src->ops->identity) /* a member of an archive has no path --prune could check */
+		trace_path_of(t, path, sizeof(path));
+	int stored = tm_index_file_store_trace(t->env->store, t->fmt, &t->views, key, ix, path);
+	say_stored(t->env, stored, t->path);
+}
+
+/* The index from the cache folder's index file (with the products it holds), else built with
+ * the products b asks for, and written there. */
+static int load_index(struct tm_trace *t, const struct tm_trace_key *key, const char *name,
+		      struct tm_index **out)
 {
 	struct tm_trace_env *env = t->env;
-	const struct tm_index_store *store = env->store;
-	struct tm_trace_key key;
-	struct tm_images for_derivers = tm_images_of(images);
 	char why[256];
-	bool keyed = store && tm_trace_key_of(src, &key) == 0;
+	int err = tm_index_file_load(env->store, t->fmt, &t->views, key, out, why, sizeof(why));
+	if (!err && (err = tm_index_set_source(*out, name)) < 0) {
+		tm_index_free(*out);
+		*out = NULL;
+		snprintf(why, sizeof(why), "%s",
+			 err == -EBADMSG ? "a product's JSON does not parse" : strerror(-err));
+	}
+	if (!err)
+		atomic_fetch_add(&env->n_loaded, 1);
+	else if (err == -ESTALE) {
+		atomic_fetch_add(&env->n_stale, 1);
+		tm_log(env->log, LOG_NOTICE, "%s: index file out of date, %s: indexing again",
+		       t->path, why);
+	} else if (err == -EBADMSG) {
+		atomic_fetch_add(&env->n_refused, 1);
+		tm_log(env->log, LOG_WARNING, "%s: index file refused (%s): indexing again",
+		       t->path, why);
+	} else if (err != -ENOENT) { /* the system's trouble, not the file's */
+		tm_log(env->log, LOG_WARNING,
+		       "%s: cannot read its index file in %s: %s: indexing again", t->path,
+		       env->store->dir, strerror(-err));
+	}
+	return err;
+}
+
+static int obtain_index_with(struct build *b, struct tm_source *src, const char *name,
+			     const struct tm_image_set *images, struct tm_index **out)
+{
+	struct tm_trace *t = b->t;
+	struct tm_trace_env *env = t->env;
+	struct tm_trace_key key;
+	bool keyed = env->store && tm_trace_key_of(src, &key) == 0;
 	if (keyed) { /* the views depend on the images: their identity is part of the key */
 		key.images = images->identity;
 		pthread_mutex_lock(&t->lock);
 		tm_index_file_name(t->fmt, &key, t->index_name, sizeof(t->index_name));
+		t->key = key;
+		t->keyed = true;
 		pthread_mutex_unlock(&t->lock);
 	}
 	/* A file that changed while mounted is read again, whatever its index file says: the
 	 * content key does not see a rewrite of its middle with its modification time put back,
 	 * which the mount noticed by the inode change time. */
-	if (keyed && !t->replaced && !env->force_rebuild) {
-		int err = tm_index_file_load(store, t->fmt, &t->views, &key, out, why, sizeof(why));
-		if (!err && (err = tm_index_set_source(*out, name)) < 0) {
-			tm_index_free(*out);
-			*out = NULL;
-			snprintf(why, sizeof(why), "%s",
-				 err == -EBADMSG ? "its stats.json does not parse"
-						 : strerror(-err));
-		}
-		if (!err) {
-			atomic_fetch_add(&env->n_loaded, 1);
-			return 0;
-		}
-		if (err == -ESTALE) {
-			atomic_fetch_add(&env->n_stale, 1);
-			tm_log(env->log, LOG_NOTICE,
-			       "%s: index file out of date, %s: indexing again", t->path, why);
-		} else if (err == -EBADMSG) {
-			atomic_fetch_add(&env->n_refused, 1);
-			tm_log(env->log, LOG_WARNING, "%s: index file refused (%s): indexing again",
-			       t->path, why);
-		} else if (err != -ENOENT) { /* the system's trouble, not the file's */
-			tm_log(env->log, LOG_WARNING,
-			       "%s: cannot read its index file in %s: %s: indexing again", t->path,
-			       store->dir, strerror(-err));
-		}
-	}
-	int err = build_index(t, src, name, &for_derivers, cancel, out);
+	if (keyed && !t->replaced && !env->force_rebuild && load_index(t, &key, name, out) == 0)
+		return 0;
+	int err = build_index(b, src, name, out);
 	if (err != -ECANCELED) /* a cancelled pass is no failure */
 		atomic_fetch_add(err ? &env->n_failed : &env->n_built, 1);
-	if (err || !keyed)
-		return err;
-	struct tm_trace_key after;
-	if (tm_trace_key_of(src, &after) < 0)
-		return 0;
-	after.images = images->n ? tm_images_identity(images) : 0;
-	if (memcmp(&after, &key, sizeof(key)) != 0)
-		return 0; /* it or an image changed while read: no file for an index of mixed bytes
-			   */
-	char path[PATH_MAX] = "";
-	if (!src->ops->identity) /* a member of an archive has no path --prune could check */
-		trace_path_of(t, path, sizeof(path));
-	int stored = tm_index_file_store_trace(store, t->fmt, &t->views, &key, *out, path);
-	say_stored(env, stored, t->path);
-	return 0;
+	if (!err && keyed)
+		store_index(t, src, &key, images, *out);
+	return err;
 }
 
-static int obtain_index(struct tm_trace *t, struct tm_source *src, const char *name,
-			const atomic_bool *cancel, struct tm_index **out)
+/* Builds what pass p asks for: the record index (with products), or products for the index
+ * t has, in *out; with the trace's program images, for the derivers. */
+static int run_pass(struct tm_pass *p, const char *name, struct tm_image_set *images,
+		    struct tm_index **out)
 {
+	struct tm_trace *t = p->t;
 	struct tm_trace_env *env = t->env;
-	struct tm_image_set images = {0};
-	if (!unchanged(t, src))
+	struct build b = {
+	    .t = t, .products = p->products, .record = p->record, .cancel = &p->cancel};
+	if (!unchanged(t, p->src))
 		return -ESTALE; /* replaced since it was seen: the next lookup sees the new one */
 	/* only the derivers read images: other traces look for none */
 	int err = tm_derivers_apply(t->fmt)
 		      ? tm_images_open(env->image_rules, env->n_image_rules,
-				       env->root_path ? env->root_fd : AT_FDCWD, t->path, &images)
+				       env->root_path ? env->root_fd : AT_FDCWD, t->path, images)
 		      : 0;
-	if (!err)
-		err = obtain_index_with(t, src, name, &images, cancel, out);
-	tm_images_close(&images);
-	return err;
+	struct tm_images for_derivers = tm_images_of(images);
+	b.images = &for_derivers;
+	if (err)
+		return err;
+	return p->record ? obtain_index_with(&b, p->src, name, images, out)
+			 : build_index(&b, p->src, name, out);
 }
 
 void tm_trace_open(struct tm_open_trace *ot, struct tm_trace *t, struct tm_source *src)
@@ -545,9 +579,10 @@ void tm_trace_close(struct tm_open_trace *ot)
 	*ot = (struct tm_open_trace){0};
 }
 
-/* The end of pass p: its outcome published on its trace, whose waiters wake. A cancelled pass
- * leaves nothing: the trace is "not indexed" again and the next access starts anew. */
-static void pass_publish(struct tm_pass *p, int err, struct tm_index *ix)
+/* The end of a record pass p: its outcome published on its trace, whose waiters wake. A
+ * cancelled pass leaves nothing: the trace is "not indexed" again and the next access starts
+ * anew. */
+static void record_publish(struct tm_pass *p, int err, struct tm_index *ix)
 {
 	struct tm_trace *t = p->t;
 	pthread_mutex_lock(&t->lock);
@@ -562,6 +597,29 @@ static void pass_publish(struct tm_pass *p, int err, struct tm_index *ix)
 	}
 	t->pass = NULL;
 	t->passes_ended++;
+	pthread_cond_broadcast(&t->changed);
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* The end of a product pass p: the products it built join the trace's index (its file
+ * written again with them), and its waiters wake. */
+static void products_publish(struct tm_pass *p, int err, struct tm_index *built,
+			     const struct tm_image_set *images)
+{
+	struct tm_trace *t = p->t;
+	pthread_mutex_lock(&t->lock);
+	if (!err)
+		err = tm_index_adopt(t->index, built);
+	struct tm_trace_key key = t->key;
+	bool keyed = t->keyed && !err && t->env->store;
+	pthread_mutex_unlock(&t->lock);
+	if (keyed) /* no other product pass runs until this one ends: the index holds still */
+		store_index(t, p->src, &key, images, t->index);
+	tm_index_free(built);
+	pthread_mutex_lock(&t->lock);
+	t->products_error = err;
+	t->ppass = NULL;
+	t->ppasses_ended++;
 	pthread_cond_broadcast(&t->changed);
 	pthread_mutex_unlock(&t->lock);
 }
@@ -581,16 +639,21 @@ static void pass_unlink(struct tm_trace_env *env, struct tm_pass *p)
 	pthread_mutex_unlock(&env->passes_lock);
 }
 
-static void *pass_run(void *arg)
+static void *pass_main(void *arg)
 {
 	struct tm_pass *p = arg;
 	struct tm_trace *t = p->t;
 	struct tm_trace_env *env = t->env;
 	struct tm_index *ix = NULL;
+	struct tm_image_set images = {0};
 	char *name = source_name(t);
-	int err = name ? obtain_index(t, p->src, name, &p->cancel, &ix) : -ENOMEM;
+	int err = name ? run_pass(p, name, &images, &ix) : -ENOMEM;
 	free(name);
-	pass_publish(p, err, ix);
+	if (p->record)
+		record_publish(p, err, ix);
+	else
+		products_publish(p, err, ix, &images);
+	tm_images_close(&images);
 	if (!p->lent)
 		tm_source_close(&p->dup);
 	tm_trace_put(t);
@@ -598,10 +661,12 @@ static void *pass_run(void *arg)
 	return NULL;
 }
 
-/* Starts a pass over src on its own thread, with t locked and not indexing; its source a
- * duplicate of src, or src itself when that fails (then the caller must wait for its end).
- * Returns 0, -ECANCELED when the context stops, or -errno. */
-static int pass_start(struct tm_trace *t, struct tm_source *src, struct tm_pass **out)
+/* Starts a pass over src on its own thread, with t locked and no pass of its kind running: the
+ * record index and products when t has no index, else products. Its source a duplicate of
+ * src, or src itself when that fails (then the caller must wait for its end). Returns 0,
+ * -ECANCELED when the context stops, or -errno. */
+static int pass_start(struct tm_trace *t, struct tm_source *src, uint32_t products,
+		      struct tm_pass **out)
 {
 	struct tm_trace_env *env = t->env;
 	struct tm_pass *p = calloc(1, sizeof(*p));
@@ -615,6 +680,8 @@ static int pass_start(struct tm_trace *t, struct tm_source *src, struct tm_pass 
 	}
 	int err;
 	p->t = t;
+	p->products = products;
+	p->record = t->state != TM_TRACE_INDEXED;
 	atomic_init(&p->cancel, false);
 	pthread_mutex_lock(&env->passes_lock);
 	if (!(err = atomic_load(&env->stopping) ? -ECANCELED : 0)) {
@@ -623,7 +690,7 @@ static int pass_start(struct tm_trace *t, struct tm_source *src, struct tm_pass 
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		tm_trace_hold(t);
-		if ((err = -pthread_create(&thread, &attr, pass_run, p)) == 0) {
+		if ((err = -pthread_create(&thread, &attr, pass_main, p)) == 0) {
 			p->next = env->passes;
 			env->passes = p;
 		} else {
@@ -638,10 +705,16 @@ static int pass_start(struct tm_trace *t, struct tm_source *src, struct tm_pass 
 		free(p);
 		return err;
 	}
-	t->state = TM_TRACE_INDEXING;
-	t->pass = p;
-	t->progress_done = 0;
-	t->progress_total = src->size;
+	if (p->record) {
+		t->state = TM_TRACE_INDEXING;
+		t->pass = p;
+		t->progress_done = 0;
+		t->progress_total = src->size;
+	} else {
+		t->ppass = p;
+		t->pdone = 0;
+		t->ptotal = src->size;
+	}
 	*out = p;
 	return 0;
 }
@@ -660,17 +733,17 @@ static bool caller_gone(struct tm_trace *t)
 	return gone;
 }
 
-/* Waits, with t locked, for the end of the pass running, polling the caller's interruption.
- * A caller that leaves is no longer counted, and the last one cancels the pass; the starter
- * of a pass that borrowed its source (lent) waits for the end all the same. Returns 0 when
- * the pass ended, or -EINTR when the caller left. */
-static int pass_wait(struct tm_trace *t, bool lent)
+/* Waits, with t locked, for the end of pass p (*ended, its kind's count of passes ended,
+ * moves then), polling the caller's interruption. A caller that leaves is no longer counted,
+ * and the last one cancels the pass; the starter of a pass that borrowed its source (lent)
+ * waits for the end all the same. Returns 0 when the pass ended, or -EINTR when the caller
+ * left. */
+static int pass_wait(struct tm_trace *t, struct tm_pass *p, const uint64_t *ended, bool lent)
 {
-	struct tm_pass *p = t->pass;
-	uint64_t ended = t->passes_ended;
+	uint64_t start = *ended;
 	bool left = false;
 	p->waiters++;
-	while (t->passes_ended == ended) {
+	while (*ended == start) {
 		struct timespec until;
 		clock_gettime(CLOCK_MONOTONIC, &until);
 		until.tv_nsec += WAITER_POLL_NS;
@@ -679,7 +752,7 @@ static int pass_wait(struct tm_trace *t, bool lent)
 			until.tv_nsec -= 1000000000L;
 		}
 		pthread_cond_timedwait(&t->changed, &t->lock, &until);
-		if (left || t->passes_ended != ended || !caller_gone(t) || t->passes_ended != ended)
+		if (left || *ended != start || !caller_gone(t) || *ended != start)
 			continue; /* p is freed once the pass ended */
 		left = true;
 		if (--p->waiters == 0)
@@ -690,18 +763,48 @@ static int pass_wait(struct tm_trace *t, bool lent)
 	return left ? -EINTR : 0;
 }
 
-int tm_trace_index(struct tm_open_trace *ot)
+/* One step of tm_trace_build with t locked, the record index built: 0 when the products are
+ * there, 1 to look again after a pass ended, or -errno. */
+static int products_step(struct tm_open_trace *ot, uint32_t want, bool *waited)
 {
 	struct tm_trace *t = ot->trace;
-	bool waited = false;
+	ot->index = t->index;
+	if ((t->index->products & want) == want)
+		return 0;
+	if (*waited && !t->ppass && t->products_error)
+		return t->products_error; /* those who waited for a pass share its outcome */
+	struct tm_pass *p = t->ppass;
+	if (p && atomic_load(&p->cancel)) { /* no one waits for it: a new one starts after */
+		uint64_t ended = t->ppasses_ended;
+		while (t->ppasses_ended == ended)
+			pthread_cond_wait(&t->changed, &t->lock);
+		return 1;
+	}
+	bool mine = !p;
+	int err = p ? 0 : pass_start(t, ot->src, want & ~t->index->products, &p);
+	if (err)
+		return err;
+	/* a pass for other products is waited for, then ours starts */
+	*waited = mine || !(want & ~t->index->products & ~p->products);
+	err = pass_wait(t, p, &t->ppasses_ended, mine && p->lent);
+	return err < 0 ? err : 1;
+}
+
+/* Sets ot->index, building the record index (with the products wanted, when this starts its
+ * pass) and then the products still missing. */
+static int trace_build(struct tm_open_trace *ot, uint32_t want)
+{
+	struct tm_trace *t = ot->trace;
+	bool waited = false, waited_products = false;
 	int err = 0;
 
+	want &= tm_products_of(t->fmt);
 	pthread_mutex_lock(&t->lock);
 	for (;;) {
 		if (t->state == TM_TRACE_INDEXED) {
-			ot->index = t->index;
-			err = 0;
-			break;
+			if ((err = products_step(ot, want, &waited_products)) <= 0)
+				break;
+			continue;
 		}
 		if (waited && t->state != TM_TRACE_INDEXING) {
 			err = t->error; /* those who waited for a pass share its outcome */
@@ -715,14 +818,34 @@ int tm_trace_index(struct tm_open_trace *ot)
 			continue;
 		}
 		struct tm_pass *mine = NULL;
-		if (t->state != TM_TRACE_INDEXING && (err = pass_start(t, ot->src, &mine)) < 0)
+		if (t->state != TM_TRACE_INDEXING && (err = pass_start(t, ot->src, want, &mine)) < 0)
 			break;
-		if ((err = pass_wait(t, mine && mine->lent)) < 0)
+		if ((err = pass_wait(t, t->pass, &t->passes_ended, mine && mine->lent)) < 0)
 			break;
 		waited = true;
 	}
 	pthread_mutex_unlock(&t->lock);
 	return err;
+}
+
+int tm_trace_index(struct tm_open_trace *ot)
+{
+	return trace_build(ot, 0);
+}
+
+int tm_trace_products(struct tm_open_trace *ot, uint32_t products)
+{
+	return trace_build(ot, products);
+}
+
+bool tm_trace_products_built(const struct tm_open_trace *ot, uint32_t products)
+{
+	struct tm_trace *t = ot->trace;
+	pthread_mutex_lock(&t->lock);
+	products &= tm_products_of(t->fmt);
+	bool built = t->index && (t->index->products & products) == products;
+	pthread_mutex_unlock(&t->lock);
+	return built;
 }
 
 void tm_trace_env_stop(struct tm_trace_env *env)
@@ -852,6 +975,9 @@ void tm_trace_progress(struct tm_trace *t, struct tm_trace_progress *out)
 		out->index_bytes = tm_index_mem(t->index);
 		out->problems = t->index->n_errors;
 		out->notes = t->index->n_notes;
+		out->building = t->ppass ? t->ppass->products : 0;
+		out->building_done = t->pdone;
+		out->building_total = t->ptotal;
 	} else if (t->state == TM_TRACE_FAILED) {
 		out->error = t->error;
 	}
@@ -871,8 +997,15 @@ int tm_trace_status(struct tm_trace *t, char *buf, size_t len)
 			 p.total ? (unsigned)(p.done * 100 / p.total) : 0);
 		break;
 	case TM_TRACE_INDEXED:
-		snprintf(state, sizeof(state), "indexed\t%" PRIu64 "\t%" PRIu64, p.records,
-			 p.index_bytes);
+		if (p.building) /* a product pass: its progress, as an index pass's */
+			snprintf(state, sizeof(state), "indexed, building %u%%\t%" PRIu64 "\t%" PRIu64,
+				 p.building_total ? (unsigned)(p.building_done * 100 /
+								 p.building_total)
+						  : 0,
+				 p.records, p.index_bytes);
+		else
+			snprintf(state, sizeof(state), "indexed\t%" PRIu64 "\t%" PRIu64, p.records,
+				 p.index_bytes);
 		break;
 	case TM_TRACE_FAILED:
 		snprintf(state, sizeof(state), "error: %s\t-\t-", strerror(-p.error));

@@ -139,7 +139,9 @@ static size_t stream_views_of(struct tm_view_table *t, const struct tm_format *f
 				    .kind = TM_VIEW_TABLE,
 				    .group = (int)s,
 				    .column = column,
-				    .hide_empty = (*d)->hide_empty_streams >> k & 1};
+				    .hide_empty = (*d)->hide_empty_streams >> k & 1,
+				    .product = (uint8_t)(1 + (d - tm_derivers)),
+				    .products = TM_PRODUCT_DERIVER(d - tm_derivers)};
 			len += (size_t)n + 1;
 		}
 	return len;
@@ -183,7 +185,11 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 		err = err ? err
 			  : add_view(t, strdup("dump.txt"), TM_VIEW_RECORDS, fmt->dump, ~0ull, 0);
 	err = err ? err : add_view(t, strdup("stats.json"), TM_VIEW_STATS, NULL, 0, 0);
+	if (!err)
+		t->views[t->n_views - 1].products = tm_products_of(fmt);
 	err = err ? err : add_view(t, strdup("errors.txt"), TM_VIEW_ERRORS, NULL, 0, 0);
+	if (!err)
+		t->views[t->n_views - 1].products = tm_products_of(fmt);
 	for (unsigned c = 0; c < fmt->n_classes && fmt->dump && !err; c++)
 		if (!(fmt->common_classes >> c & 1))
 			err = add_class_views(t, fmt, fmt->classes[c],
@@ -205,16 +211,23 @@ int tm_view_table_init(struct tm_view_table *t, const struct tm_format *fmt, con
 		if (!err)
 			t->views[t->n_views - 1].group = (int)g;
 	}
-	for (unsigned k = 0; k < fmt->n_table_views && !err; k++)
+	for (unsigned k = 0; k < fmt->n_table_views && !err; k++) {
 		err = add_view(t, path_printf(fmt->table_views[k], t->stem, ""), TM_VIEW_TABLE,
 			       NULL, 0, 0);
+		if (!err)
+			t->views[t->n_views - 1].products = TM_PRODUCT_STATS;
+	}
 	for (const struct tm_deriver *const *d = tm_derivers; *d; d++)
 		for (unsigned k = 0; tm_deriver_applies(*d, fmt) && k < (*d)->n_outputs && !err;
 		     k++) {
 			err = add_view(t, path_printf((*d)->views[k], t->stem, ""), TM_VIEW_TABLE,
 				       NULL, 0, 0);
-			if (!err)
-				t->views[t->n_views - 1].hide_empty = (*d)->hide_empty >> k & 1;
+			if (err)
+				break;
+			struct tm_view *v = &t->views[t->n_views - 1];
+			v->hide_empty = (*d)->hide_empty >> k & 1;
+			v->product = (uint8_t)(1 + (d - tm_derivers));
+			v->products = TM_PRODUCT_DERIVER(d - tm_derivers);
 		}
 	if (!err && per_stream)
 		err = add_stream_views(t, fmt);

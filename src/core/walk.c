@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tracemount/derive.h"
 #include "tracemount/context.h"
 #include "tracemount/source.h"
 #include "tracemount/trace.h"
@@ -118,7 +119,7 @@ int tm_index_one(struct tm_context *ctx, int dirfd, const char *path, const stru
 		atomic_store(held, t);
 	if ((err = tm_source_open(dirfd, path, &src)) == 0) {
 		tm_trace_open(&ot, t, &src);
-		err = tm_trace_index(&ot);
+		err = tm_trace_products(&ot, TM_PRODUCTS_ALL); /* everything */
 		tm_trace_close(&ot);
 		tm_source_close(&src);
 	}

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "tracemount/derive.h"
 #include "tracemount/context.h"
 #include "tracemount/fs.h"
 #include "tracemount/log.h"
@@ -28,7 +29,7 @@ static int index_virtual(struct tm_fs *fs, const char *path)
 	if ((err = tm_context_trace_of(fs->ctx, path, fmt, &v->st, &t)) == 0) {
 		if ((err = fmt->virtual_open(fs->root_fd, v, &src)) == 0) {
 			tm_trace_open(&ot, t, &src);
-			err = tm_trace_index(&ot);
+			err = tm_trace_products(&ot, TM_PRODUCTS_ALL); /* everything */
 			tm_trace_close(&ot);
 			tm_source_close(&src);
 		}

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <syslog.h>
 
+#include "tracemount/derive.h"
 #include "tracemount/archive.h"
 #include "tracemount/context.h"
 #include "tracemount/fs.h"
@@ -63,14 +64,18 @@ int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file 
 			tm_source_close(&f->src);
 			break;
 		}
-		f->uncached = tm_trace_replaced(n.trace);
+		/* a product's view may have been sized 0 before it was built: read around the
+		 * kernel's idea of its size */
+		f->sized_at_open = tm_trace_view(n.trace, (unsigned)n.view)->products != 0;
+		f->uncached = tm_trace_replaced(n.trace) || f->sized_at_open;
 		break;
 	case TM_NODE_META:
 		err = tm_fs_meta_text(fs, n.meta, &f->text, &f->text_len);
 		f->uncached = true; /* status changes */
 		break;
 	case TM_NODE_REPORT:
-		err = tm_fs_trace_report_html(fs, &n, &f->text, &f->text_len);
+		err = tm_fs_trace_report_html(fs, &n, false, &f->text, &f->text_len);
+		f->sized_at_open = true;
 		f->uncached = true; /* its trace's file may change, its page with it */
 		break;
 	case TM_NODE_LINK: err = -ELOOP; break;
@@ -189,7 +194,13 @@ static int view_attrs(struct tm_fs *fs, struct tm_node *n, struct stat *st)
 	if (err)
 		return err;
 	tm_trace_open(&ot, n->trace, &src);
-	err = tm_view_size(&ot, (unsigned)n->view, &size);
+	/* a product's view not built yet is sized 0, as /proc's files are, and built when opened
+	 * (doc/architecture.md, "Products") */
+	err = tm_view_size_known(&ot, (unsigned)n->view, &size);
+	if (err == -EAGAIN) {
+		size = 0;
+		err = 0;
+	}
 	tm_trace_close(&ot);
 	tm_source_close(&src);
 	if (err) {
@@ -242,11 +253,13 @@ int tm_fs_getattr(struct tm_fs *fs, const char *path, struct stat *st)
 			free(text);
 		}
 		break;
-	case TM_NODE_REPORT: /* its size is its bytes': rendered to be measured */
-		if ((err = tm_fs_trace_report_html(fs, &n, &text, &len)) == 0) {
+	case TM_NODE_REPORT: /* its size is its bytes': rendered to be measured once built */
+		err = tm_fs_trace_report_html(fs, &n, true, &text, &len);
+		if (err == -EAGAIN)
+			err = 0; /* len 0 until its products are built (doc/architecture.md) */
+		if (!err)
 			tm_fs_view_stat(&n.st, len, st);
-			free(text);
-		}
+		free(text);
 		break;
 	}
 	tm_node_put(&n);

@@ -11,6 +11,7 @@
 
 #include <json-c/json.h>
 
+#include "tracemount/derive.h"
 #include "tracemount/fs.h"
 #include "tracemount/reader.h"
 #include "tracemount/trace.h"
@@ -567,7 +568,8 @@ static int write_page(FILE *f, const struct tm_open_trace *ot, const char *path)
 	return err;
 }
 
-int tm_fs_trace_report_html(struct tm_fs *fs, const struct tm_node *n, char **text, size_t *len)
+int tm_fs_trace_report_html(struct tm_fs *fs, const struct tm_node *n, bool built_only,
+			    char **text, size_t *len)
 {
 	struct tm_source src;
 	struct tm_open_trace ot;
@@ -575,8 +577,16 @@ int tm_fs_trace_report_html(struct tm_fs *fs, const struct tm_node *n, char **te
 	if (err)
 		return err;
 	tm_trace_open(&ot, n->trace, &src);
-	FILE *f = open_memstream(text, len);
-	err = f ? tm_trace_index(&ot) : -ENOMEM;
+	*text = NULL;
+	*len = 0;
+	err = built_only ? tm_trace_index(&ot) : 0;
+	if (!err && built_only && !tm_trace_products_built(&ot, TM_PRODUCTS_ALL)) {
+		tm_trace_close(&ot); /* not built yet: no page, nothing built for it */
+		tm_source_close(&src);
+		return -EAGAIN;
+	}
+	FILE *f = err ? NULL : open_memstream(text, len);
+	err = err ? err : f ? tm_trace_products(&ot, TM_PRODUCTS_ALL) : -ENOMEM;
 	if (!err)
 		err = write_page(f, &ot, tm_trace_path(n->trace));
 	if (f && fclose(f) != 0 && !err)

@@ -71,6 +71,10 @@ static int tmfs_open(const char *path, struct fuse_file_info *fi)
 	if (err)
 		return err;
 	fi->fh = (uint64_t)(uintptr_t)f;
+	/* built now: the size a stat gave before (0) goes, so that the next stat is exact. The
+	 * kernel takes the notice without waiting for a request: no deadlock with this open. */
+	if (f->sized_at_open)
+		fuse_invalidate_path(fuse_get_context()->fuse, path);
 	if (f->uncached)
 		fi->direct_io = 1;
 	else

@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "tracemount/derive.h"
 #include "tracemount/index.h"
 #include "tracemount/reader.h"
 #include "tracemount/registry.h"
@@ -117,11 +118,14 @@ static void close_views(struct views *v)
 	unmount_trace(&v->m);
 }
 
-/* The index's shown streams (tm_index.streams). */
+/* The streams calls/ shows (its product's tm_index_product.streams), once built. */
 static uint64_t streams_shown(struct views *v)
 {
-	ck_assert_int_eq(tm_trace_index(&v->m.ot), 0);
-	return v->m.ot.index->streams;
+	unsigned calls = 0;
+	while (strcmp(tm_derivers[calls]->name, "calls") != 0)
+		calls++;
+	ck_assert_int_eq(tm_trace_products(&v->m.ot, TM_PRODUCT_DERIVER(calls)), 0);
+	return v->m.ot.index->product[1 + calls].streams;
 }
 
 /* Whether the view at path exists (tm_view_exists), or -1 when the table has no such view. */

@@ -214,6 +214,26 @@ static void check_mode(const char *path, mode_t mode)
 	ck_assert_msg(st.st_mode == mode, "%s: mode 0%o, expected 0%o", path, st.st_mode, mode);
 }
 
+static char *read_whole(const char *path, size_t *len)
+{
+	struct tm_fs_file *f;
+	int ret = tm_fs_open(&fs, path, O_RDONLY, &f);
+	ck_assert_msg(ret == 0, "open %s: %d", path, ret);
+	size_t cap = 1 << 20, pos = 0;
+	char *buf = malloc(cap);
+	for (;;) {
+		ssize_t n = tm_fs_read(&fs, f, buf + pos, 777, (off_t)pos);
+		ck_assert_int_ge(n, 0);
+		if (!n)
+			break;
+		pos += (size_t)n;
+		ck_assert_uint_lt(pos + 777, cap);
+	}
+	tm_fs_release(&fs, f);
+	*len = pos;
+	return buf;
+}
+
 static size_t ref_size(const uint8_t *data, size_t len, const char *view)
 {
 	size_t n;
@@ -271,9 +291,19 @@ START_TEST(test_getattr)
 		ck_assert_uint_eq((size_t)attrs(path).st_size, want);
 	}
 	ck_assert_uint_eq(attrs("/plain.txt").st_size, 6);
-	ck_assert_uint_eq(attrs("/a.byu/errors.txt").st_size, 0);
-	ck_assert_uint_gt(attrs("/sub/b.byu/errors.txt").st_size, 0);
-	ck_assert_uint_gt(attrs("/a.byu/stats.json").st_size, 0);
+	/* a product's files are sized 0 until an open builds it, then exactly */
+	ck_assert_uint_eq(attrs("/sub/b.byu/errors.txt").st_size, 0);
+	ck_assert_uint_eq(attrs("/a.byu/stats.json").st_size, 0);
+	ck_assert_uint_eq(attrs("/a.byu/report.html").st_size, 0);
+	size_t len_read;
+	free(read_whole("/sub/b.byu/errors.txt", &len_read));
+	ck_assert_uint_gt(len_read, 0);
+	ck_assert_uint_eq(attrs("/sub/b.byu/errors.txt").st_size, len_read);
+	free(read_whole("/a.byu/stats.json", &len_read));
+	ck_assert_uint_gt(len_read, 0);
+	ck_assert_uint_eq(attrs("/a.byu/stats.json").st_size, len_read);
+	ck_assert_uint_eq(attrs("/a.byu/errors.txt").st_size, 0); /* built, and empty */
+	ck_assert_uint_gt(attrs("/a.byu/report.html").st_size, 0);
 	ck_assert_uint_eq(attrs("/.tracemount/version").st_size,
 			  strlen("tracemount " TM_VERSION "\n"));
 
@@ -370,26 +400,6 @@ START_TEST(test_readdir)
 	ck_assert_uint_eq(trace_refs("sub/b.byu"), 0);
 }
 END_TEST
-
-static char *read_whole(const char *path, size_t *len)
-{
-	struct tm_fs_file *f;
-	int ret = tm_fs_open(&fs, path, O_RDONLY, &f);
-	ck_assert_msg(ret == 0, "open %s: %d", path, ret);
-	size_t cap = 1 << 20, pos = 0;
-	char *buf = malloc(cap);
-	for (;;) {
-		ssize_t n = tm_fs_read(&fs, f, buf + pos, 777, (off_t)pos);
-		ck_assert_int_ge(n, 0);
-		if (!n)
-			break;
-		pos += (size_t)n;
-		ck_assert_uint_lt(pos + 777, cap);
-	}
-	tm_fs_release(&fs, f);
-	*len = pos;
-	return buf;
-}
 
 START_TEST(test_open_read)
 {
