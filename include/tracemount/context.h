@@ -97,13 +97,14 @@ struct tm_readahead *tm_context_readahead(const struct tm_context *ctx);
 
 /* How the context's traces got their indexes. */
 struct tm_index_counts {
-	uint64_t built;	   /* by decoding */
-	uint64_t loaded;   /* read from index files */
-	uint64_t refused;  /* index files refused (damaged) */
-	uint64_t stale;	   /* index files out of date (written by another build) */
-	uint64_t failed;   /* builds failed */
-	uint64_t unstored; /* indexes built whose index file could not be written */
-	int store_errno;   /* why the last of them could not be, 0 once an index file is written */
+	uint64_t built;	    /* by decoding */
+	uint64_t loaded;    /* read from index files */
+	uint64_t completed; /* of those, read without some product, which was then built */
+	uint64_t refused;   /* index files refused (damaged) */
+	uint64_t stale;	    /* index files out of date (written by another build) */
+	uint64_t failed;    /* builds failed */
+	uint64_t unstored;  /* indexes built whose index file could not be written */
+	int store_errno;    /* why the last of them could not be, 0 once an index file is written */
 };
 void tm_context_counts(const struct tm_context *ctx, struct tm_index_counts *out);
 

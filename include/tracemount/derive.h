@@ -149,13 +149,14 @@ static inline bool tm_derivers_apply(const struct tm_format *fmt)
  * take every product of their trace. */
 #define TM_PRODUCT_STATS      1u
 #define TM_PRODUCT_DERIVER(k) (2u << (k))
-#define TM_MAX_PRODUCTS	      8 /* the format's statistics and 7 derivers */
+#define TM_MAX_PRODUCTS	      8		 /* the format's statistics and 7 derivers */
 #define TM_PRODUCTS_ALL	      UINT32_MAX /* every product a trace has */
 
 /* The products of a trace of fmt: its statistics, and the derivers that apply to it. */
 uint32_t tm_products_of(const struct tm_format *fmt);
 
-/* The names of the products in mask, for the log and the status ("stats.json, calls/"):
+/* The names of the products in mask, for the log ("stats,calls": the format's statistics and
+ * the derivers' names):
  * written to buf (len bytes), returned. */
 const char *tm_products_name(uint32_t mask, char *buf, size_t len);
 

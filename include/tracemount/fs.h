@@ -136,9 +136,14 @@ int tm_fs_node_source(struct tm_fs *fs, const struct tm_node *n, struct tm_sourc
 
 int tm_fs_getattr(struct tm_fs *fs, const char *path, struct stat *st);
 int tm_fs_readlink(struct tm_fs *fs, const char *path, char *buf, size_t size);
-/* Calls fill for each entry of folder path, "." and ".." first. */
-int tm_fs_readdir(struct tm_fs *fs, const char *path,
-		  int (*fill)(void *arg, const char *name, mode_t type), void *arg);
+/* An entry of a listing: its name and type, and its attributes when the listing knows them
+ * without work (else NULL: a lookup gives them). Returns non-zero to stop the listing. */
+typedef int tm_fs_fill_fn(void *arg, const char *name, mode_t type, const struct stat *st);
+
+/* Calls fill for each entry of folder path, "." and ".." first. A product's file not built
+ * yet comes with its attributes, size 0 (doc/architecture.md, "Products"): a listing with
+ * sizes (ls -l, readdirplus) builds no product, where a stat of the file waits for it. */
+int tm_fs_readdir(struct tm_fs *fs, const char *path, tm_fs_fill_fn *fill, void *arg);
 int tm_fs_statfs(struct tm_fs *fs, struct statvfs *st);
 
 /* An open file of the mount. Nothing in it changes after open, so reads may run in parallel. */
@@ -193,10 +198,8 @@ int tm_fs_report_html(struct tm_fs *fs, char **text, size_t *len);
 
 /* A trace folder's report.html, of node n (REPORT): the facts of its stats.json, the first
  * lines of its errors.txt, a link to each of its views and its plots/ inline, in one
- * self-contained page, from the trace's index and every product (built if needed; with
- * built_only, -EAGAIN and no page when a product is not built yet, which a stat reports as
- * size 0, as for a product's view). Returns 0 or -errno; the caller frees *text. */
-int tm_fs_trace_report_html(struct tm_fs *fs, const struct tm_node *n, bool built_only,
-			    char **text, size_t *len);
+ * self-contained page, from the trace's index and every product (built if needed). Returns 0
+ * or -errno; the caller frees *text. */
+int tm_fs_trace_report_html(struct tm_fs *fs, const struct tm_node *n, char **text, size_t *len);
 
 #endif

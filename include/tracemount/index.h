@@ -29,7 +29,7 @@ struct tm_view_table;
 
 /* One product of an index (derive.h): what its pass made, kept once built and never changed. */
 struct tm_index_product {
-	char *json; /* its object of stats.json, as plain JSON text; NUL-terminated */
+	char *json;   /* its object of stats.json, as plain JSON text; NUL-terminated */
 	char *errors; /* its lines of errors.txt */
 	size_t errors_len;
 	uint64_t n_errors, n_notes; /* counted in errors */
@@ -46,10 +46,10 @@ struct tm_index {
 	uint32_t n_views, n_classes, state_words, row_words;
 	uint64_t n_rows; /* chunks + 1 */
 	uint64_t *rows;
-	uint64_t raw_size;		  /* trace bytes covered */
-	uint64_t tags[TM_FLAG_BITS];	  /* records with each tag's flag bit (tm_format.tags) */
-	bool truncated;			  /* the trace ends inside a record */
-	char *record_errors;		  /* errors.txt's lines of the record pass */
+	uint64_t raw_size;	     /* trace bytes covered */
+	uint64_t tags[TM_FLAG_BITS]; /* records with each tag's flag bit (tm_format.tags) */
+	bool truncated;		     /* the trace ends inside a record */
+	char *record_errors;	     /* errors.txt's lines of the record pass */
 	size_t record_errors_len;
 	uint64_t record_n_errors, record_n_notes;
 	/* A compressed trace's access points (trace offsets are then decompressed ones), or NULL */

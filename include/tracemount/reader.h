@@ -44,10 +44,6 @@ int tm_reader_render(const struct tm_reader *r, uint64_t chunk);
  * opening a reader. */
 int tm_view_size(const struct tm_open_trace *ot, unsigned view, uint64_t *size);
 
-/* The same, but without building a product: -EAGAIN for a view of a product not built yet
- * (the record index is built if needed). */
-int tm_view_size_known(const struct tm_open_trace *ot, unsigned view, uint64_t *size);
-
 /* Whether view `view` of ot exists: 1 for every view but a group view without records, a
  * per-stream view of a stream the index does not show (derive.h) and an empty view that hides
  * when empty (tm_view.hide_empty), whose answers need the index, built if needed; else 0, or

@@ -83,7 +83,7 @@ struct tm_trace_progress {
 	uint64_t notes;		       /* INDEXED: the notes in its errors.txt */
 	uint32_t building;	       /* INDEXED: the products a pass builds now, or 0 */
 	uint64_t building_done, building_total; /* with building: its bytes read, as done */
-	int error;		       /* FAILED: the last build's -errno */
+	int error;				/* FAILED: the last build's -errno */
 };
 void tm_trace_progress(struct tm_trace *t, struct tm_trace_progress *out);
 
@@ -118,8 +118,9 @@ int tm_trace_index(struct tm_open_trace *ot);
  * Returns 0 or -errno; a failed product is not kept, so the next call retries. */
 int tm_trace_products(struct tm_open_trace *ot, uint32_t products);
 
-/* Whether ot's index (set) has every product of products built. */
-bool tm_trace_products_built(const struct tm_open_trace *ot, uint32_t products);
+/* Whether t's index is built with every product of products, now: nothing is built for the
+ * answer. */
+bool tm_trace_has_products(struct tm_trace *t, uint32_t products);
 
 /* Whether ot->src still reads the file as it was when the trace was first seen (a virtual
  * trace, which has no file, never changes). */

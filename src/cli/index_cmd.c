@@ -487,7 +487,7 @@ static int run_index(struct opts *o, char **paths, int n_paths)
 	fprintf(stderr,
 		"tracemount index: %s, %s in %.1f s: %" PRIu64 " indexed, %" PRIu64
 		" up to date, %" PRIu64 " out of date, %u failed%s%s; index files in %s\n",
-		took, size, secs, c.built, c.loaded, c.stale, failed,
+		took, size, secs, c.built + c.completed, c.loaded - c.completed, c.stale, failed,
 		r.walk_errors ? ", some paths unreadable" : "",
 		r.not_traces ? ", some paths not traces" : "", cache);
 	/* an index that stays in this process's memory is of no use to anyone */

@@ -272,6 +272,7 @@ void tm_context_counts(const struct tm_context *ctx, struct tm_index_counts *out
 {
 	out->built = atomic_load(&ctx->env.n_built);
 	out->loaded = atomic_load(&ctx->env.n_loaded);
+	out->completed = atomic_load(&ctx->env.n_completed);
 	out->refused = atomic_load(&ctx->env.n_refused);
 	out->stale = atomic_load(&ctx->env.n_stale);
 	out->failed = atomic_load(&ctx->env.n_failed);

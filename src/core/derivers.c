@@ -54,8 +54,8 @@ const char *tm_products_name(uint32_t mask, char *buf, size_t len)
 	for (unsigned p = 0; p < TM_MAX_PRODUCTS && at < len; p++) {
 		if (!(mask >> p & 1))
 			continue;
-		int n = snprintf(buf + at, len - at, "%s%s%s", at ? ", " : "",
-				 p ? tm_derivers[p - 1]->name : "stats", p ? "/" : "");
+		int n = snprintf(buf + at, len - at, "%s%s", at ? "," : "",
+				 p ? tm_derivers[p - 1]->name : "stats");
 		at += n > 0 ? (size_t)n : 0;
 	}
 	return buf;

@@ -24,8 +24,8 @@ static int compose_stats(const struct tm_index *ix, json_object *root)
 	tm_json_add_int(root, "bytes", ix->raw_size, &err);
 	tm_json_add_int(root, "records", tm_index_records(ix), &err);
 	for (unsigned k = 0; classes && k < fmt->n_classes; k++)
-		tm_json_add_int(classes, fmt->classes[k], tm_index_class_count(ix, ix->n_rows - 1, k),
-				&err);
+		tm_json_add_int(classes, fmt->classes[k],
+				tm_index_class_count(ix, ix->n_rows - 1, k), &err);
 	for (unsigned t = 0; classes && t < fmt->n_tags && t < TM_FLAG_BITS; t++)
 		if (fmt->tags[t])
 			tm_json_add_int(classes, fmt->tags[t], ix->tags[t], &err);
@@ -187,9 +187,9 @@ const char *tm_index_check(const struct tm_index *ix, unsigned chunk_records, ui
 
 size_t tm_index_mem(const struct tm_index *ix)
 {
-	size_t bytes = sizeof(*ix) + ix->n_rows * ix->row_words * sizeof(uint64_t) +
-		       ix->stats_len + ix->errors_len + ix->record_errors_len +
-		       ix->n_tables * sizeof(*ix->tables) + (ix->z ? tm_zindex_mem(ix->z) : 0);
+	size_t bytes = sizeof(*ix) + ix->n_rows * ix->row_words * sizeof(uint64_t) + ix->stats_len +
+		       ix->errors_len + ix->record_errors_len + ix->n_tables * sizeof(*ix->tables) +
+		       (ix->z ? tm_zindex_mem(ix->z) : 0);
 	for (uint32_t k = 0; ix->tables && k < ix->n_tables; k++)
 		bytes += tm_table_mem(&ix->tables[k]);
 	for (unsigned p = 0; p < TM_MAX_PRODUCTS; p++)

@@ -57,8 +57,8 @@ struct builder {
 	struct tm_insn *insns;
 	json_object **derived_json;
 	unsigned n_derivers;
-	uint32_t want;		       /* the products the pass builds (derive.h) */
-	struct tm_diag diag;	       /* the record pass's problems */
+	uint32_t want;			       /* the products the pass builds (derive.h) */
+	struct tm_diag diag;		       /* the record pass's problems */
 	struct tm_diag pdiag[TM_MAX_PRODUCTS]; /* each product's */
 	/* read buffer: buf[0] is trace offset buf_off; the decoder is at buf[pos] */
 	uint8_t *buf;
@@ -619,8 +619,7 @@ static int deriver_finish(struct builder *b, unsigned k, FILE **writers, unsigne
 	}
 	if (!err && !(b->derived_json[k] = json_object_new_object()))
 		err = -ENOMEM;
-	return err ? err
-		   : d->finish(b->derived[k], out, b->derived_json[k], &b->pdiag[1 + k]);
+	return err ? err : d->finish(b->derived[k], out, b->derived_json[k], &b->pdiag[1 + k]);
 }
 
 /* The table views of the products the pass builds: the format's (its statistics'), then each

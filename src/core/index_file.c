@@ -171,8 +171,9 @@ static uint8_t *tables_part(const struct tm_index *ix, uint64_t *len, uint64_t *
 		const struct tm_table *t = &ix->tables[k];
 		if (table_empty(t))
 			continue;
-		n += TABLE_WORDS * sizeof(uint64_t) +
-		     (t->n_pieces ? (t->n_pieces + 1) * sizeof(uint64_t) + t->ends[t->n_pieces] : 0);
+		n +=
+		    TABLE_WORDS * sizeof(uint64_t) +
+		    (t->n_pieces ? (t->n_pieces + 1) * sizeof(uint64_t) + t->ends[t->n_pieces] : 0);
 		++*count;
 	}
 	uint8_t *p = malloc(n + 1), *at = p;

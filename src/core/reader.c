@@ -30,7 +30,8 @@ static struct tm_chunk_cache *cache_of(const struct tm_reader *r)
  * exists for the streams its product shows. */
 static bool table_shown(const struct tm_open_trace *ot, const struct tm_view *v)
 {
-	return v->group < 0 || (v->group < 64 && ot->index->product[v->product].streams >> v->group & 1);
+	return v->group < 0 ||
+	       (v->group < 64 && ot->index->product[v->product].streams >> v->group & 1);
 }
 
 int tm_reader_open(struct tm_reader *r, const struct tm_open_trace *ot, unsigned view)
@@ -75,22 +76,6 @@ uint64_t tm_reader_size(const struct tm_reader *r)
 				  : 0;
 	}
 	return 0;
-}
-
-int tm_view_size_known(const struct tm_open_trace *ot, unsigned view, uint64_t *size)
-{
-	const struct tm_view *v = tm_trace_view(ot->trace, view);
-	if (!v)
-		return -ENOENT;
-	if (v->products) {
-		struct tm_open_trace built = *ot;
-		int err = built.index ? 0 : tm_trace_index(&built);
-		if (err)
-			return err;
-		if (!tm_trace_products_built(&built, v->products))
-			return -EAGAIN;
-	}
-	return tm_view_size(ot, view, size);
 }
 
 int tm_view_size(const struct tm_open_trace *ot, unsigned view, uint64_t *size)

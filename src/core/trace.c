@@ -56,9 +56,10 @@ struct tm_trace {
 	uint64_t passes_ended;
 	struct tm_pass *ppass; /* a pass building products (INDEXED), or NULL */
 	uint64_t ppasses_ended;
-	int products_error;		/* the last product pass's -errno */
-	uint64_t pdone, ptotal;		/* its progress */
-	bool keyed;			/* key is its index file's (index_name) */
+	int products_error;	/* the last product pass's -errno */
+	uint64_t pdone, ptotal; /* its progress */
+	bool keyed;		/* key is its index file's (index_name) */
+	bool from_file;		/* its index was read from its file, counted so (n_loaded) */
 	struct tm_trace_key key;
 	char index_name[32]; /* its index file's, once known; "" none */
 	char damage[300];    /* what the read that found the damage said */
@@ -532,8 +533,12 @@ static int obtain_index_with(struct build *b, struct tm_source *src, const char 
 	/* A file that changed while mounted is read again, whatever its index file says: the
 	 * content key does not see a rewrite of its middle with its modification time put back,
 	 * which the mount noticed by the inode change time. */
-	if (keyed && !t->replaced && !env->force_rebuild && load_index(t, &key, name, out) == 0)
+	if (keyed && !t->replaced && !env->force_rebuild && load_index(t, &key, name, out) == 0) {
+		pthread_mutex_lock(&t->lock);
+		t->from_file = true;
+		pthread_mutex_unlock(&t->lock);
 		return 0;
+	}
 	int err = build_index(b, src, name, out);
 	if (err != -ECANCELED) /* a cancelled pass is no failure */
 		atomic_fetch_add(err ? &env->n_failed : &env->n_built, 1);
@@ -610,6 +615,10 @@ static void products_publish(struct tm_pass *p, int err, struct tm_index *built,
 	pthread_mutex_lock(&t->lock);
 	if (!err)
 		err = tm_index_adopt(t->index, built);
+	if (!err && t->from_file) { /* its file lacked products, now built */
+		t->from_file = false;
+		atomic_fetch_add(&t->env->n_completed, 1);
+	}
 	struct tm_trace_key key = t->key;
 	bool keyed = t->keyed && !err && t->env->store;
 	pthread_mutex_unlock(&t->lock);
@@ -818,7 +827,8 @@ static int trace_build(struct tm_open_trace *ot, uint32_t want)
 			continue;
 		}
 		struct tm_pass *mine = NULL;
-		if (t->state != TM_TRACE_INDEXING && (err = pass_start(t, ot->src, want, &mine)) < 0)
+		if (t->state != TM_TRACE_INDEXING &&
+		    (err = pass_start(t, ot->src, want, &mine)) < 0)
 			break;
 		if ((err = pass_wait(t, t->pass, &t->passes_ended, mine && mine->lent)) < 0)
 			break;
@@ -838,9 +848,8 @@ int tm_trace_products(struct tm_open_trace *ot, uint32_t products)
 	return trace_build(ot, products);
 }
 
-bool tm_trace_products_built(const struct tm_open_trace *ot, uint32_t products)
+bool tm_trace_has_products(struct tm_trace *t, uint32_t products)
 {
-	struct tm_trace *t = ot->trace;
 	pthread_mutex_lock(&t->lock);
 	products &= tm_products_of(t->fmt);
 	bool built = t->index && (t->index->products & products) == products;
@@ -998,11 +1007,11 @@ int tm_trace_status(struct tm_trace *t, char *buf, size_t len)
 		break;
 	case TM_TRACE_INDEXED:
 		if (p.building) /* a product pass: its progress, as an index pass's */
-			snprintf(state, sizeof(state), "indexed, building %u%%\t%" PRIu64 "\t%" PRIu64,
-				 p.building_total ? (unsigned)(p.building_done * 100 /
-								 p.building_total)
-						  : 0,
-				 p.records, p.index_bytes);
+			snprintf(
+			    state, sizeof(state), "indexed, building %u%%\t%" PRIu64 "\t%" PRIu64,
+			    p.building_total ? (unsigned)(p.building_done * 100 / p.building_total)
+					     : 0,
+			    p.records, p.index_bytes);
 		else
 			snprintf(state, sizeof(state), "indexed\t%" PRIu64 "\t%" PRIu64, p.records,
 				 p.index_bytes);

@@ -54,6 +54,7 @@ struct tm_trace_env {
 	/* indexes: built by decoding, read from index files, files refused, files out of date
 	 * (written by another build), builds failed */
 	_Atomic uint64_t n_built, n_loaded, n_refused, n_stale, n_failed, n_unstored;
+	_Atomic uint64_t n_completed; /* indexes read from files lacking products, then built */
 	/* the errno of the last index file that could not be written, 0 once one is: logged
 	 * when it changes, not per trace, and shown in the status */
 	atomic_int store_errno;

@@ -15,6 +15,30 @@
 #include "tracemount/log.h"
 #include "tracemount/trace.h"
 
+/* A view of node n opened into f: its reader, which builds what the view needs. */
+static int open_view(struct tm_fs *fs, const struct tm_node *n, struct tm_fs_file *f)
+{
+	int err = tm_fs_node_source(fs, n, &f->src);
+	if (err < 0)
+		return err;
+	struct tm_open_trace ot;
+	tm_trace_open(&ot, n->trace, &f->src);
+	err = tm_reader_open(&f->reader, &ot, (unsigned)n->view); /* holds the trace */
+	tm_trace_close(&ot);
+	if (err) {
+		if (err != -EINTR && err != -ECANCELED) /* not a failure: the reader left */
+			tm_log(tm_context_logger(fs->ctx), LOG_ERR, "%s: indexing failed: %s",
+			       n->src, strerror(-err));
+		tm_source_close(&f->src);
+		return err;
+	}
+	/* a product's view may have been sized 0 by a listing: read around the kernel's idea of
+	 * its size */
+	f->sized_at_open = tm_trace_view(n->trace, (unsigned)n->view)->products != 0;
+	f->uncached = tm_trace_replaced(n->trace) || f->sized_at_open;
+	return 0;
+}
+
 int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file **out)
 {
 	struct tm_node n;
@@ -50,31 +74,13 @@ int tm_fs_open(struct tm_fs *fs, const char *path, int flags, struct tm_fs_file 
 		f->text_len = len;
 		break;
 	}
-	case TM_NODE_VIEW:
-		if ((err = tm_fs_node_source(fs, &n, &f->src)) < 0)
-			break;
-		struct tm_open_trace ot;
-		tm_trace_open(&ot, n.trace, &f->src);
-		err = tm_reader_open(&f->reader, &ot, (unsigned)n.view); /* holds the trace */
-		tm_trace_close(&ot);
-		if (err) {
-			if (err != -EINTR && err != -ECANCELED) /* not a failure: the reader left */
-				tm_log(tm_context_logger(fs->ctx), LOG_ERR,
-				       "%s: indexing failed: %s", n.src, strerror(-err));
-			tm_source_close(&f->src);
-			break;
-		}
-		/* a product's view may have been sized 0 before it was built: read around the
-		 * kernel's idea of its size */
-		f->sized_at_open = tm_trace_view(n.trace, (unsigned)n.view)->products != 0;
-		f->uncached = tm_trace_replaced(n.trace) || f->sized_at_open;
-		break;
+	case TM_NODE_VIEW: err = open_view(fs, &n, f); break;
 	case TM_NODE_META:
 		err = tm_fs_meta_text(fs, n.meta, &f->text, &f->text_len);
 		f->uncached = true; /* status changes */
 		break;
 	case TM_NODE_REPORT:
-		err = tm_fs_trace_report_html(fs, &n, false, &f->text, &f->text_len);
+		err = tm_fs_trace_report_html(fs, &n, &f->text, &f->text_len);
 		f->sized_at_open = true;
 		f->uncached = true; /* its trace's file may change, its page with it */
 		break;
@@ -194,13 +200,7 @@ static int view_attrs(struct tm_fs *fs, struct tm_node *n, struct stat *st)
 	if (err)
 		return err;
 	tm_trace_open(&ot, n->trace, &src);
-	/* a product's view not built yet is sized 0, as /proc's files are, and built when opened
-	 * (doc/architecture.md, "Products") */
-	err = tm_view_size_known(&ot, (unsigned)n->view, &size);
-	if (err == -EAGAIN) {
-		size = 0;
-		err = 0;
-	}
+	err = tm_view_size(&ot, (unsigned)n->view, &size); /* a product's: built first */
 	tm_trace_close(&ot);
 	tm_source_close(&src);
 	if (err) {
@@ -253,13 +253,11 @@ int tm_fs_getattr(struct tm_fs *fs, const char *path, struct stat *st)
 			free(text);
 		}
 		break;
-	case TM_NODE_REPORT: /* its size is its bytes': rendered to be measured once built */
-		err = tm_fs_trace_report_html(fs, &n, true, &text, &len);
-		if (err == -EAGAIN)
-			err = 0; /* len 0 until its products are built (doc/architecture.md) */
-		if (!err)
+	case TM_NODE_REPORT: /* its size is its bytes': rendered to be measured */
+		if ((err = tm_fs_trace_report_html(fs, &n, &text, &len)) == 0) {
 			tm_fs_view_stat(&n.st, len, st);
-		free(text);
+			free(text);
+		}
 		break;
 	}
 	tm_node_put(&n);

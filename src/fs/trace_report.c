@@ -568,8 +568,7 @@ static int write_page(FILE *f, const struct tm_open_trace *ot, const char *path)
 	return err;
 }
 
-int tm_fs_trace_report_html(struct tm_fs *fs, const struct tm_node *n, bool built_only,
-			    char **text, size_t *len)
+int tm_fs_trace_report_html(struct tm_fs *fs, const struct tm_node *n, char **text, size_t *len)
 {
 	struct tm_source src;
 	struct tm_open_trace ot;
@@ -577,16 +576,8 @@ int tm_fs_trace_report_html(struct tm_fs *fs, const struct tm_node *n, bool buil
 	if (err)
 		return err;
 	tm_trace_open(&ot, n->trace, &src);
-	*text = NULL;
-	*len = 0;
-	err = built_only ? tm_trace_index(&ot) : 0;
-	if (!err && built_only && !tm_trace_products_built(&ot, TM_PRODUCTS_ALL)) {
-		tm_trace_close(&ot); /* not built yet: no page, nothing built for it */
-		tm_source_close(&src);
-		return -EAGAIN;
-	}
-	FILE *f = err ? NULL : open_memstream(text, len);
-	err = err ? err : f ? tm_trace_products(&ot, TM_PRODUCTS_ALL) : -ENOMEM;
+	FILE *f = open_memstream(text, len);
+	err = f ? tm_trace_products(&ot, TM_PRODUCTS_ALL) : -ENOMEM;
 	if (!err)
 		err = write_page(f, &ot, tm_trace_path(n->trace));
 	if (f && fclose(f) != 0 && !err)

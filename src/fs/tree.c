@@ -15,6 +15,7 @@
 
 #include "tracemount/archive.h"
 #include "tracemount/context.h"
+#include "tracemount/derive.h"
 #include "tracemount/fs.h"
 #include "tracemount/log.h"
 #include "tracemount/registry.h"
@@ -437,8 +438,14 @@ int tm_fs_readlink(struct tm_fs *fs, const char *path, char *buf, size_t size)
 	return 0;
 }
 
+/* Whether a file that takes products is ready to be sized without building one. */
+static bool products_ready(struct tm_trace *t, uint32_t products)
+{
+	return !products || tm_trace_has_products(t, products);
+}
+
 struct list_views_arg {
-	int (*fill)(void *arg, const char *name, mode_t type);
+	tm_fs_fill_fn *fill;
 	void *arg;
 	struct tm_fs *fs;
 	const struct tm_node *n;
@@ -463,11 +470,16 @@ static int list_view(void *p, const char *name, int is_dir, unsigned view)
 		return a->err = exists;
 	if (!exists)
 		return 0;
-	return a->fill(a->arg, name, is_dir ? S_IFDIR : S_IFREG);
+	if (!is_dir && !products_ready(a->n->trace, tm_trace_view(a->n->trace, view)->products)) {
+		struct stat st;
+		tm_fs_view_stat(&a->n->st, 0, &st); /* not built: sized 0 (tm_fs_readdir) */
+		return a->fill(a->arg, name, S_IFREG, &st);
+	}
+	return a->fill(a->arg, name, is_dir ? S_IFDIR : S_IFREG, NULL);
 }
 
 struct fill_arg {
-	int (*fill)(void *arg, const char *name, mode_t type);
+	tm_fs_fill_fn *fill;
 	void *arg;
 };
 
@@ -475,12 +487,12 @@ static int fill_virtual(void *p, const struct tm_format *fmt, const struct tm_vi
 {
 	const struct fill_arg *a = p;
 	(void)fmt;
-	return a->fill(a->arg, v->name, S_IFDIR);
+	return a->fill(a->arg, v->name, S_IFDIR, NULL);
 }
 
 /* The entries of a source folder, with traces shown as folders. */
-static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
-			   int (*fill)(void *arg, const char *name, mode_t type), void *arg)
+static int list_source_dir(struct tm_fs *fs, const struct tm_node *n, tm_fs_fill_fn *fill,
+			   void *arg)
 {
 	char child[PATH_MAX];
 	int is_root = strcmp(n->src, ".") == 0;
@@ -520,9 +532,9 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
 						     : DT_UNKNOWN;
 		}
 		if (type == DT_DIR)
-			err = fill(arg, name, S_IFDIR);
+			err = fill(arg, name, S_IFDIR, NULL);
 		else if (type == DT_LNK)
-			err = fill(arg, name, S_IFLNK);
+			err = fill(arg, name, S_IFLNK, NULL);
 		else if (type == DT_REG) {
 			/* the attributes, where detection may read the head: so that the
 			 * lookups of the trace that follow a listing need not read it again */
@@ -534,7 +546,7 @@ static int list_source_dir(struct tm_fs *fs, const struct tm_node *n,
 			if (kind == TM_NODE_TRACE) /* counted by the status from now on */
 				tm_context_saw(fs->ctx, rel, fmt);
 			tm_virtual_count(&census, fmt);
-			err = fill(arg, name, kind == TM_NODE_FILE ? S_IFREG : S_IFDIR);
+			err = fill(arg, name, kind == TM_NODE_FILE ? S_IFREG : S_IFDIR, NULL);
 		}
 	}
 	if (!err && errno)
@@ -555,24 +567,22 @@ static int fill_entry(void *p, const struct tm_archive_entry *e)
 		      : e->type == TM_MEMBER_SYMLINK ? S_IFLNK
 		      : e->fmt			     ? S_IFDIR
 						     : S_IFREG;
-	return a->fill(a->arg, e->name, type);
+	return a->fill(a->arg, e->name, type, NULL);
 }
 
 /* The entries of a folder of an archive, and the root's .errors.txt. */
-static int list_archive_dir(const struct tm_node *n,
-			    int (*fill)(void *arg, const char *name, mode_t type), void *arg)
+static int list_archive_dir(const struct tm_node *n, tm_fs_fill_fn *fill, void *arg)
 {
 	struct fill_arg fa = {fill, arg};
 	struct tm_archive_entry e;
 	if (!n->in_arc[0] && tm_archive_lookup(n->arc, TM_ARCHIVE_ERRORS, &e) < 0 &&
-	    fill(arg, TM_ARCHIVE_ERRORS, S_IFREG))
+	    fill(arg, TM_ARCHIVE_ERRORS, S_IFREG, NULL))
 		return 0;
 	int err = tm_archive_list(n->arc, n->in_arc, fill_entry, &fa);
 	return err > 0 ? 0 : err;
 }
 
-int tm_fs_readdir(struct tm_fs *fs, const char *path,
-		  int (*fill)(void *arg, const char *name, mode_t type), void *arg)
+int tm_fs_readdir(struct tm_fs *fs, const char *path, tm_fs_fill_fn *fill, void *arg)
 {
 	struct tm_node n;
 	int err = tm_fs_resolve(fs, path, &n);
@@ -585,14 +595,14 @@ int tm_fs_readdir(struct tm_fs *fs, const char *path,
 		err = tm_context_trace_of(fs->ctx, n.src, n.fmt, &n.st, &n.trace);
 	if (err)
 		goto out;
-	if (fill(arg, ".", S_IFDIR) || fill(arg, "..", S_IFDIR))
+	if (fill(arg, ".", S_IFDIR, NULL) || fill(arg, "..", S_IFDIR, NULL))
 		goto out;
-	if (is_root && fill(arg, TM_META_DIR, S_IFDIR))
+	if (is_root && fill(arg, TM_META_DIR, S_IFDIR, NULL))
 		goto out;
 	switch (n.kind) {
 	case TM_NODE_DIR:
 		if (is_root && fs->single)
-			fill(arg, fs->single, S_IFDIR);
+			fill(arg, fs->single, S_IFDIR, NULL);
 		else
 			err = list_source_dir(fs, &n, fill, arg);
 		break;
@@ -600,14 +610,18 @@ int tm_fs_readdir(struct tm_fs *fs, const char *path,
 	case TM_NODE_VIEW_DIR:
 		if (tm_view_table_list(tm_trace_views(n.trace),
 				       n.kind == TM_NODE_TRACE ? "" : n.sub, list_view, &la) == 0 &&
-		    n.kind == TM_NODE_TRACE)
-			fill(arg, TM_TRACE_REPORT, S_IFREG);
+		    n.kind == TM_NODE_TRACE) {
+			struct stat st;
+			tm_fs_view_stat(&n.st, 0, &st); /* sized 0 until built, as a product */
+			fill(arg, TM_TRACE_REPORT, S_IFREG,
+			     products_ready(n.trace, TM_PRODUCTS_ALL) ? NULL : &st);
+		}
 		err = la.err;
 		break;
 	case TM_NODE_ARCHIVE: err = list_archive_dir(&n, fill, arg); break;
 	case TM_NODE_META_DIR:
 		for (int i = 0; i < TM_META_N; i++)
-			if (fill(arg, tm_meta_names[i], S_IFREG))
+			if (fill(arg, tm_meta_names[i], S_IFREG, NULL))
 				break;
 		break;
 	default: err = -ENOTDIR;

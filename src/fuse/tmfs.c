@@ -1,8 +1,11 @@
 /* FUSE operations: each one translates to the FUSE-free tree in src/fs/. */
+#include <errno.h>
 #include <fcntl.h>
 #include <fuse.h>
 #include <fuse_lowlevel.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -42,26 +45,86 @@ static int tmfs_readlink(const char *path, char *buf, size_t size)
 	return tm_fs_readlink(fs_of(), path, buf, size);
 }
 
-struct fill_arg {
-	void *buf;
-	fuse_fill_dir_t filler;
+/* A folder's entries, listed once when the kernel reads it from its start and handed out from
+ * the offset it asks for: libfuse (3.14) passes a listing's attributes to the kernel only for
+ * entries given with their offset, not for a listing it buffers itself. */
+struct listing {
+	struct entry {
+		char *name;
+		struct stat st;
+		bool attrs; /* st holds its attributes, else only its type */
+	} * entries;
+	size_t n, cap;
+	int err;
 };
 
-static int fill_entry(void *p, const char *name, mode_t type)
+static int list_entry(void *p, const char *name, mode_t type, const struct stat *attrs)
 {
-	struct fill_arg *a = p;
-	struct stat st = {.st_mode = type};
-	return a->filler(a->buf, name, &st, 0, 0);
+	struct listing *l = p;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct entry *grown = realloc(l->entries, cap * sizeof(*grown));
+		if (!grown)
+			return l->err = -ENOMEM;
+		l->entries = grown;
+		l->cap = cap;
+	}
+	struct entry *e = &l->entries[l->n];
+	if (!(e->name = strdup(name)))
+		return l->err = -ENOMEM;
+	e->st = attrs ? *attrs : (struct stat){.st_mode = type};
+	e->attrs = attrs != NULL;
+	l->n++;
+	return 0;
+}
+
+static void listing_free(struct listing *l)
+{
+	for (size_t i = 0; l && i < l->n; i++)
+		free(l->entries[i].name);
+	if (l)
+		free(l->entries);
+	free(l);
+}
+
+static int tmfs_opendir(const char *path, struct fuse_file_info *fi)
+{
+	(void)path;
+	fi->fh = 0; /* listed at the first read from offset 0 */
+	return 0;
 }
 
 static int tmfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t off,
 			struct fuse_file_info *fi, enum fuse_readdir_flags flags)
 {
-	struct fill_arg a = {buf, filler};
-	(void)off;
-	(void)fi;
-	(void)flags;
-	return tm_fs_readdir(fs_of(), path, fill_entry, &a);
+	struct listing *l = (struct listing *)(uintptr_t)fi->fh;
+	if (off == 0 || !l) { /* from the start: listed anew (a rewinddir) */
+		listing_free(l);
+		fi->fh = 0;
+		if (!(l = calloc(1, sizeof(*l))))
+			return -ENOMEM;
+		int err = tm_fs_readdir(fs_of(), path, list_entry, l);
+		if (err || l->err) {
+			listing_free(l);
+			return err ? err : l->err;
+		}
+		fi->fh = (uint64_t)(uintptr_t)l;
+	}
+	bool plus = flags & FUSE_READDIR_PLUS;
+	for (size_t i = (size_t)off; i < l->n; i++) {
+		const struct entry *e = &l->entries[i];
+		if (filler(buf, e->name, &e->st, (off_t)i + 1,
+			   plus && e->attrs ? FUSE_FILL_DIR_PLUS : 0))
+			break; /* the kernel's buffer is full: it asks again from here */
+	}
+	return 0;
+}
+
+static int tmfs_releasedir(const char *path, struct fuse_file_info *fi)
+{
+	(void)path;
+	listing_free((struct listing *)(uintptr_t)fi->fh);
+	return 0;
 }
 
 static int tmfs_open(const char *path, struct fuse_file_info *fi)
@@ -125,7 +188,9 @@ const struct fuse_operations tm_fuse_operations = {
     .init = tmfs_init,
     .getattr = tmfs_getattr,
     .readlink = tmfs_readlink,
+    .opendir = tmfs_opendir,
     .readdir = tmfs_readdir,
+    .releasedir = tmfs_releasedir,
     .open = tmfs_open,
     .read = tmfs_read,
     .release = tmfs_release,

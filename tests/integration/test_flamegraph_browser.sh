@@ -47,6 +47,13 @@ fi
 
 mount_tm "$SRC"
 M=$TM_MNT
+# calls/ is a product of its trace, its files sized 0 until an open builds it
+# (doc/architecture.md, "Products"); Chromium reads a file:// URL only up to the size a stat
+# gave before its open, so a flame graph not yet built would show an empty document (and the
+# cut control below would be cut from nothing). Opened first, each has its exact size.
+folders=()
+for t in $TRACES; do folders+=("$M/$t/calls"); done
+open_views "${folders[@]}"
 
 # the controls, beside the mount: an SVG cut in the middle of a tag, one whose script throws
 svg=$M/prog.tt6/calls/flamegraph.svg

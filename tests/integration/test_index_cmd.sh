@@ -88,6 +88,17 @@ run_tm index --cache "$CACHE" a.byu
 check_eq "index after two cats: exit status" 0 "$RC"
 check_eq "index after two cats: the file is up to date" \
 	"0 indexed, 1 up to date, 0 out of date, 0 failed; index files in $CACHE" "$(summary_of)"
+# a file holding the record index alone (cat of dump.txt): index builds its products, and
+# says it indexed the trace, not that its file was up to date
+run_tm cat --cache "$TM_TMP/records-only" a.byu dump.txt
+run_tm index --cache "$TM_TMP/records-only" a.byu
+check_eq "index of a file without its products: built, not up to date" \
+	"1 indexed, 0 up to date, 0 out of date, 0 failed; index files in $TM_TMP/records-only" \
+	"$(summary_of)"
+run_tm index --cache "$TM_TMP/records-only" a.byu
+check_eq "index again: now up to date" \
+	"0 indexed, 1 up to date, 0 out of date, 0 failed; index files in $TM_TMP/records-only" \
+	"$(summary_of)"
 
 # Proof that cat reads the file: stats.json is kept in it, so bytes changed in the middle of
 # the trace, its size and modification time put back (its content key unchanged), do not show
@@ -126,10 +137,21 @@ run_tm cat a.byu dump.txt
 check_eq "cat with the default cache: exit status" 0 "$RC"
 check "cat with the default cache: the same dump.txt" cmp -s "$OUT" "$TM_TMP/none/dump.txt"
 check_eq "cat with the default cache: one index file there" 1 "$(tmi_count "$DEFAULT")"
+# cat of a record view runs the record pass alone, so the file it wrote holds no product
+# (doc/architecture.md, "Products"). ls gives every view's size, stats.json's too, so it builds
+# the products over the record index read from that file, and writes the file again with
+# them: the file cat wrote is replaced. A second ls then finds everything in the file ls wrote
+# and writes nothing: that ls reads index files shows there.
 before=$(identity "$(ls "$DEFAULT"/*.tmi)")
 run_tm ls a.byu
 check "ls with the default cache: the same list" cmp -s "$OUT" "$TM_TMP/none/ls"
-check_eq "ls with the default cache reads the file cat wrote" "$before" \
+check_eq "ls with the default cache: still one index file there" 1 "$(tmi_count "$DEFAULT")"
+check "ls with the default cache writes the file again, with the products cat did not build" \
+	test "$before" != "$(identity "$(ls "$DEFAULT"/*.tmi)")"
+before=$(identity "$(ls "$DEFAULT"/*.tmi)")
+run_tm ls a.byu
+check "a second ls with the default cache: the same list" cmp -s "$OUT" "$TM_TMP/none/ls"
+check_eq "a second ls with the default cache reads the file the first wrote" "$before" \
 	"$(identity "$(ls "$DEFAULT"/*.tmi)")"
 run_tm index a.byu
 check_eq "index with the default cache: up to date" \
@@ -270,7 +292,7 @@ check_eq "index --list of a missing folder: empty" \
 	"$ERR"
 check "index --list of a missing folder: not made" test ! -e "$TM_TMP/no-cache-here"
 run_tm index --list
-check_eq "index --list of the default folder: the file cat wrote" "byu ok $REAL/a.byu" "$(listing)"
+check_eq "index --list of the default folder: the file cat and ls wrote" "byu ok $REAL/a.byu" "$(listing)"
 
 # One trace deleted, another rewritten: gone and changed, and --prune removes those two.
 rm "$SRC/sub/u.byu"

@@ -3,7 +3,8 @@
 # TT6, TT6E, CIS501, Tarmac, QEMU4V, FULL (full_model.py) and spixcounts (the TT6 trace's own
 # spix/ counts), and ARM's calculator trace and the BYU-12 traces (../shared/realtraces,
 # skipped when absent). Each
-# plot is listed, its stat size is the bytes read, xmllint finds it well-formed, and its data
+# plot is listed, sized 0 before its first open (a product, built lazily) and, after it, its
+# stat size is the bytes read, xmllint finds it well-formed, and its data
 # agree with the format's model (model_facts.py, plots_check.py data: the classes' counts, the pages, BYU's memory
 # references, addresses.svg's panels, regions and rows), and FULL's addresses.svg and
 # registers.svg with full_model.py's accesses and register changes (plots_check.py model,
@@ -83,12 +84,20 @@ for t in $TRACES empty.byu; do
 	check_eq "$t: plots/ lists the plots" "$(plots_of "$t" | tr ' ' '\n' | LC_ALL=C sort |
 		tr '\n' ' ' | sed 's/ $//')" \
 		"$(ls "$M/$t/plots" | grep -vx hot.svg | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')"
+	# plots/ is a product, built lazily: before the first open of one of its files, nothing
+	# has built it (no stat does, so that a listing with sizes costs nothing), and each plot
+	# is sized 0, as /proc's files are (doc/architecture.md, "Products")
+	check_eq "$t: plots/ sized 0 before a first open builds them" \
+		"$(plots_of "$t" | sed 's/[^ ]*/0/g')" \
+		"$(for p in $(plots_of "$t"); do stat -c %s "$M/$t/plots/$p"; done | paste -sd' ')"
 	for p in $(plots_of "$t"); do
 		f=$M/$t/plots/$p
-		# through cat: wc -c of a file would take its size from stat
+		# through cat: wc -c of a file would take its size from stat. The stat after the
+		# read: the open built the plot and told the kernel to forget its size 0
 		# shellcheck disable=SC2002
-		check_eq "$t: plots/$p: stat size = bytes read" "$(stat -c %s "$f")" \
-			"$(cat "$f" | wc -c)"
+		n=$(cat "$f" | wc -c)
+		check_eq "$t: plots/$p: stat size after its open = bytes read" "$n" \
+			"$(stat -c %s "$f")"
 		if command -v xmllint >/dev/null; then
 			check "$t: plots/$p is well-formed XML" xmllint --noout "$f"
 		fi

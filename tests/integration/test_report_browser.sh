@@ -60,6 +60,13 @@ nodata() { [ "$1" = empty.byu ] && echo nodata; }
 mount_tm "$SRC"
 M=$TM_MNT
 timeout=$(tm_browser_timeout)
+# A page, and the plots it inlines, are products of the trace, sized 0 until an open builds
+# them (doc/architecture.md, "Products"); Chromium reads a file:// URL only up to the size a
+# stat gave before its open, so a page not yet built would show empty (each plot missing,
+# every link check passing on nothing). Opened first, each has its exact size.
+folders=()
+for t in $TRACES; do folders+=("$M/$t"); done
+open_views "${folders[@]}"
 
 if [ -n "$CHROMIUM" ]; then
 	pages=()

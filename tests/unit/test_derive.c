@@ -133,8 +133,7 @@ START_TEST(test_views)
 				/* its table: after the others, n_stream_tables per stream */
 				ck_assert_uint_eq(tm_view_table_of(&t, &t.views[v]),
 						  n + s * per_stream + column - 1);
-				ck_assert_uint_eq(t.views[v].products,
-						  TM_PRODUCT_DERIVER(k));
+				ck_assert_uint_eq(t.views[v].products, TM_PRODUCT_DERIVER(k));
 				ck_assert_uint_eq(t.views[v].product, 1 + k);
 			}
 	}

@@ -291,10 +291,8 @@ START_TEST(test_getattr)
 		ck_assert_uint_eq((size_t)attrs(path).st_size, want);
 	}
 	ck_assert_uint_eq(attrs("/plain.txt").st_size, 6);
-	/* a product's files are sized 0 until an open builds it, then exactly */
-	ck_assert_uint_eq(attrs("/sub/b.byu/errors.txt").st_size, 0);
-	ck_assert_uint_eq(attrs("/a.byu/stats.json").st_size, 0);
-	ck_assert_uint_eq(attrs("/a.byu/report.html").st_size, 0);
+	/* a stat of a product's file waits for it: exact sizes */
+	ck_assert_uint_eq(attrs("/a.byu/errors.txt").st_size, 0);
 	size_t len_read;
 	free(read_whole("/sub/b.byu/errors.txt", &len_read));
 	ck_assert_uint_gt(len_read, 0);
@@ -302,7 +300,6 @@ START_TEST(test_getattr)
 	free(read_whole("/a.byu/stats.json", &len_read));
 	ck_assert_uint_gt(len_read, 0);
 	ck_assert_uint_eq(attrs("/a.byu/stats.json").st_size, len_read);
-	ck_assert_uint_eq(attrs("/a.byu/errors.txt").st_size, 0); /* built, and empty */
 	ck_assert_uint_gt(attrs("/a.byu/report.html").st_size, 0);
 	ck_assert_uint_eq(attrs("/.tracemount/version").st_size,
 			  strlen("tracemount " TM_VERSION "\n"));
@@ -322,14 +319,18 @@ END_TEST
 struct entries {
 	char names[64][64];
 	mode_t types[64];
+	bool sized[64]; /* with attributes (a product's file not built: size[] 0) */
+	off_t size[64];
 	unsigned n;
 };
 
-static int fill(void *arg, const char *name, mode_t type)
+static int fill(void *arg, const char *name, mode_t type, const struct stat *st)
 {
 	struct entries *e = arg;
 	ck_assert_uint_lt(e->n, 64);
 	snprintf(e->names[e->n], sizeof(e->names[0]), "%s", name);
+	e->sized[e->n] = st != NULL;
+	e->size[e->n] = st ? st->st_size : -1;
 	e->types[e->n++] = type;
 	return 0;
 }
@@ -372,6 +373,27 @@ START_TEST(test_readdir)
 	    "stats.json:f", "errors.txt:f",  "class:d", "convert:d",
 	    "plots:d",	    "report.html:f", NULL};
 	check_dir("/a.byu", trace_want);
+	/* the listing gives a product's files, not built, sized 0, and the others without
+	 * attributes (looked up): it builds no product */
+	struct entries e = {0};
+	ck_assert_int_eq(tm_fs_readdir(&fs, "/a.byu", fill, &e), 0);
+	for (unsigned i = 0; i < e.n; i++) {
+		bool product = !strcmp(e.names[i], "stats.json") ||
+			       !strcmp(e.names[i], "errors.txt") ||
+			       !strcmp(e.names[i], "report.html");
+		ck_assert_msg(e.sized[i] == product, "%s: attributes %d", e.names[i], e.sized[i]);
+		ck_assert_int_eq(e.size[i], product ? 0 : -1);
+	}
+	size_t built_len;
+	free(read_whole("/a.byu/stats.json", &built_len)); /* every product built */
+	memset(&e, 0, sizeof(e));
+	ck_assert_int_eq(tm_fs_readdir(&fs, "/a.byu", fill, &e), 0);
+	for (unsigned i = 0; i < e.n; i++)
+		ck_assert_msg(!e.sized[i], "%s: attributes once built", e.names[i]);
+	memset(&e, 0, sizeof(e));
+	ck_assert_int_eq(tm_fs_readdir(&fs, "/a.byu/plots", fill, &e), 0);
+	for (unsigned i = 0; i < e.n; i++)
+		ck_assert(!e.sized[i]);
 	static const char *const convert_want[] = {".:d", "..:d", "b.din:f", NULL};
 	check_dir("/sub/b.byu/convert", convert_want);
 	static const char *const meta_want[] = {
@@ -392,7 +414,7 @@ START_TEST(test_readdir)
 	class_want[k] = NULL;
 	check_dir("/a.byu/class", class_want);
 
-	struct entries e = {0};
+	memset(&e, 0, sizeof(e));
 	ck_assert_int_eq(tm_fs_readdir(&fs, "/missing", fill, &e), -ENOENT);
 	ck_assert_int_eq(tm_fs_readdir(&fs, "/plain.txt", fill, &e), -ENOTDIR);
 	ck_assert_int_eq(tm_fs_readdir(&fs, "/a.byu/dump.txt", fill, &e), -ENOTDIR);

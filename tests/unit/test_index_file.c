@@ -23,6 +23,7 @@
 #include "reseal.h"
 #include "tracemount/build_id.h"
 #include "tracemount/context.h"
+#include "tracemount/derive.h"
 #include "tracemount/compress.h"
 #include "tracemount/index.h"
 #include "tracemount/index_file.h"
@@ -149,6 +150,91 @@ START_TEST(test_streams_round_trip)
 		tm_source_close(&src);
 		tm_view_table_free(&views);
 	}
+}
+END_TEST
+
+/* Products built one at a time, each by a pass of its own (doc/architecture.md, "Products"),
+ * make an index equal to one whose pass built them all with the record index: stats.json,
+ * errors.txt and every table byte for byte. An index file written between holds the products
+ * built so far and no more. */
+START_TEST(test_products_later)
+{
+	const struct tm_format *fmt = tm_format_find("tarmac");
+	const char *trace = "10 clk cpu0 IT (1) 00001000 d503201f O EL1h_s : NOP\n"
+			    "20 clk cpu0 IT (2) 00001004 94000002 O EL1h_s : BL 0x100c\n"
+			    "30 clk cpu1 IT (1) 00009000 d503201f O EL1h_s : NOP\n"
+			    "40 clk cpu0 IT (3) 0000100c d65f03c0 O EL1h_s : RET\n"
+			    "garbage line\n";
+	struct tm_view_table views;
+	struct tm_source src;
+	struct tm_trace_key key;
+	struct tm_index *all, *lazy, *part, *back;
+	struct tm_index_store store;
+	char why[256], err[512];
+	snprintf(ix_trace_path, sizeof(ix_trace_path), "%s/later.tarmac", ix_dir);
+	FILE *out = fopen(ix_trace_path, "w");
+	ck_assert_ptr_nonnull(out);
+	fputs(trace, out);
+	fclose(out);
+	ck_assert_int_eq(tm_view_table_init(&views, fmt, "later.tarmac"), 0);
+	ck_assert_int_eq(tm_source_open(AT_FDCWD, ix_trace_path, &src), 0);
+	ck_assert_int_eq(tm_trace_key_of(&src, &key), 0);
+	ck_assert_int_eq(tm_index_build(fmt, &views, &src, "later.tarmac", NULL, NULL, &all), 0);
+	ck_assert_uint_eq(all->products, tm_products_of(fmt));
+
+	struct tm_index_pass pass = {0}; /* the record pass alone */
+	ck_assert_int_eq(tm_index_build_pass(fmt, &views, &src, "later.tarmac", &pass, &lazy), 0);
+	ck_assert_uint_eq(lazy->products, 0);
+	ck_assert_ptr_null(lazy->stats_json);
+	ck_assert_ptr_null(lazy->tables);
+	ck_assert_int_eq(memcmp(lazy->rows, all->rows, all->n_rows * all->row_words * 8), 0);
+	snprintf(ix_cache, sizeof(ix_cache), "%s/cache/later", ix_dir);
+	ck_assert_msg(tm_index_store_open(&store, ix_cache, true, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_int_eq(tm_index_file_store(&store, fmt, &views, &key, lazy), 0);
+	ck_assert_int_eq(tm_index_file_load(&store, fmt, &views, &key, &back, why, sizeof(why)), 0);
+	ck_assert_uint_eq(back->products, 0); /* none in the file */
+	ck_assert_ptr_null(back->stats_json);
+	tm_index_free(back);
+
+	/* one product at a time, the last first: the file holds those built */
+	uint32_t built = 0;
+	for (int p = TM_MAX_PRODUCTS - 1; p >= 0; p--) {
+		if (!(tm_products_of(fmt) >> p & 1))
+			continue;
+		pass.products = 1u << p;
+		ck_assert_int_eq(
+		    tm_index_build_pass(fmt, &views, &src, "later.tarmac", &pass, &part), 0);
+		ck_assert_uint_eq(part->products, 1u << p);
+		ck_assert_int_eq(tm_index_adopt(lazy, part), 0);
+		tm_index_free(part);
+		built |= 1u << p;
+		ck_assert_uint_eq(lazy->products, built);
+		ck_assert_int_eq(!lazy->stats_json, built != tm_products_of(fmt));
+		ck_assert_int_eq(tm_index_file_store(&store, fmt, &views, &key, lazy), 0);
+		ck_assert_int_eq(
+		    tm_index_file_load(&store, fmt, &views, &key, &back, why, sizeof(why)), 0);
+		ck_assert_uint_eq(back->products, built);
+		tm_index_free(back);
+	}
+	same_index(all, lazy);
+	ck_assert_uint_gt(all->errors_len, 0); /* the garbage line: said once, by the record pass */
+	ck_assert_uint_eq(lazy->n_tables, all->n_tables);
+	for (uint32_t t = 0; t < all->n_tables; t++) {
+		ck_assert_uint_eq(lazy->tables[t].len, all->tables[t].len);
+		ck_assert_uint_eq(tm_table_mem(&lazy->tables[t]), tm_table_mem(&all->tables[t]));
+	}
+	/* a pass over other bytes is refused */
+	all->rows[TM_ROW_RAW_OFF + all->row_words]++;
+	pass.products = TM_PRODUCT_STATS;
+	ck_assert_int_eq(tm_index_build_pass(fmt, &views, &src, "later.tarmac", &pass, &part), 0);
+	ck_assert_int_eq(tm_index_adopt(all, part), -ESTALE);
+	tm_index_free(part);
+	tm_index_free(lazy);
+	tm_index_free(all);
+	tm_index_store_close(&store);
+	tm_source_close(&src);
+	tm_view_table_free(&views);
 }
 END_TEST
 
@@ -327,7 +413,8 @@ END_TEST
 int main(void)
 {
 	const TTest *const tests[] = {
-	    test_round_trip, test_streams_round_trip, test_refusals, test_refused_rows, test_keys,
+	    test_round_trip, test_streams_round_trip, test_products_later,
+	    test_refusals,   test_refused_rows,	      test_keys,
 	};
 	return ix_run("index_file", tests, sizeof(tests) / sizeof(tests[0]));
 }
