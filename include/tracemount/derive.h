@@ -11,17 +11,18 @@
  *     own table views: table views (TM_VIEW_TABLE), rendered whole when the index pass is
  *     over and kept, deflated, in the index and its file; then its per-stream views for each
  *     stream below TM_MAX_STREAM_VIEWS (view.h);
- *   - the index pass (index_build.c) allocates each deriver's state, calls init with the
- *     trace's program images, then feeds add the instructions (or add_records the records)
- *     of every batch of records, in trace order, and at its end asks streams which streams get
- * views and calls finish, which writes the views and the deriver's object of stats.json;
+ *   - each deriver is a product (below): the pass that builds it (index_build.c, when a file
+ *     of its own is first opened or stat'ed, or with every product by -o prefetch and
+ *     `tracemount index`) allocates its state, calls init with the trace's program images,
+ *     then feeds add the instructions (or add_records the records) of every batch of records,
+ *     in trace order, and at its end asks streams which streams get views and calls finish,
+ *     which writes the views and the deriver's object of stats.json;
  *   - .tracemount/formats lists the views with the format's (meta.c).
  *
  * Per-stream views (a processor's own calls/cpu/N/...) exist only for the streams a deriver
- * shows: the index keeps the union of the derivers' masks (tm_index.streams), and allocates
- * their tables only for those streams, each deriver's views of such a stream being empty
- * where it showed no such stream itself. The mount hides the others, and a folder holding
- * only per-stream views that none shows.
+ * shows: the index keeps its mask with its product (tm_index_product.streams) and fills the
+ * tables of those streams only. The mount hides the others, and a folder holding only
+ * per-stream views that none shows.
  * Adding a deriver: one file with its table, one line in derivers.c, one meson line. */
 #ifndef TRACEMOUNT_DERIVE_H
 #define TRACEMOUNT_DERIVE_H

@@ -15,11 +15,13 @@
  *   - The view table (view.c) is made from the fields when a trace is first seen: which views
  *     exist and their paths. No operation is called for it.
  *   - The index pass (index_build.c) runs once per trace and version of its content, when a
- *     view's size or bytes are first needed (or by -o prefetch or `tracemount index`), and
- *     keeps its result in memory and in an index file: state_init, then decode over the whole
- *     trace in order; for each batch of records it sizes every record view (fixed_len, flag_len,
- *     measure) and calls stats_update and instruction; at the end stats_finish, tables_finish,
- *     and stats_free. It renders nothing.
+ *     record view's size or bytes are first needed (or by -o prefetch or `tracemount index`),
+ *     and keeps its result in memory and in an index file: state_init, then decode over the
+ *     whole trace in order; for each batch of records it sizes every record view (fixed_len,
+ *     flag_len, measure). The format's statistics are a product (derive.h), built by the same
+ *     pipeline when stats.json or a table view is first needed (or with the record index by
+ *     -o prefetch and `tracemount index`): stats_init, stats_update and instruction per batch,
+ *     then stats_finish, tables_finish and stats_free. Neither renders anything.
  *   - A read of a record view (trace.c, reader.c) decodes one chunk again from the state saved
  *     at its start, with diag NULL, and renders the view's records of that chunk (render).
  *   - Virtual traces (virtual.c) call the virtual_* operations at listings, lookups and opens
