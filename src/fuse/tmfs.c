@@ -78,19 +78,24 @@ static int list_entry(void *p, const char *name, mode_t type, const struct stat 
 	return 0;
 }
 
-static void listing_free(struct listing *l)
+/* Empties l of its entries, keeping their array. */
+static void listing_clear(struct listing *l)
 {
-	for (size_t i = 0; l && i < l->n; i++)
+	for (size_t i = 0; i < l->n; i++)
 		free(l->entries[i].name);
-	if (l)
-		free(l->entries);
-	free(l);
+	l->n = 0;
+	l->err = 0;
 }
 
+/* The listing lives from opendir to releasedir: libfuse keeps the handle opendir sets, and
+ * hands readdir a copy of it. */
 static int tmfs_opendir(const char *path, struct fuse_file_info *fi)
 {
 	(void)path;
-	fi->fh = 0; /* listed at the first read from offset 0 */
+	struct listing *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	fi->fh = (uint64_t)(uintptr_t)l;
 	return 0;
 }
 
@@ -98,17 +103,14 @@ static int tmfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off
 			struct fuse_file_info *fi, enum fuse_readdir_flags flags)
 {
 	struct listing *l = (struct listing *)(uintptr_t)fi->fh;
-	if (off == 0 || !l) { /* from the start: listed anew (a rewinddir) */
-		listing_free(l);
-		fi->fh = 0;
-		if (!(l = calloc(1, sizeof(*l))))
-			return -ENOMEM;
+	if (off == 0) { /* from the start: listed anew (a rewinddir) */
+		listing_clear(l);
 		int err = tm_fs_readdir(fs_of(), path, list_entry, l);
 		if (err || l->err) {
-			listing_free(l);
-			return err ? err : l->err;
+			err = err ? err : l->err;
+			listing_clear(l);
+			return err;
 		}
-		fi->fh = (uint64_t)(uintptr_t)l;
 	}
 	bool plus = flags & FUSE_READDIR_PLUS;
 	for (size_t i = (size_t)off; i < l->n; i++) {
@@ -123,7 +125,10 @@ static int tmfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off
 static int tmfs_releasedir(const char *path, struct fuse_file_info *fi)
 {
 	(void)path;
-	listing_free((struct listing *)(uintptr_t)fi->fh);
+	struct listing *l = (struct listing *)(uintptr_t)fi->fh;
+	listing_clear(l);
+	free(l->entries);
+	free(l);
 	return 0;
 }
 
