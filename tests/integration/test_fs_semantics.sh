@@ -507,4 +507,34 @@ check_eq "eleven traces after ls -R: each with its format" \
 		paste -sd' ')"
 unmount_tm
 
+# A folder listed in many replies (the kernel asks from the offset its buffer ended at): 3000
+# entries of long names, every one once, in each of three readers of the folder at once, and
+# twice over one handle (rewinddir).
+BIGDIR=$TM_TMP/bigdir
+mkdir -p "$BIGDIR/many"
+for i in $(seq 1 3000); do
+	: >"$BIGDIR/many/plain-file-with-a-long-name-to-fill-the-buffers-$i.txt"
+done
+mount_tm "$BIGDIR"
+pids=()
+for i in 1 2 3; do
+	ls -f "$TM_MNT/many" >"$TM_TMP/many.$i" &
+	pids+=($!)
+done
+wait "${pids[@]}" # not the daemon, a job of this shell too
+for i in 1 2 3; do
+	check_eq "a folder of 3000 entries, reader $i: each listed once" 		"$(ls -f "$BIGDIR/many" | LC_ALL=C sort)" "$(LC_ALL=C sort "$TM_TMP/many.$i")"
+done
+check_eq "a folder of 3000 entries: listed twice over one handle (rewinddir)" "6004 3002" \
+	"$($PY -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+names = []
+for _ in range(2):
+    os.lseek(fd, 0, os.SEEK_SET)
+    with os.scandir(fd) as it:
+        names += [e.name for e in it]
+print(len(names) + 4, len(set(names)) + 2)' "$TM_MNT/many")"
+unmount_tm
+
 finish
