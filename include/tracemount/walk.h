@@ -2,6 +2,7 @@
 #ifndef TRACEMOUNT_WALK_H
 #define TRACEMOUNT_WALK_H
 
+#include <stdbool.h>
 #include <sys/stat.h>
 
 struct tm_context;
@@ -17,11 +18,13 @@ int tm_walk(struct tm_context *ctx, int dirfd, const char *path,
 		      const struct stat *st, int err),
 	    void *arg);
 
-/* Indexes one trace found by tm_walk: through ctx's index files when it has a cache folder.
- * *held (may be NULL) is set to the trace while it is indexed, for progress; the trace is
- * put on return, so a reader of *held must hold its own reference or know it stays. Returns 0 or
- * -errno. */
+/* Indexes one trace found by tm_walk, with every product (derive.h): through ctx's index files
+ * when it has a cache folder. records_first: the record index by a pass of its own, then the
+ * products by another (-o prefetch: a reader of a record view then waits for the first pass
+ * only), else both in one pass (tracemount index: one read of the trace). *held (may be NULL)
+ * is set to the trace while it is indexed, for progress; the trace is put on return, so a
+ * reader of *held must hold its own reference or know it stays. Returns 0 or -errno. */
 int tm_index_one(struct tm_context *ctx, int dirfd, const char *path, const struct tm_format *fmt,
-		 const struct stat *st, _Atomic(struct tm_trace *) *held);
+		 const struct stat *st, bool records_first, _Atomic(struct tm_trace *) *held);
 
 #endif

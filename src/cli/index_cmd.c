@@ -118,8 +118,8 @@ static void *work(void *arg)
 		if (k >= r->n_jobs)
 			break;
 		struct job *j = &r->jobs[k];
-		j->err =
-		    tm_index_one(r->ctx, AT_FDCWD, j->path, j->fmt, &j->st, &r->active[w->slot]);
+		j->err = tm_index_one(r->ctx, AT_FDCWD, j->path, j->fmt, &j->st, false,
+				      &r->active[w->slot]);
 		atomic_fetch_add(&r->done, (uint64_t)j->st.st_size);
 		atomic_fetch_add(&r->finished, 1);
 	}

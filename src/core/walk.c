@@ -107,7 +107,7 @@ int tm_walk(struct tm_context *ctx, int dirfd, const char *path, walk_fn fn, voi
 }
 
 int tm_index_one(struct tm_context *ctx, int dirfd, const char *path, const struct tm_format *fmt,
-		 const struct stat *st, _Atomic(struct tm_trace *) *held)
+		 const struct stat *st, bool records_first, _Atomic(struct tm_trace *) *held)
 {
 	struct tm_trace *t;
 	struct tm_source src;
@@ -119,7 +119,8 @@ int tm_index_one(struct tm_context *ctx, int dirfd, const char *path, const stru
 		atomic_store(held, t);
 	if ((err = tm_source_open(dirfd, path, &src)) == 0) {
 		tm_trace_open(&ot, t, &src);
-		err = tm_trace_products(&ot, TM_PRODUCTS_ALL); /* everything */
+		err = records_first ? tm_trace_index(&ot) : 0;
+		err = err ? err : tm_trace_products(&ot, TM_PRODUCTS_ALL);
 		tm_trace_close(&ot);
 		tm_source_close(&src);
 	}

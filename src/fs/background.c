@@ -29,7 +29,8 @@ static int index_virtual(struct tm_fs *fs, const char *path)
 	if ((err = tm_context_trace_of(fs->ctx, path, fmt, &v->st, &t)) == 0) {
 		if ((err = fmt->virtual_open(fs->root_fd, v, &src)) == 0) {
 			tm_trace_open(&ot, t, &src);
-			err = tm_trace_products(&ot, TM_PRODUCTS_ALL); /* everything */
+			err = tm_trace_index(&ot); /* the record index first, as tm_index_one's */
+			err = err ? err : tm_trace_products(&ot, TM_PRODUCTS_ALL);
 			tm_trace_close(&ot);
 			tm_source_close(&src);
 		}
@@ -58,9 +59,9 @@ static void *indexer(void *arg)
 	tm_log(tm_context_logger(fs->ctx), LOG_INFO, "prefetch: %zu traces to index", n);
 	for (size_t i = 0; i < n && !atomic_load(&fs->stop_indexing); i++) {
 		struct tm_fs_found *f = &found[i];
-		int err = f->is_virtual
-			      ? index_virtual(fs, f->path)
-			      : tm_index_one(fs->ctx, fs->root_fd, f->path, f->fmt, &f->st, NULL);
+		int err = f->is_virtual ? index_virtual(fs, f->path)
+					: tm_index_one(fs->ctx, fs->root_fd, f->path, f->fmt,
+						       &f->st, true, NULL);
 		if (err) {
 			tm_log(tm_context_logger(fs->ctx), LOG_ERR,
 			       "prefetch: %s: indexing failed: %s", f->path, strerror(-err));
