@@ -278,6 +278,7 @@ for t in $PLAIN; do
 	for v in a fast multi flush headers; do
 		g=$MNT/$v/$t.gz
 		check "$v/$t.gz is a folder keeping the source's name" test -d "$g"
+		one_pass "$MNT/a/$t" "$g"
 		check "$v/$t.gz: raw equals zcat's output" cmp <(zcat "$SRC/$v/$t.gz") "$g/raw"
 		same_views "$v/$t.gz" "$MNT/a/$t" "$g"
 		check_eq "$v/$t.gz: stats.json source names the .gz" "$t.gz" "$("$PY" -c 'import json, sys

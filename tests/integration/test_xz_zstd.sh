@@ -224,6 +224,7 @@ for t in $PLAIN; do
 	for v in $VARIANTS; do
 		name=$v/$t.$(ext "$v")
 		[ -f "$SRC/$name" ] || continue
+		one_pass "$MNT/a/$t" "$MNT/$name"
 		check "$name: raw is the decompressed file" cmp <(unpack "$SRC/$name") "$MNT/$name/raw"
 		same_views "$name" "$MNT/a/$t" "$MNT/$name"
 	done
