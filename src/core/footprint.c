@@ -1,10 +1,11 @@
-/* Distinct-member counting with bitmap blocks in an open-addressing hash table. */
+/* Distinct-member counting with bitmap blocks in an open-addressing hash table (footprint.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tracemount/footprint.h"
-#include "tracemount/util.h"
+
+#define FIRST_SLOTS 64
 
 void tm_footprint_init(struct tm_footprint *f)
 {
@@ -14,90 +15,93 @@ void tm_footprint_init(struct tm_footprint *f)
 void tm_footprint_free(struct tm_footprint *f)
 {
 	for (size_t i = 0; i < f->n_slots; i++)
-		free(f->slots[i]);
+		free(f->slots[i].bits);
 	free(f->slots);
 	memset(f, 0, sizeof(*f));
 }
 
-static size_t slot_of(uint64_t key, size_t n_slots)
+/* The slot of key, or the empty slot where it would go. */
+static struct tm_footprint_slot *find_slot(const struct tm_footprint *f, uint64_t key)
 {
-	key *= 0x9e3779b97f4a7c15ull; /* Fibonacci hashing spreads consecutive keys */
-	return (size_t)(key >> 32) & (n_slots - 1);
+	size_t s = tm_footprint_slot_of(f, key);
+	while (f->slots[s].tag && f->slots[s].tag != key + 1)
+		s = (s + 1) & (f->n_slots - 1);
+	return &f->slots[s];
 }
 
 static int grow_slots(struct tm_footprint *f)
 {
-	size_t n = f->n_slots ? f->n_slots * 2 : 64;
-	struct tm_footprint_block **slots = calloc(n, sizeof(*slots));
-	if (!slots)
+	struct tm_footprint old = *f;
+	f->n_slots = old.n_slots ? old.n_slots * 2 : FIRST_SLOTS;
+	f->shift = old.n_slots ? old.shift - 1 : 64 - __builtin_ctzll(FIRST_SLOTS);
+	f->slots = calloc(f->n_slots, sizeof(*f->slots));
+	if (!f->slots) {
+		*f = old;
 		return -ENOMEM;
-	for (size_t i = 0; i < f->n_slots; i++) {
-		struct tm_footprint_block *b = f->slots[i];
-		if (!b)
-			continue;
-		size_t s = slot_of(b->key, n);
-		while (slots[s])
-			s = (s + 1) & (n - 1);
-		slots[s] = b;
 	}
-	free(f->slots);
-	f->slots = slots;
-	f->n_slots = n;
+	for (size_t i = 0; i < old.n_slots; i++)
+		if (old.slots[i].tag)
+			*find_slot(f, old.slots[i].tag - 1) = old.slots[i];
+	free(old.slots);
 	return 0;
 }
 
-static struct tm_footprint_block *find_block(struct tm_footprint *f, uint64_t key)
+/* A new block for key, in its slot: the table stays at most a quarter full, so that most keys
+ * are found in their first slot by tm_footprint_add. NULL when memory ran out. */
+static struct tm_footprint_slot *make_block(struct tm_footprint *f, uint64_t key)
 {
-	if (f->n_slots) {
-		size_t s = slot_of(key, f->n_slots);
-		for (; f->slots[s]; s = (s + 1) & (f->n_slots - 1))
-			if (f->slots[s]->key == key)
-				return f->slots[s];
-	}
-	if ((f->n_blocks + 1) * 2 > f->n_slots && grow_slots(f) < 0)
+	if ((f->n_blocks + 1) * 4 > f->n_slots && grow_slots(f) < 0)
 		return NULL;
-	struct tm_footprint_block *b = calloc(1, sizeof(*b));
-	if (!b)
+	uint64_t *bits = calloc(TM_FOOTPRINT_WORDS, sizeof(*bits));
+	if (!bits)
 		return NULL;
-	b->key = key;
-	size_t s = slot_of(key, f->n_slots);
-	while (f->slots[s])
-		s = (s + 1) & (f->n_slots - 1);
-	f->slots[s] = b;
+	struct tm_footprint_slot *s = find_slot(f, key);
+	*s = (struct tm_footprint_slot){.tag = key + 1, .bits = bits};
 	f->n_blocks++;
-	return b;
+	return s;
 }
 
 void tm_footprint_add_slow(struct tm_footprint *f, uint64_t member)
 {
 	uint64_t key = member >> TM_FOOTPRINT_BLOCK_BITS;
-	struct tm_footprint_block *b = find_block(f, key);
-	if (!b) {
+	uint64_t bit = member & ((1u << TM_FOOTPRINT_BLOCK_BITS) - 1);
+	struct tm_footprint_slot *s = f->slots ? find_slot(f, key) : NULL;
+	if ((!s || !s->tag) && !(s = make_block(f, key))) {
 		f->err = -ENOMEM;
 		return;
 	}
-	f->recent[tm_footprint_recent_slot(key)] = b;
-	tm_footprint_add(f, member);
+	s->bits[bit >> 6] |= 1ull << (bit & 63);
 }
 
-uint64_t tm_footprint_count(const struct tm_footprint *f)
+static void set_pending(struct tm_footprint *f)
+{
+	for (unsigned k = 0; k < TM_FOOTPRINT_PENDING; k++) {
+		if (f->pending[k])
+			*f->pending[k] |= f->pending_bit[k];
+		f->pending[k] = NULL;
+	}
+}
+
+uint64_t tm_footprint_count(struct tm_footprint *f)
 {
 	uint64_t n = 0;
+	set_pending(f);
 	for (size_t i = 0; i < f->n_slots; i++) {
-		const struct tm_footprint_block *b = f->slots[i];
-		for (size_t w = 0; b && w < ARRAY_SIZE(b->bits); w++)
-			n += (uint64_t)__builtin_popcountll(b->bits[w]);
+		const uint64_t *bits = f->slots[i].bits;
+		for (size_t w = 0; bits && w < TM_FOOTPRINT_WORDS; w++)
+			n += (uint64_t)__builtin_popcountll(bits[w]);
 	}
 	return n;
 }
 
-uint64_t tm_footprint_count_groups64(const struct tm_footprint *f)
+uint64_t tm_footprint_count_groups64(struct tm_footprint *f)
 {
 	uint64_t n = 0;
+	set_pending(f);
 	for (size_t i = 0; i < f->n_slots; i++) {
-		const struct tm_footprint_block *b = f->slots[i];
-		for (size_t w = 0; b && w < ARRAY_SIZE(b->bits); w++)
-			n += b->bits[w] != 0;
+		const uint64_t *bits = f->slots[i].bits;
+		for (size_t w = 0; bits && w < TM_FOOTPRINT_WORDS; w++)
+			n += bits[w] != 0;
 	}
 	return n;
 }
@@ -109,30 +113,35 @@ static int any_bits(uint64_t w, unsigned lo, unsigned n)
 	return (w & mask) != 0;
 }
 
-uint64_t tm_footprint_count_groups(const struct tm_footprint *f, unsigned shift)
+/* The distinct (member >> shift) values of one block. */
+static uint64_t block_groups(const uint64_t *bits, unsigned shift)
 {
-	const size_t words = ARRAY_SIZE(f->slots[0]->bits);
+	uint64_t n = 0;
+	if (shift <= 6) {
+		unsigned g = 1u << shift;
+		for (size_t w = 0; w < TM_FOOTPRINT_WORDS; w++)
+			for (unsigned lo = 0; bits[w] && lo < 64; lo += g)
+				n += any_bits(bits[w], lo, g);
+		return n;
+	}
+	size_t per_group = (size_t)1 << (shift - 6);
+	for (size_t w = 0; w < TM_FOOTPRINT_WORDS; w += per_group) {
+		uint64_t any = 0;
+		for (size_t k = 0; k < per_group; k++)
+			any |= bits[w + k];
+		n += any != 0;
+	}
+	return n;
+}
+
+uint64_t tm_footprint_count_groups(struct tm_footprint *f, unsigned shift)
+{
 	uint64_t n = 0;
 	if (shift > TM_FOOTPRINT_BLOCK_BITS)
 		return 0;
-	for (size_t i = 0; i < f->n_slots; i++) {
-		const struct tm_footprint_block *b = f->slots[i];
-		if (!b)
-			continue;
-		if (shift <= 6) {
-			unsigned g = 1u << shift;
-			for (size_t w = 0; w < words; w++)
-				for (unsigned lo = 0; b->bits[w] && lo < 64; lo += g)
-					n += any_bits(b->bits[w], lo, g);
-			continue;
-		}
-		size_t per_group = (size_t)1 << (shift - 6);
-		for (size_t w = 0; w < words; w += per_group) {
-			uint64_t any = 0;
-			for (size_t k = 0; k < per_group; k++)
-				any |= b->bits[w + k];
-			n += any != 0;
-		}
-	}
+	set_pending(f);
+	for (size_t i = 0; i < f->n_slots; i++)
+		if (f->slots[i].bits)
+			n += block_groups(f->slots[i].bits, shift);
 	return n;
 }

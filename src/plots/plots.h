@@ -52,31 +52,54 @@ unsigned tm_slices_used(const struct tm_slices *s);
 uint64_t tm_slice_start(const struct tm_slices *s, unsigned j);
 uint64_t tm_slice_end(const struct tm_slices *s, unsigned j);
 
-/* A set of page numbers that says whether an insert is new. */
-#define TM_PAGE_RECENT 64
+/* A set of page numbers that says whether an insert is new. The 4 GiB of addresses the first
+ * page falls in (all of a 32-bit trace's) are a bitmap of 2^20 pages, 128 KiB allocated at the
+ * first insert: one bit to test, in a table that stays in the cache. Other pages are in slots
+ * of 16 neighbouring pages: their number >> 4 in its top 48 bits, a bit for each in its low 16
+ * (0: an empty slot), in an open-addressed table at most half full, so that scattered pages
+ * cost at most what a slot a page did, and dense ones a sixteenth of it. */
+#define TM_PAGE_SET_WINDOW (1u << 20) /* pages in the bitmap: 4 GiB of 4 KiB pages */
+#define TM_PAGE_SET_GROUP  16	      /* pages a slot */
 struct tm_page_set {
-	uint64_t *slot; /* page + 1; 0: empty */
-	size_t n_slots, n;
-	/* pages + 1 seen lately, by a hash of the page: a trace that moves between a few
-	 * regions (code, stack, heap) finds its page here without probing the table */
-	uint64_t recent[TM_PAGE_RECENT];
-	int err; /* -ENOMEM once an insert failed; the count is then a lower bound */
+	uint64_t *window;     /* NULL until the first insert; all-zero is an empty set */
+	uint64_t window_base; /* its first page: the first insert's, rounded down */
+	uint64_t *slot;	      /* NULL until a page falls outside the window */
+	unsigned shift;	      /* 64 - log2(n_slots): the hash keeps the top bits */
+	size_t n_slots, n_used;
+	uint64_t n; /* distinct pages */
+	int err;    /* -ENOMEM once an insert failed; the count is then a lower bound */
 };
 
 void tm_page_set_free(struct tm_page_set *p);
-/* The slow path of tm_page_set_add. */
+/* The slow path of tm_page_set_add: the first insert, or a page not in its group's first
+ * slot. */
 int tm_page_set_add_slow(struct tm_page_set *p, uint64_t page);
 
-static inline unsigned tm_page_recent_slot(uint64_t page)
+/* The first slot to look at for a group of pages (page / TM_PAGE_SET_GROUP). */
+static inline size_t tm_page_set_slot_of(const struct tm_page_set *p, uint64_t group)
 {
-	return (unsigned)((page * 0x9e3779b97f4a7c15ull) >> 58); /* 6 bits: TM_PAGE_RECENT */
+	return (size_t)((group * 0x9e3779b97f4a7c15ull) >> p->shift);
 }
 
-/* Adds page: 1 when it is new, 0 when it was there (or could not be added, err set). */
+/* Adds page (below 2^52: an address >> TM_PAGE_SHIFT): 1 when it is new, 0 when it was there
+ * (or could not be added, err set). */
 static inline int tm_page_set_add(struct tm_page_set *p, uint64_t page)
 {
-	if (p->recent[tm_page_recent_slot(page)] == page + 1)
-		return 0;
+	uint64_t i = page - p->window_base; /* past the window when page is below it, too */
+	if (i < TM_PAGE_SET_WINDOW && p->window) {
+		uint64_t *word = &p->window[i / 64], bit = 1ull << i % 64;
+		if (*word & bit)
+			return 0;
+		*word |= bit;
+		p->n++;
+		return 1;
+	}
+	uint64_t group = page / TM_PAGE_SET_GROUP, bit = 1ull << page % TM_PAGE_SET_GROUP;
+	if (p->slot) {
+		uint64_t v = p->slot[tm_page_set_slot_of(p, group)];
+		if ((v & bit) && v >> TM_PAGE_SET_GROUP == group)
+			return 0;
+	}
 	return tm_page_set_add_slow(p, page);
 }
 
