@@ -157,8 +157,9 @@ struct tm_fs_file {
 	 * changes, and the views of a trace that replaced a changed file, whose path's pages
 	 * the readers of the old version may still fill. */
 	bool uncached;
-	/* a product's file (doc/architecture.md, "Products"): a stat before its open may have
-	 * told the kernel size 0, which the FUSE layer has it forget once open */
+	/* a product's file (doc/architecture.md, "Products"): a listing before its open may
+	 * have told the kernel size 0, which the FUSE layer has it forget once open, so that
+	 * its first read asks for the size again (FUSE_CAP_AUTO_INVAL_DATA) */
 	bool sized_at_open;
 	char *path;			/* in the mount, as opened */
 	struct stat st;			/* the source object's attributes at open (lstat) */

@@ -32,10 +32,10 @@ static int open_view(struct tm_fs *fs, const struct tm_node *n, struct tm_fs_fil
 		tm_source_close(&f->src);
 		return err;
 	}
-	/* a product's view may have been sized 0 by a listing: read around the kernel's idea of
-	 * its size */
+	/* a product's view may have been sized 0 by a listing: the FUSE layer has the kernel
+	 * forget that size, which its first read then asks for again (auto_inval_data) */
 	f->sized_at_open = tm_trace_view(n->trace, (unsigned)n->view)->products != 0;
-	f->uncached = tm_trace_replaced(n->trace) || f->sized_at_open;
+	f->uncached = tm_trace_replaced(n->trace);
 	return 0;
 }
 

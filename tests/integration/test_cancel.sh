@@ -74,7 +74,7 @@ waiting() {
 
 cancelled_lines() { grep -c "big.byu: building .* cancelled after" "$TM_TMP/daemon.log"; }
 built_lines() { grep -c "big.byu: built .* in" "$TM_TMP/daemon.log"; }
-record_passes() { grep -c "big.byu: indexing, " "$TM_TMP/daemon.log"; }
+record_passes() { grep -cE "big.byu: indexing, [0-9.]+ (MiB|bytes)$" "$TM_TMP/daemon.log"; }
 
 # One whole product pass, timed: the yardstick.
 mount_tm "$SRC" -o cache=none
