@@ -6,9 +6,10 @@
  * reaches the checks behind them); 2 bytes (little-endian), the length L of the trace that
  * follows; the rest is a list of 5-byte patches, each a 32-bit little-endian offset (modulo
  * the file's size) and a byte XORed there. The trace is indexed and its index file written
- * to a cache folder; the patches damage that file; a second context, as a second mount would,
- * reads the file (or refuses it and indexes again) and every view is read whole; before that,
- * the folder's list (tm_index_store_list) reads the damaged file's header. */
+ * to a cache folder, with every product; the patches damage that file; a second context, as
+ * a second mount would, reads the file (or refuses it and indexes again) and every view is
+ * read whole; before that, the folder's list (tm_index_store_list) reads the damaged file's
+ * header. */
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -21,6 +22,7 @@
 #include "read_views.h"
 #include "reseal.h"
 #include "tracemount/context.h"
+#include "tracemount/derive.h"
 #include "tracemount/index_file.h"
 #include "tracemount/registry.h"
 #include "tracemount/source.h"
@@ -65,8 +67,8 @@ static void mount_once(const struct tm_format *fmt, struct tm_source *src, int r
 	tm_trace_put(t); /* ot holds it */
 	if (read)
 		fuzz_read_views(&ot, STEP, 0);
-	else
-		(void)tm_trace_index(&ot);
+	else /* every product, so that the file holds their parts for the patches to damage */
+		(void)tm_trace_products(&ot, TM_PRODUCTS_ALL);
 	tm_trace_close(&ot);
 	tm_context_free(ctx);
 }

@@ -211,13 +211,16 @@ check "single-trace mount: the same bytes" cmp -s "$TM_MNT/t.tt6/dump.txt" \
 check "single-trace mount: read from the file" grep -q '0 built, 1 read' <(summary "$TM_MNT")
 unmount_tm
 
-# -o prefetch: every trace indexed in the background without a read.
+# -o prefetch: every trace indexed in the background without a read, its products after its
+# record index: prefetching is over once the prefetch line says done.
 rm -rf "$CACHE"
 mount_tm "$SRC" -o cache="$CACHE",prefetch
 for _ in $(seq 1 200); do
-	grep -q '^# 3 traces; indexes: 3 built' <(summary "$TM_MNT") && break
+	grep -q '^# prefetch: 3 of 3 traces, done' "$TM_MNT/.tracemount/status" && break
 	sleep 0.05
 done
+check "prefetch: the three traces and their products built" grep -q '^# 3 traces; indexes: 3 built' \
+	<(summary "$TM_MNT")
 check_eq "prefetch: the three traces indexed without a read" \
 	"indexed indexed indexed" "$(grep -v '^#' "$TM_MNT/.tracemount/status" | tail -n +2 | cut -f3 | paste -sd' ')"
 unmount_tm

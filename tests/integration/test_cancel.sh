@@ -7,7 +7,7 @@
 # of the same trace and printed; the limits are generous, for a loaded machine.
 #
 # The long pass is the product pass (doc/architecture.md, "Products"): a record view's first
-# access runs the record pass alone, a fraction of a second for 180 MB, too short to tell a
+# access runs the record pass alone, a fraction of a second for 300 MB, too short to tell a
 # stop from its end, and the products (stats, the derivers' tables) are built by a later pass
 # when one of their files is first opened. So the readers here open stats.json, which takes
 # every product, once the record index is built (a stat of dump.txt): they wait for the product
@@ -19,8 +19,8 @@
 tm_seed
 SRC=$TM_TMP/src
 mkdir -p "$SRC"
-# random addresses: the derivers' tables make a pass of several seconds from 180 MB
-"$GEN_BYU" -n 30000000 -s "$SEED" -m random >"$SRC/big.byu"
+# random addresses, 300 MB: a product pass (stats, plots) of over a second here
+"$GEN_BYU" -n 50000000 -s "$SEED" -m random >"$SRC/big.byu"
 VIEW=big.byu/stats.json # a product's file: its open builds every product
 RECORD_VIEW=big.byu/dump.txt
 
@@ -175,7 +175,7 @@ check "after the cancel, an open starts a new product pass that ends" \
 sleep 1.1 # the kernel's attributes of stats.json (size 0, from the listing above) expire
 check_eq "the new pass: stats.json's stat size is the bytes read" "$got" \
 	"$(stat -c %s "$TM_MNT/$VIEW")"
-check_eq "the new pass: stats.json counts the generated records" 30000000 \
+check_eq "the new pass: stats.json counts the generated records" 50000000 \
 	"$(json_get "$TM_MNT/$VIEW" 'd["records"]')"
 unmount_tm
 
